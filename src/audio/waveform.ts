@@ -1,0 +1,46 @@
+/** The one audio type inside voxd: interleaved float samples in -1..1. */
+export interface Waveform {
+  samples: Float32Array;
+  sampleRate: number;
+  channels: number;
+}
+
+export function durationSeconds(waveform: Waveform): number {
+  return waveform.samples.length / waveform.channels / waveform.sampleRate;
+}
+
+export function frameCount(waveform: Waveform): number {
+  return waveform.samples.length / waveform.channels;
+}
+
+/** Average of the channels. */
+export function toMono(waveform: Waveform): Waveform {
+  if (waveform.channels === 1) return waveform;
+  const frames = frameCount(waveform);
+  const mono = new Float32Array(frames);
+  const { channels, samples } = waveform;
+  for (let i = 0; i < frames; i++) {
+    let sum = 0;
+    for (let c = 0; c < channels; c++) sum += samples[i * channels + c]!;
+    mono[i] = sum / channels;
+  }
+  return { samples: mono, sampleRate: waveform.sampleRate, channels: 1 };
+}
+
+/** Peak absolute sample value. */
+export function peak(samples: Float32Array): number {
+  let max = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const v = Math.abs(samples[i]!);
+    if (v > max) max = v;
+  }
+  return max;
+}
+
+/** Root mean square in dBFS (-Infinity for digital silence). */
+export function rmsDb(samples: Float32Array): number {
+  if (samples.length === 0) return -Infinity;
+  let sum = 0;
+  for (let i = 0; i < samples.length; i++) sum += samples[i]! * samples[i]!;
+  return 10 * Math.log10(sum / samples.length);
+}
