@@ -77,7 +77,7 @@ export async function* decodeBlocks(
   exited.catch(() => undefined);
 
   const blockBytes = options.blockFrames * channels * 4;
-  let pending = Buffer.alloc(0);
+  let pending: Buffer = Buffer.alloc(0);
   let emittedFrames = 0;
   try {
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {

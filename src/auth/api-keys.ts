@@ -1,0 +1,76 @@
+/** API keys: `vx_` + 32 random bytes (base64url). Only their SHA-256 is stored. */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { apiKeyPattern } from '../config.js';
+import { VoxError } from '../errors.js';
+import { scopes as allScopes, type ApiKeyRecord, type KeyRepository, type Scope } from '../storage/store.js';
+
+export interface CreatedKey {
+  /** The only time the key is visible. */
+  key: string;
+  record: ApiKeyRecord;
+}
+
+const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+export class ApiKeyService {
+  constructor(private readonly keys: KeyRepository) {}
+
+  create(name: string, scopes: readonly Scope[]): CreatedKey {
+    const key = `vx_${randomBytes(32).toString('base64url')}`;
+    return { key, record: this.insert(key, name, scopes) };
+  }
+
+  /** Registers keys from VOXD_API_KEYS with every scope; already known keys are left as they are. */
+  seed(keys: readonly string[]): void {
+    keys.forEach((key, index) => {
+      if (!this.keys.findByHash(hashKey(key))) this.insert(key, `bootstrap-${index + 1}`, allScopes);
+    });
+  }
+
+  /** The active record for a presented key, or undefined. */
+  verify(presented: string): ApiKeyRecord | undefined {
+    if (!apiKeyPattern.test(presented)) return undefined;
+    const hash = hashKey(presented);
+    const record = this.keys.findByHash(hash);
+    if (!record) return undefined;
+    // The lookup is by hash already; the explicit comparison keeps the check constant-time whatever the store does.
+    if (!timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
+    if (record.revokedAt) return undefined;
+    this.keys.touch(record.id, new Date().toISOString());
+    return record;
+  }
+
+  list(): ApiKeyRecord[] {
+    return this.keys.list();
+  }
+
+  revoke(id: string): void {
+    if (!this.keys.revoke(id, new Date().toISOString())) throw new VoxError('not_found', `No API key with id '${id}'.`, { param: 'id' });
+  }
+
+  private insert(key: string, name: string, scopes: readonly Scope[]): ApiKeyRecord {
+    const record: ApiKeyRecord = {
+      id: `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
+      name,
+      hash: hashKey(key),
+      prefix: key.slice(0, 7),
+      scopes: [...new Set(scopes)],
+      createdAt: new Date().toISOString(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    this.keys.insert(record);
+    return record;
+  }
+}
+
+export function parseScopes(text: string): Scope[] {
+  const requested = text.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const scope of requested) {
+    if (!(allScopes as readonly string[]).includes(scope)) {
+      throw new VoxError('unsupported_value', `Unknown scope '${scope}'. Scopes: ${allScopes.join(', ')}.`, { param: 'scopes' });
+    }
+  }
+  if (requested.length === 0) throw new VoxError('invalid_request', 'At least one scope is required.', { param: 'scopes' });
+  return requested as Scope[];
+}

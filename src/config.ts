@@ -1,0 +1,94 @@
+/** The only reader of process.env. Validated once; an invalid value stops the start with a clear message. */
+import { homedir } from 'node:os';
+import path from 'node:path';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  modelsDir: string;
+  /** Keys with every scope, for containers and first start. */
+  bootstrapApiKeys: string[];
+  maxUploadBytes: number;
+  maxAudioSeconds: number;
+  /** Requests per minute per key. */
+  rateLimitPerMinute: number;
+  /** Requests in flight per key. */
+  maxConcurrentPerKey: number;
+  /** Concurrent inference jobs per operation lane, and how many may wait. */
+  workerConcurrency: number;
+  queueLimit: number;
+  /** Inputs shorter than this go to the short lane, so they never wait behind long jobs. */
+  shortJobSeconds: number;
+  /** How long result files (e.g. stems) stay downloadable. */
+  fileTtlSeconds: number;
+  /** Threads each inference engine may use. */
+  inferenceThreads: number;
+  /** Load models at start instead of on first use. */
+  preloadModels: boolean;
+  /** Extra directories searched for model files before fetching (e.g. ../shared/models in development). */
+  localModelDirs: string[];
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max} (got '${raw}').`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got '${env[name]}').`);
+}
+
+function list(env: Env, name: string, separator: string): string[] {
+  return (env[name] ?? '').split(separator).map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+export const apiKeyPattern = /^vx_[A-Za-z0-9_-]{43}$/;
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const host = env.VOXD_HOST?.trim() || '127.0.0.1';
+  const bootstrapApiKeys = list(env, 'VOXD_API_KEYS', ',');
+  for (const key of bootstrapApiKeys) {
+    if (!apiKeyPattern.test(key)) {
+      throw new ConfigError(`VOXD_API_KEYS holds a malformed key '${key.slice(0, 6)}...': keys look like vx_ + 43 base64url characters (create one with 'voxd keys create').`);
+    }
+  }
+  const logLevel = env.VOXD_LOG_LEVEL?.trim() || 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError(`VOXD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got '${logLevel}').`);
+  }
+  const config: Config = {
+    host,
+    port: integer(env, 'VOXD_PORT', 8080, 0, 65535),
+    dataDir: path.resolve(env.VOXD_DATA_DIR?.trim() || './data'),
+    modelsDir: path.resolve(env.VOXD_MODELS_DIR?.trim() || path.join(homedir(), '.cache', 'voxd', 'models')),
+    bootstrapApiKeys,
+    maxUploadBytes: integer(env, 'VOXD_MAX_UPLOAD_MB', 100, 1, 10240) * 1024 * 1024,
+    maxAudioSeconds: integer(env, 'VOXD_MAX_AUDIO_SECONDS', 7200, 1, 86400),
+    rateLimitPerMinute: integer(env, 'VOXD_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+    maxConcurrentPerKey: integer(env, 'VOXD_MAX_CONCURRENT_PER_KEY', 4, 1, 1000),
+    workerConcurrency: integer(env, 'VOXD_WORKER_CONCURRENCY', 1, 1, 64),
+    queueLimit: integer(env, 'VOXD_QUEUE_LIMIT', 16, 0, 10000),
+    shortJobSeconds: integer(env, 'VOXD_SHORT_JOB_SECONDS', 30, 0, 3600),
+    fileTtlSeconds: integer(env, 'VOXD_FILE_TTL_SECONDS', 3600, 10, 30 * 86400),
+    inferenceThreads: integer(env, 'VOXD_THREADS', 2, 1, 256),
+    preloadModels: boolean(env, 'VOXD_PRELOAD_MODELS', true),
+    localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
+    logLevel,
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,71 @@
+/** The HTTP app as a plugin-composed Fastify instance. main.ts listens; tests use inject() or listen on port 0. */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { Container } from '../container.js';
+import { VoxError } from '../errors.js';
+import { registerAuth } from './auth.js';
+import { sendError } from './errors.js';
+import { operationRoutes } from './routes/operations.js';
+import { systemRoutes } from './routes/system.js';
+import { errorEnvelope } from './schemas/audio.js';
+import { registerUploads } from './uploads.js';
+
+export interface BuildAppOptions {
+  logger: FastifyBaseLogger | boolean;
+}
+
+export async function buildApp(container: Container, options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config, metrics } = container;
+  const app = Fastify({
+    ...(typeof options.logger === 'boolean' ? { logger: options.logger } : { loggerInstance: options.logger }),
+    genReqId: () => `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`,
+    requestIdLogLabel: 'request_id',
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false, verbose: true, formats: { binary: true } } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(errorEnvelope);
+  app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(new VoxError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request, reply));
+
+  app.decorateRequest('abortController', null as unknown as AbortController);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    const controller = new AbortController();
+    request.abortController = controller;
+    // The response stream closing before it finished means the client went away: stop the work.
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) controller.abort(new VoxError('aborted', 'The client disconnected.'));
+    });
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
+    metrics.httpSeconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'voxd', version: container.version, description: 'Self-hosted speech API: TTS, voice conversion, separation, transcription.' },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key (vx_...)' } } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await registerAuth(app, { apiKeys: container.apiKeys, rateLimitPerMinute: config.rateLimitPerMinute, maxConcurrentPerKey: config.maxConcurrentPerKey });
+  await registerUploads(app, { blobs: container.store.blobs, maxUploadBytes: config.maxUploadBytes });
+
+  await app.register(systemRoutes, {
+    version: container.version,
+    metrics,
+    readiness: () => container.readiness(),
+    capabilities: () => container.capabilities(),
+  });
+  await app.register(operationRoutes, container.operations);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

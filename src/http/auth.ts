@@ -1,0 +1,67 @@
+/** Bearer-key authentication, scopes, per-key rate and concurrency limits. */
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ApiKeyService } from '../auth/api-keys.js';
+import { VoxError } from '../errors.js';
+
+export interface AuthOptions {
+  apiKeys: ApiKeyService;
+  rateLimitPerMinute: number;
+  maxConcurrentPerKey: number;
+}
+
+export async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
+  app.decorateRequest('apiKey', undefined);
+  const inFlight = new Map<string, number>();
+  const released = new WeakSet<FastifyRequest>();
+
+  app.addHook('onRequest', async (request) => {
+    const scope = request.routeOptions.config.scope;
+    if (!scope) return;
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new VoxError('unauthorized', 'Missing API key: send Authorization: Bearer <key>.');
+    const record = options.apiKeys.verify(match[1]!);
+    if (!record) throw new VoxError('unauthorized', 'Invalid or revoked API key.');
+    if (scope !== 'any' && !record.scopes.includes(scope) && !record.scopes.includes('admin')) {
+      throw new VoxError('forbidden', `This API key lacks the '${scope}' scope.`);
+    }
+    request.apiKey = record;
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    hook: 'onRequest',
+    max: options.rateLimitPerMinute,
+    timeWindow: 60_000,
+    enableDraftSpec: true,
+    keyGenerator: (request) => request.apiKey?.id ?? request.ip,
+    allowList: (request) => request.apiKey === undefined,
+    errorResponseBuilder: (_request, context) =>
+      new VoxError('rate_limited', `Rate limit of ${context.max} requests per minute reached for this key; retry in ${context.after}.`, {
+        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  });
+
+  // After the rate limiter, so a rejected request never holds a concurrency slot.
+  app.addHook('onRequest', async (request) => {
+    const key = request.apiKey;
+    if (!key) return;
+    const current = inFlight.get(key.id) ?? 0;
+    if (current >= options.maxConcurrentPerKey) {
+      released.add(request);
+      throw new VoxError('rate_limited', `This key already has ${current} requests in flight (limit ${options.maxConcurrentPerKey}).`, { retryAfterSeconds: 1 });
+    }
+    inFlight.set(key.id, current + 1);
+  });
+  const release = async (request: FastifyRequest): Promise<void> => {
+    const key = request.apiKey;
+    if (!key || released.has(request)) return;
+    released.add(request);
+    const left = (inFlight.get(key.id) ?? 1) - 1;
+    if (left <= 0) inFlight.delete(key.id);
+    else inFlight.set(key.id, left);
+  };
+  app.addHook('onResponse', release);
+  app.addHook('onRequestAbort', release);
+}

@@ -1,0 +1,41 @@
+/** The four operation routes: a schema and a one-line handler each. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { SeparationService } from '../../operations/separate/service.js';
+import type { SynthesisService } from '../../operations/synthesize/service.js';
+import type { TranscriptionService } from '../../operations/transcribe/service.js';
+import type { VoiceConversionService } from '../../operations/convert/service.js';
+import { requestContext, sendResult } from '../context.js';
+import { separateBody, transcribeBody, ttsBody, vcBody, type SeparateBody, type TranscribeBody, type TtsBody, type VcBody } from '../schemas/audio.js';
+
+export interface OperationRoutesOptions {
+  transcription: TranscriptionService;
+  synthesis: SynthesisService;
+  conversion: VoiceConversionService;
+  separation: SeparationService;
+}
+
+const errors = { 400: { $ref: 'ErrorEnvelope#' }, 401: { $ref: 'ErrorEnvelope#' }, 415: { $ref: 'ErrorEnvelope#' }, 422: { $ref: 'ErrorEnvelope#' } };
+const security = [{ bearerAuth: [] }];
+const multipart = ['multipart/form-data'];
+
+export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, services) => {
+  app.post<{ Body: TtsBody }>('/v1/audio/tts', {
+    config: { scope: 'tts' },
+    schema: { summary: 'Speech from text in a voice profile', tags: ['audio'], security, body: ttsBody, response: errors },
+  }, async (request, reply) => sendResult(reply, await services.synthesis.synthesize(request.body, requestContext(request))));
+
+  app.post<{ Body: VcBody }>('/v1/audio/vc', {
+    config: { scope: 'vc' },
+    schema: { summary: 'Re-voice a recording as a target voice', tags: ['audio'], security, consumes: multipart, body: vcBody, response: errors },
+  }, async (request, reply) => sendResult(reply, await services.conversion.convert(request.body, requestContext(request))));
+
+  app.post<{ Body: SeparateBody }>('/v1/audio/separate', {
+    config: { scope: 'separate' },
+    schema: { summary: 'Split a soundtrack into stems', tags: ['audio'], security, consumes: multipart, body: separateBody, response: errors },
+  }, async (request, reply) => sendResult(reply, await services.separation.separate(request.body, requestContext(request))));
+
+  app.post<{ Body: TranscribeBody }>('/v1/audio/transcribe', {
+    config: { scope: 'transcribe' },
+    schema: { summary: 'Transcript with speakers, timestamps and confidence', tags: ['audio'], security, consumes: multipart, body: transcribeBody, response: errors },
+  }, async (request, reply) => sendResult(reply, await services.transcription.transcribe(request.body, requestContext(request))));
+};

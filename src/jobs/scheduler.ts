@@ -1,0 +1,66 @@
+/**
+ * Inference admission: per operation, a short lane and a long lane, each with bounded concurrency and a bounded queue.
+ * Short inputs never wait behind long ones; a full queue is answered with 503 + Retry-After instead of piling up.
+ */
+import PQueue from 'p-queue';
+import { VoxError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+
+export const operations = ['tts', 'vc', 'separate', 'transcribe'] as const;
+export type Operation = (typeof operations)[number];
+type Lane = 'short' | 'long';
+
+export interface SchedulerOptions {
+  concurrency: number;
+  queueLimit: number;
+  shortJobSeconds: number;
+}
+
+export class Scheduler {
+  private readonly lanes = new Map<string, PQueue>();
+  private accepting = true;
+
+  constructor(
+    private readonly options: SchedulerOptions,
+    private readonly metrics: Metrics,
+  ) {
+    for (const operation of operations) {
+      for (const lane of ['short', 'long'] as const) {
+        const queue = new PQueue({ concurrency: options.concurrency });
+        const update = (): void => {
+          metrics.queueDepth.set({ operation, lane }, queue.size);
+          metrics.jobsRunning.set({ operation, lane }, queue.pending);
+        };
+        queue.on('add', update);
+        queue.on('active', update);
+        queue.on('next', update);
+        this.lanes.set(`${operation}/${lane}`, queue);
+      }
+    }
+  }
+
+  /** Runs `work` when a slot is free. `audioSeconds` picks the lane; the signal removes a waiting job or stops a running one. */
+  async run<T>(operation: Operation, audioSeconds: number, signal: AbortSignal | undefined, work: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+    if (!this.accepting) throw new VoxError('overloaded', 'The server is shutting down.', { retryAfterSeconds: 5 });
+    const lane: Lane = audioSeconds <= this.options.shortJobSeconds ? 'short' : 'long';
+    const queue = this.lanes.get(`${operation}/${lane}`)!;
+    if (queue.size >= this.options.queueLimit) {
+      throw new VoxError('overloaded', `Too many ${operation} requests are waiting; retry shortly.`, {
+        retryAfterSeconds: lane === 'short' ? 2 : 30,
+      });
+    }
+    signal?.throwIfAborted();
+    try {
+      return (await queue.add(() => work(signal), { signal, throwOnTimeout: true })) as T;
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof VoxError)) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
+      throw error;
+    }
+  }
+
+  /** Stops admitting and waits for queued and running jobs to finish. */
+  async drain(): Promise<void> {
+    this.accepting = false;
+    await Promise.all([...this.lanes.values()].map((queue) => queue.onIdle()));
+  }
+}

