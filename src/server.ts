@@ -1,11 +1,20 @@
 /** Starts the HTTP service on a container and stops it gracefully on SIGINT/SIGTERM. */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
+import { scopes } from './storage/store.js';
 import type { Config } from './config.js';
 import { createContainer } from './container.js';
 import { buildApp } from './http/app.js';
 
 export async function serve(config: Readonly<Config>, logger: Logger): Promise<void> {
   const container = createContainer(config);
+  if (container.apiKeys.list().length === 0) {
+    // First start without keys: one admin key, written to a private file rather than the log.
+    const keyFile = path.join(config.dataDir, 'initial-api-key');
+    writeFileSync(keyFile, `${container.apiKeys.create('initial', scopes).key}\n`, { mode: 0o600 });
+    logger.warn({ keyFile }, 'no API keys existed: created an admin key; read it from keyFile (create more with voxd keys create)');
+  }
   const app = await buildApp(container, { logger });
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

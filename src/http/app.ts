@@ -22,11 +22,12 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   const app = Fastify({
     ...(typeof options.logger === 'boolean' ? { logger: options.logger } : { loggerInstance: options.logger }),
     genReqId: () => `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`,
-    requestIdLogLabel: 'request_id',
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false, verbose: true, formats: { binary: true } } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Only JSON and multipart bodies are meaningful here; anything else is 415, not a validation error.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(errorEnvelope);
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
   app.setNotFoundHandler((request, reply) =>

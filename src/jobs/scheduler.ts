@@ -50,12 +50,25 @@ export class Scheduler {
       });
     }
     signal?.throwIfAborted();
-    try {
-      return (await queue.add(() => work(signal), { signal, throwOnTimeout: true })) as T;
-    } catch (error) {
-      if (signal?.aborted && !(error instanceof VoxError)) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
-      throw error;
-    }
+    return new Promise<T>((resolve, reject) => {
+      let started = false;
+      // A job still waiting is dropped at once; a running one is stopped by the engine through the same signal.
+      const onAbort = (): void => {
+        if (!started) reject(new VoxError('aborted', 'The request was cancelled.'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void queue.add(async () => {
+        if (signal?.aborted) return;
+        started = true;
+        try {
+          resolve(await work(signal));
+        } catch (error) {
+          reject(error);
+        } finally {
+          signal?.removeEventListener('abort', onAbort);
+        }
+      });
+    });
   }
 
   /** Stops admitting and waits for queued and running jobs to finish. */

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up voxd on a fresh Debian machine: system packages, npm dependencies (with native builds), the build, default models.
+# Idempotent: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for tool in ffmpeg ffprobe espeak-ng sox; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing system packages (missing: ${missing[*]})"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox >/dev/null
+fi
+
+# npm install is skipped when node_modules matches the lock file.
+stamp=node_modules/.voxd-lock.sha256
+want=$(sha256sum package-lock.json | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  log "installing npm dependencies (better-sqlite3 builds from source)"
+  # Native addons build against the headers of the running Node.
+  npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}" npm ci --no-fund --no-audit
+  echo "$want" > "$stamp"
+fi
+
+log "building"
+npm run build --silent
+
+# Development checkouts sit beside ../shared, whose verified weights the local model source uses.
+if [ -z "${VOXD_LOCAL_MODEL_DIRS:-}" ] && [ -d ../shared/models ]; then export VOXD_LOCAL_MODEL_DIRS="$(cd ../shared/models && pwd)"; fi
+log "fetching default models"
+node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad}
+log "setup done"

@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+/** `voxd`: serve, keys, models, and one command per operation over the same services as the HTTP API. */
+import { Command, Option } from 'commander';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseScopes } from '../auth/api-keys.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createContainer, type Container } from '../container.js';
+import { VoxError } from '../errors.js';
+import type { OperationResult, RequestContext } from '../http/context.js';
+import { createLogger } from '../logger.js';
+import { serve } from '../server.js';
+import { scopes } from '../storage/store.js';
+import { version } from '../version.js';
+
+const print = (text: string): void => void process.stdout.write(`${text}\n`);
+
+async function withContainer<T>(work: (container: Container, config: Readonly<Config>) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const container = createContainer(config);
+  try {
+    return await work(container, config);
+  } finally {
+    await container.close();
+  }
+}
+
+/** A request context for running an operation on local files, as the CLI user (all scopes). */
+function localContext(container: Container, files: Record<string, string>): RequestContext {
+  const logger = createLogger(container.config.logLevel === 'info' ? 'warn' : container.config.logLevel);
+  const uploads = new Map(Object.entries(files).map(([field, file]) => [field, [{ field, path: path.resolve(file), filename: path.basename(file), mimetype: '', bytes: 0 }]]));
+  const now = new Date().toISOString();
+  return {
+    requestId: `cli_${process.pid}`,
+    apiKey: { id: 'cli', name: 'cli', hash: '', prefix: '', scopes: [...scopes], createdAt: now, lastUsedAt: now, revokedAt: null },
+    signal: new AbortController().signal,
+    uploads,
+    log: logger,
+  };
+}
+
+async function output(result: OperationResult, outPath: string | undefined): Promise<void> {
+  switch (result.kind) {
+    case 'json':
+      print(JSON.stringify(result.body, null, 2));
+      return;
+    case 'text':
+      print(result.body);
+      return;
+    case 'audio':
+      if (!outPath) throw new VoxError('invalid_request', 'Audio output needs --out FILE.');
+      await writeFile(outPath, result.bytes);
+      print(`wrote ${outPath} (${result.bytes.length} bytes)`);
+      return;
+    case 'stream':
+      throw new VoxError('invalid_request', 'Streaming output is only available over HTTP.');
+  }
+}
+
+const program = new Command('voxd').version(version).description('Self-hosted speech service');
+
+program.command('serve').description('Start the HTTP service').action(async () => {
+  const config = loadConfig();
+  await serve(config, createLogger(config.logLevel));
+});
+
+const keys = program.command('keys').description('Manage API keys');
+keys.command('create')
+  .requiredOption('--name <name>', 'who or what uses the key')
+  .option('--scopes <list>', `comma list of ${scopes.join(', ')}`, scopes.filter((s) => s !== 'admin').join(','))
+  .description('Create a key and print it (shown only once)')
+  .action((options: { name: string; scopes: string }) => withContainer(async ({ apiKeys }) => {
+    const created = apiKeys.create(options.name, parseScopes(options.scopes));
+    print(created.key);
+    process.stderr.write(`id ${created.record.id}, scopes ${created.record.scopes.join(',')}: store the key now, it is not shown again\n`);
+  }));
+keys.command('list').description('List keys (never the keys themselves)').action(() => withContainer(async ({ apiKeys }) => {
+  for (const k of apiKeys.list()) {
+    print([k.id, k.prefix + '...', k.name, k.scopes.join(','), `created ${k.createdAt}`, `last used ${k.lastUsedAt ?? 'never'}`, k.revokedAt ? `REVOKED ${k.revokedAt}` : 'active'].join('\t'));
+  }
+}));
+keys.command('revoke <id>').description('Revoke a key').action((id: string) => withContainer(async ({ apiKeys }) => {
+  apiKeys.revoke(id);
+  print(`revoked ${id}`);
+}));
+
+const models = program.command('models').description('Manage models');
+models.command('list').description('Catalog and install state').action(() => withContainer(async ({ models: manager }) => {
+  for (const m of await manager.list()) {
+    print([m.id, m.task, m.installed ? 'installed' : 'missing', `${(m.bytes / 1e6).toFixed(1)} MB`, m.license, m.description].join('\t'));
+  }
+}));
+models.command('pull [ids...]').description('Fetch, convert and verify models (default: all)').option('--force', 're-fetch even if installed')
+  .action((ids: string[], options: { force?: boolean }) => withContainer(async ({ models: manager }) => {
+    const wanted = ids.length > 0 ? ids : manager.catalog.map((s) => s.id);
+    for (const id of wanted) await manager.pull(id, { force: options.force ?? false, log: (m) => process.stderr.write(`${m}\n`) });
+  }));
+models.command('verify [ids...]').description('Re-hash installed models').action((ids: string[]) => withContainer(async ({ models: manager }) => {
+  let failed = false;
+  const wanted = ids.length > 0 ? ids : (await manager.list()).filter((m) => m.installed).map((m) => m.id);
+  for (const id of wanted) {
+    const problems = await manager.verify(id);
+    print(`${id}\t${problems.length === 0 ? 'ok' : problems.join('; ')}`);
+    failed ||= problems.length > 0;
+  }
+  if (failed) process.exitCode = 1;
+}));
+
+program.command('transcribe <file>').description('Transcribe a local file')
+  .option('--language <code>', 'language or auto', 'auto')
+  .option('--diarize', 'label speakers')
+  .addOption(new Option('--format <format>', 'response format').choices(['json', 'verbose_json', 'srt', 'vtt', 'text']).default('json'))
+  .action((file: string, o: { language: string; diarize?: boolean; format: 'json' }) => withContainer(async (container) => {
+    await output(await container.operations.transcription.transcribe({ language: o.language, diarize: o.diarize ?? false, response_format: o.format }, localContext(container, { audio: file })), undefined);
+  }));
+program.command('tts <text>').description('Speak text into a file')
+  .requiredOption('--voice <id>', 'voice profile id').requiredOption('--out <file>', 'output file')
+  .option('--language <code>').option('--emotion <name>').option('--format <format>', 'mp3, wav, opus, flac, pcm', 'mp3')
+  .action((text: string, o: { voice: string; out: string; language?: string; emotion?: string; format: string }) => withContainer(async (container) => {
+    await output(await container.operations.synthesis.synthesize({ text, voice_id: o.voice, language: o.language, emotion: o.emotion, format: o.format }, localContext(container, {})), o.out);
+  }));
+program.command('vc <file>').description('Re-voice a local file')
+  .requiredOption('--voice <id>', 'target voice profile id').requiredOption('--out <file>', 'output file').option('--flatten-emotion', 'use the target’s neutral range')
+  .action((file: string, o: { voice: string; out: string; flattenEmotion?: boolean }) => withContainer(async (container) => {
+    await output(await container.operations.conversion.convert({ target_voice_id: o.voice, preserve_emotion: !o.flattenEmotion }, localContext(container, { audio: file })), o.out);
+  }));
+program.command('separate <file>').description('Split a local soundtrack into stems')
+  .option('--stems <list>', 'dialogue,music,sfx,ambience').option('--out <file>', 'zip archive to write')
+  .action((file: string, o: { stems?: string; out?: string }) => withContainer(async (container) => {
+    await output(await container.operations.separation.separate({ stems: o.stems, response_format: o.out ? 'zip' : 'json' }, localContext(container, { audio: file })), o.out);
+  }));
+
+program.parseAsync().catch((error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`voxd: invalid configuration: ${error.message}\n`);
+  else if (error instanceof VoxError) process.stderr.write(`voxd: ${error.code}: ${error.message}\n`);
+  else process.stderr.write(`voxd: ${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = error instanceof ConfigError ? 78 : 1;
+});

@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { ApiKeyService, parseScopes } from '../src/auth/api-keys.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { openSqliteStore } from '../src/storage/sqlite-store.js';
+import { makeTempDir } from './helpers/app.js';
+
+describe('configuration', () => {
+  test('defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8080);
+    assert.equal(config.dataDir, path.resolve('./data'));
+    assert.equal(config.modelsDir, path.join(homedir(), '.cache', 'voxd', 'models'));
+    assert.equal(config.maxUploadBytes, 100 * 1024 * 1024);
+    assert.equal(config.maxAudioSeconds, 7200);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  test('invalid values stop the start with a message naming the variable', () => {
+    for (const [name, value] of [['VOXD_PORT', '70000'], ['VOXD_PORT', 'abc'], ['VOXD_MAX_UPLOAD_MB', '0'], ['VOXD_MAX_AUDIO_SECONDS', '1.5'], ['VOXD_API_KEYS', 'secret'], ['VOXD_PRELOAD_MODELS', 'maybe']]) {
+      assert.throws(() => loadConfig({ [name!]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name!));
+    }
+  });
+});
+
+describe('API keys', () => {
+  test('created keys verify; only their hash is stored; revoked keys fail; bootstrap keys get every scope', () => {
+    const store = openSqliteStore(makeTempDir('keys'));
+    const keys = new ApiKeyService(store.keys);
+    const { key, record } = keys.create('ci', ['transcribe']);
+    assert.match(key, /^vx_[A-Za-z0-9_-]{43}$/);
+    assert.equal(keys.verify(key)?.id, record.id);
+    assert.ok(!JSON.stringify(store.keys.list()).includes(key.slice(3)));
+    assert.ok(keys.verify(key)?.lastUsedAt);
+    keys.revoke(record.id);
+    assert.equal(keys.verify(key), undefined);
+    assert.throws(() => keys.revoke('key_missing'), /No API key/);
+    const bootstrap = `vx_${'b'.repeat(43)}`;
+    keys.seed([bootstrap]);
+    keys.seed([bootstrap]);
+    assert.deepEqual(keys.verify(bootstrap)?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin']);
+    assert.equal(keys.list().length, 2);
+    assert.throws(() => parseScopes('tts,root'), /Unknown scope 'root'/);
+    store.close();
+  });
+});

@@ -1,0 +1,83 @@
+/** Builds the real app on a fresh data dir for a test file. */
+import type { FastifyInstance } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createContainer, type Container } from '../../src/container.js';
+import { buildApp } from '../../src/http/app.js';
+import type { Scope } from '../../src/storage/store.js';
+import { packageRoot } from '../../src/version.js';
+
+export const sharedDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'));
+export const evalDir = path.join(sharedDir, 'eval');
+export const sharedModelsDir = path.join(sharedDir, 'models');
+
+export interface TestApp {
+  app: FastifyInstance;
+  container: Container;
+  config: Readonly<Config>;
+  /** A key with every scope. */
+  key: string;
+  keyWith(scopes: Scope[]): string;
+  close(): Promise<void>;
+}
+
+export function makeTempDir(prefix: string): string {
+  return mkdtempSync(path.join(tmpdir(), `voxd-${prefix}-`));
+}
+
+export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = makeTempDir('data');
+  const config = loadConfig({
+    VOXD_DATA_DIR: dataDir,
+    VOXD_MODELS_DIR: process.env.VOXD_MODELS_DIR ?? path.join(dataDir, 'models'),
+    VOXD_LOCAL_MODEL_DIRS: sharedModelsDir,
+    VOXD_LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const container = createContainer(config);
+  const app = await buildApp(container, { logger: false });
+  await app.ready();
+  const keyWith = (scopes: Scope[]): string => container.apiKeys.create(`test-${scopes.join('-')}`, scopes).key;
+  return {
+    app,
+    container,
+    config,
+    key: keyWith(['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin']),
+    keyWith,
+    close: async () => {
+      await app.close();
+      await container.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A multipart body for inject()/fetch from fields and files. */
+export function multipartBody(fields: Record<string, string>, files: Record<string, { filename: string; content: Buffer; contentType?: string }>): { body: Buffer; contentType: string } {
+  const boundary = `----voxdtest${Math.random().toString(16).slice(2)}`;
+  const chunks: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  for (const [name, file] of Object.entries(files)) {
+    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`));
+    chunks.push(file.content, Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+export interface EvalEntry {
+  id: string;
+  audio: string;
+  language?: string;
+  transcript?: string;
+  duration_s: number;
+}
+
+export async function evalManifest(): Promise<Record<string, unknown>> {
+  const { readFile } = await import('node:fs/promises');
+  return JSON.parse(await readFile(path.join(evalDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+}

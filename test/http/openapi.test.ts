@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
+
+describe('OpenAPI, docs, health, capabilities, metrics', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+  });
+  after(async () => t.close());
+
+  test('/openapi.json lists every route with its request schema', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(r.statusCode, 200);
+    const doc = r.json() as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, { format?: string }> } }> } }>> };
+    assert.match(doc.openapi, /^3\./);
+    for (const route of ['/v1/audio/tts', '/v1/audio/vc', '/v1/audio/separate', '/v1/audio/transcribe']) assert.ok(doc.paths[route]?.post, route);
+    for (const route of ['/v1/health', '/v1/ready', '/v1/capabilities', '/metrics']) assert.ok(doc.paths[route]?.get, route);
+    const transcribe = doc.paths['/v1/audio/transcribe']!.post!.requestBody!.content['multipart/form-data']!.schema;
+    assert.equal(transcribe.properties.audio?.format, 'binary');
+    assert.ok(doc.paths['/v1/audio/tts']!.post!.requestBody!.content['application/json']);
+  });
+
+  test('docs page', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/docs' });
+    assert.equal(r.statusCode, 200);
+    assert.match(r.headers['content-type'] as string, /html/);
+  });
+
+  test('health needs no key; ready reports models', async () => {
+    const health = await t.app.inject({ method: 'GET', url: '/v1/health' });
+    assert.equal(health.statusCode, 200);
+    assert.equal(health.json().status, 'ok');
+    const ready = await t.app.inject({ method: 'GET', url: '/v1/ready' });
+    assert.ok([200, 503].includes(ready.statusCode));
+    assert.ok(Array.isArray(ready.json().models));
+  });
+
+  test('capabilities per operation, with limits and models', async () => {
+    const caps = (await t.app.inject({ method: 'GET', url: '/v1/capabilities' })).json();
+    assert.ok(caps.transcribe.languages.includes('en'));
+    assert.ok(caps.transcribe.response_formats.includes('srt'));
+    assert.deepEqual(caps.separate.stems, ['dialogue', 'music', 'sfx', 'ambience']);
+    assert.ok(caps.tts.emotions.includes('whisper'));
+    assert.ok(caps.tts.formats.includes('opus'));
+    assert.equal(caps.limits.max_audio_seconds, 7200);
+    assert.ok(caps.models.some((m: { id: string }) => m.id === 'silero-vad'));
+  });
+
+  test('metrics count requests by route and status', async () => {
+    await t.app.inject({ method: 'POST', url: '/v1/audio/tts', payload: {} });
+    const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    assert.match(text, /voxd_http_requests_total\{method="POST",route="\/v1\/audio\/tts",status="401"\} 1/);
+    assert.match(text, /voxd_http_request_seconds_bucket/);
+    assert.match(text, /voxd_queue_depth/);
+  });
+});
