@@ -2,6 +2,7 @@
 import { ApiKeyService } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
+import { FileService } from './files/service.js';
 import { Scheduler } from './jobs/scheduler.js';
 import { Metrics } from './metrics.js';
 import { catalog } from './models/catalog.js';
@@ -22,6 +23,7 @@ export interface Container {
   models: ModelManager;
   metrics: Metrics;
   scheduler: Scheduler;
+  files: FileService;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -41,6 +43,7 @@ export function createContainer(config: Readonly<Config>): Container {
   const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
   const metrics = new Metrics();
   const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
+  const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
   const operations = {
     transcription: new TranscriptionService(limits),
@@ -57,6 +60,7 @@ export function createContainer(config: Readonly<Config>): Container {
     models,
     metrics,
     scheduler,
+    files,
     operations,
     readiness: () => ({ ready: true, models: [] }),
     capabilities: async () => ({
@@ -73,6 +77,7 @@ export function createContainer(config: Readonly<Config>): Container {
       models: (await models.list()).map(({ id, task, license, installed }) => ({ id, task, license, installed })),
     }),
     close: async () => {
+      files.stopSweeping();
       await scheduler.drain();
       store.close();
     },

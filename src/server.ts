@@ -16,6 +16,7 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
     logger.warn({ keyFile }, 'no API keys existed: created an admin key; read it from keyFile (create more with voxd keys create)');
   }
   const app = await buildApp(container, { logger });
+  container.files.startSweeping();
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;

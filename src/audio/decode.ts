@@ -52,6 +52,8 @@ export interface DecodeOptions {
   sampleRate?: number;
   /** Output channel count; default: the file's own. */
   channels?: number;
+  /** Stops with 413 past this duration: the guard for streams whose container declares none. */
+  maxSeconds?: number;
   signal?: AbortSignal;
 }
 
@@ -86,6 +88,9 @@ export async function* decodeBlocks(
         yield toFloat(pending.subarray(0, blockBytes));
         emittedFrames += options.blockFrames;
         pending = pending.subarray(blockBytes);
+        if (options.maxSeconds !== undefined && emittedFrames / sampleRate > options.maxSeconds) {
+          throw new VoxError('payload_too_large', `The audio lasts more than ${options.maxSeconds} s, the limit (VOXD_MAX_AUDIO_SECONDS).`, { param: 'audio' });
+        }
       }
     }
     const exitCode = await exited;

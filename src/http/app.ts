@@ -8,6 +8,7 @@ import type { Container } from '../container.js';
 import { VoxError } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { sendError } from './errors.js';
+import { fileRoutes } from './routes/files.js';
 import { operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
 import { errorEnvelope } from './schemas/audio.js';
@@ -67,6 +68,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     capabilities: () => container.capabilities(),
   });
   await app.register(operationRoutes, container.operations);
+  await app.register(fileRoutes, { files: container.files });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

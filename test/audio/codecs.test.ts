@@ -58,6 +58,13 @@ describe('decode', () => {
     assert.equal(frames, 93680);
   });
 
+  test('stops a stream past maxSeconds with 413', async () => {
+    const blocks = decodeBlocks(speechPath, { sampleRate: 16000, channels: 1, blockFrames: 8000, maxSeconds: 2 });
+    await assert.rejects(async () => {
+      for await (const block of blocks) assert.ok(block.length > 0);
+    }, (error: { code?: string }) => error.code === 'payload_too_large');
+  });
+
   test('replaces NaN and Inf samples with silence', async () => {
     const samples = new Float32Array(8000).map((_, i) => Math.sin(i / 10) * 0.5);
     samples[100] = NaN;

@@ -1,0 +1,66 @@
+/** Result files (e.g. separated stems): stored as blobs, downloadable by their owner until they expire. */
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { VoxError } from '../errors.js';
+import type { OperationResult } from '../http/context.js';
+import type { ApiKeyRecord, FileRecord, Store } from '../storage/store.js';
+
+export class FileService {
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /** Moves a finished file into the store and records it; returns its record. */
+  async keep(owner: ApiKeyRecord, sourcePath: string, name: string, contentType: string): Promise<FileRecord> {
+    const id = `file_${randomUUID().replaceAll('-', '')}`;
+    const blobKey = `files/${id}`;
+    const bytes = await this.store.blobs.putFile(blobKey, sourcePath);
+    const now = Date.now();
+    const record: FileRecord = {
+      id,
+      ownerKeyId: owner.id,
+      name,
+      contentType,
+      bytes,
+      blobKey,
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + this.ttlSeconds * 1000).toISOString(),
+    };
+    this.store.files.insert(record);
+    return record;
+  }
+
+  download(id: string, requester: ApiKeyRecord): OperationResult {
+    const record = this.store.files.get(id);
+    const visible = record && (record.ownerKeyId === requester.id || requester.scopes.includes('admin')) && record.expiresAt > new Date().toISOString();
+    if (!record || !visible) throw new VoxError('not_found', `No file '${id}' (files expire ${this.ttlSeconds} s after they are made).`, { param: 'file_id' });
+    return {
+      kind: 'stream',
+      stream: createReadStream(this.store.blobs.pathOf(record.blobKey)),
+      contentType: record.contentType,
+      headers: { 'content-disposition': `attachment; filename="${record.name}"`, 'content-length': String(record.bytes) },
+    };
+  }
+
+  /** Deletes expired files: blob first, then the record, so a crash never leaves a record without its blob. */
+  async sweep(now = new Date()): Promise<number> {
+    const expired = this.store.files.expired(now.toISOString());
+    for (const record of expired) {
+      await this.store.blobs.delete(record.blobKey);
+      this.store.files.delete(record.id);
+    }
+    return expired.length;
+  }
+
+  startSweeping(intervalSeconds = 60): void {
+    this.sweeper = setInterval(() => void this.sweep(), intervalSeconds * 1000);
+    this.sweeper.unref();
+  }
+
+  stopSweeping(): void {
+    clearInterval(this.sweeper);
+  }
+}

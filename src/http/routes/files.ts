@@ -1,0 +1,12 @@
+/** Download of result files. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import type { FileService } from '../../files/service.js';
+import { requestContext, sendResult } from '../context.js';
+
+export const fileRoutes: FastifyPluginAsync<{ files: FileService }> = async (app, { files }) => {
+  app.get<{ Params: { file_id: string } }>('/v1/audio/files/:file_id', {
+    config: { scope: 'any' },
+    schema: { summary: 'Download a result file (until it expires)', tags: ['audio'], security: [{ bearerAuth: [] }], params: Type.Object({ file_id: Type.String() }) },
+  }, async (request, reply) => sendResult(reply, files.download(request.params.file_id, requestContext(request).apiKey)));
+};
