@@ -68,7 +68,7 @@ describe('voices API', () => {
   });
 
   test('consent missing or false -> 400', async () => {
-    for (const fields of [{ name: 'x' }, { name: 'x', consent: 'false' }]) {
+    for (const fields of [{ name: 'x' }, { name: 'x', consent: 'false' }] as Array<Record<string, string>>) {
       const r = await post(form(fields, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]));
       assert.equal(r.statusCode, 400);
       assert.equal(r.json().error.param, 'consent');
