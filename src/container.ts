@@ -59,7 +59,7 @@ export function createContainer(config: Readonly<Config>): Container {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get() }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
-    separation: new SeparationService(limits),
+    separation: new SeparationService({ limits, scheduler, metrics, files }),
   };
 
   return {
