@@ -1,5 +1,5 @@
 /** Mel filterbanks and mel spectrograms with librosa's conventions (`librosa.filters.mel`, `feature.melspectrogram`). */
-import { powerSpectrogram, type StftOptions } from './stft.js';
+import { forEachStftFrame, stftFrameCount, type StftOptions } from './stft.js';
 
 export interface MelFilterbankOptions {
   sampleRate: number;
@@ -59,12 +59,12 @@ export function melFilterbank(options: MelFilterbankOptions): Float64Array {
 
 export type MelSpectrogramOptions = StftOptions & Omit<MelFilterbankOptions, 'fftSize'> & { power?: number };
 
-/** Frame-major mel spectrogram (not log): band b of frame t at t * melBands + b. */
+/** Frame-major mel spectrogram (not log): band b of frame t at t * melBands + b. Memory: the mel bands only. */
 export function melSpectrogram(samples: Float32Array, options: MelSpectrogramOptions): { frames: number; melBands: number; data: Float32Array } {
-  const spectrum = powerSpectrogram(samples, options);
-  const filters = melFilterbank({ ...options, fftSize: options.fftSize });
-  const { frames, bins } = spectrum;
+  const filters = melFilterbank(options);
+  const bins = Math.floor(options.fftSize / 2) + 1;
   const { melBands } = options;
+  const power = options.power ?? 2;
   // Only the bins a filter covers are summed: the filters are sparse.
   const ranges = Array.from({ length: melBands }, (_, m) => {
     let first = 0;
@@ -73,15 +73,20 @@ export function melSpectrogram(samples: Float32Array, options: MelSpectrogramOpt
     while (last > first && filters[m * bins + last] === 0) last--;
     return [first, last] as const;
   });
+  const frames = stftFrameCount(samples.length, options);
   const data = new Float32Array(frames * melBands);
-  for (let t = 0; t < frames; t++) {
-    const row = t * bins;
+  const spectrum = new Float64Array(bins);
+  forEachStftFrame(samples, options, (t, re, im) => {
+    for (let k = 0; k < bins; k++) {
+      const squared = re[k]! * re[k]! + im[k]! * im[k]!;
+      spectrum[k] = power === 2 ? squared : squared ** (power / 2);
+    }
     for (let m = 0; m < melBands; m++) {
       const [first, last] = ranges[m]!;
       let sum = 0;
-      for (let k = first; k <= last; k++) sum += filters[m * bins + k]! * spectrum.data[row + k]!;
+      for (let k = first; k <= last; k++) sum += filters[m * bins + k]! * spectrum[k]!;
       data[t * melBands + m] = sum;
     }
-  }
+  });
   return { frames, melBands, data };
 }

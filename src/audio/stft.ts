@@ -140,20 +140,27 @@ function fullWindow(options: StftOptions): Float64Array {
   return padded;
 }
 
-/** The signal as framed by `stft`: centred padding applied. */
-function paddedSignal(samples: Float32Array, options: StftOptions): Float32Array {
-  if (options.center === false) return samples;
-  const pad = Math.floor(options.fftSize / 2);
-  const out = new Float32Array(samples.length + 2 * pad);
-  out.set(samples, pad);
-  if ((options.padMode ?? 'reflect') === 'reflect') {
-    if (samples.length <= pad) throw new RangeError(`reflect padding needs more than ${pad} samples, got ${samples.length}`);
-    for (let i = 1; i <= pad; i++) {
-      out[pad - i] = samples[i]!;
-      out[pad + samples.length - 1 + i] = samples[samples.length - 1 - i]!;
+/** Reads frame samples from the signal as if it were centre-padded, without copying the whole signal. */
+function frameReader(samples: Float32Array, options: StftOptions): (start: number, out: Float64Array, window: Float64Array) => void {
+  const pad = options.center === false ? 0 : Math.floor(options.fftSize / 2);
+  const reflect = (options.padMode ?? 'reflect') === 'reflect';
+  if (pad > 0 && reflect && samples.length <= pad) throw new RangeError(`reflect padding needs more than ${pad} samples, got ${samples.length}`);
+  const last = samples.length - 1;
+  return (start, out, window) => {
+    const first = start - pad;
+    if (first >= 0 && first + out.length <= samples.length) {
+      for (let n = 0; n < out.length; n++) out[n] = samples[first + n]! * window[n]!;
+      return;
     }
-  }
-  return out;
+    for (let n = 0; n < out.length; n++) {
+      let i = first + n;
+      if (reflect) {
+        if (i < 0) i = -i;
+        else if (i > last) i = 2 * last - i;
+      }
+      out[n] = i >= 0 && i <= last ? samples[i]! * window[n]! : 0;
+    }
+  };
 }
 
 export function stftFrameCount(sampleCount: number, options: StftOptions): number {
@@ -161,38 +168,36 @@ export function stftFrameCount(sampleCount: number, options: StftOptions): numbe
   return length < options.fftSize ? 0 : 1 + Math.floor((length - options.fftSize) / options.hopSize);
 }
 
-export function stft(samples: Float32Array, options: StftOptions): Spectrogram {
-  const { fftSize, hopSize } = options;
+/**
+ * Calls `visit` with each frame's spectrum (bins 0..fftSize/2 of re/im are valid; the arrays are reused between calls).
+ * Lets long signals be reduced frame by frame (e.g. to mel bands) without holding the complex spectrogram.
+ */
+export function forEachStftFrame(samples: Float32Array, options: StftOptions, visit: (frame: number, re: Float64Array, im: Float64Array) => void): number {
   const window = fullWindow(options);
-  const signal = paddedSignal(samples, options);
+  const read = frameReader(samples, options);
   const frames = stftFrameCount(samples.length, options);
-  const bins = Math.floor(fftSize / 2) + 1;
-  const fft = new Fft(fftSize);
-  const re = new Float64Array(fftSize);
-  const im = new Float64Array(fftSize);
-  const outRe = new Float32Array(frames * bins);
-  const outIm = new Float32Array(frames * bins);
+  const fft = new Fft(options.fftSize);
+  const re = new Float64Array(options.fftSize);
+  const im = new Float64Array(options.fftSize);
   for (let t = 0; t < frames; t++) {
-    const start = t * hopSize;
-    for (let n = 0; n < fftSize; n++) re[n] = signal[start + n]! * window[n]!;
+    read(t * options.hopSize, re, window);
     im.fill(0);
     fft.forward(re, im);
-    outRe.set(re.subarray(0, bins), t * bins);
-    outIm.set(im.subarray(0, bins), t * bins);
+    visit(t, re, im);
   }
-  return { frames, bins, re: outRe, im: outIm };
+  return frames;
 }
 
-/** |STFT|^power, frame-major (power 2 = power spectrogram, 1 = magnitude). */
-export function powerSpectrogram(samples: Float32Array, options: StftOptions & { power?: number }): { frames: number; bins: number; data: Float32Array } {
-  const spectrum = stft(samples, options);
-  const power = options.power ?? 2;
-  const data = new Float32Array(spectrum.re.length);
-  for (let i = 0; i < data.length; i++) {
-    const squared = spectrum.re[i]! * spectrum.re[i]! + spectrum.im[i]! * spectrum.im[i]!;
-    data[i] = power === 2 ? squared : squared ** (power / 2);
-  }
-  return { frames: spectrum.frames, bins: spectrum.bins, data };
+export function stft(samples: Float32Array, options: StftOptions): Spectrogram {
+  const frames = stftFrameCount(samples.length, options);
+  const bins = Math.floor(options.fftSize / 2) + 1;
+  const outRe = new Float32Array(frames * bins);
+  const outIm = new Float32Array(frames * bins);
+  forEachStftFrame(samples, options, (t, re, im) => {
+    outRe.set(re.subarray(0, bins), t * bins);
+    outIm.set(im.subarray(0, bins), t * bins);
+  });
+  return { frames, bins, re: outRe, im: outIm };
 }
 
 /**
