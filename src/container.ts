@@ -56,10 +56,10 @@ export function createContainer(config: Readonly<Config>): Container {
   const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad];
   const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
-    transcription: new TranscriptionService(limits),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get() }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
-    separation: new SeparationService(limits),
+    separation: new SeparationService({ limits, scheduler, metrics, files }),
   };
 
   return {
