@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { averageLinkage, clusterEmbeddings, cosineDistanceMatrix, cutDendrogram, labelsToTurns, smoothLabels } from '../../src/speakers/clustering.js';
-import { diarizationErrorRate, hungarian } from '../../src/speakers/der.js';
 
 function random(seed: number): () => number {
   let state = seed;
@@ -114,37 +113,5 @@ describe('turns from window labels', () => {
       [0, 2, 0],
       [3, 3.3, 1],
     ]);
-  });
-});
-
-describe('diarization error rate', () => {
-  test('Hungarian assignment minimises the total cost', () => {
-    assert.deepEqual(hungarian([[4, 1, 3], [2, 0, 5], [3, 2, 2]]), [1, 0, 2]);
-  });
-
-  test('miss, false alarm and confusion with optimal speaker mapping, collar and UEM', () => {
-    const reference = [
-      { startSeconds: 0, endSeconds: 10, speaker: 'A' },
-      { startSeconds: 10, endSeconds: 20, speaker: 'B' },
-    ];
-    const perfect = [
-      { startSeconds: 0, endSeconds: 10, speaker: 'x' },
-      { startSeconds: 10, endSeconds: 20, speaker: 'y' },
-    ];
-    assert.equal(diarizationErrorRate(reference, perfect, { collarSeconds: 0 }).der, 0);
-    const flawed = [
-      { startSeconds: 1, endSeconds: 10, speaker: 'x' }, // 1 s missed
-      { startSeconds: 10, endSeconds: 16, speaker: 'y' },
-      { startSeconds: 16, endSeconds: 20, speaker: 'x' }, // 4 s confused
-      { startSeconds: 20, endSeconds: 22, speaker: 'y' }, // 2 s false alarm
-    ];
-    const result = diarizationErrorRate(reference, flawed, { collarSeconds: 0 });
-    assert.ok(Math.abs(result.missSeconds - 1) < 1e-9 && Math.abs(result.confusionSeconds - 4) < 1e-9 && Math.abs(result.falseAlarmSeconds - 2) < 1e-9);
-    assert.ok(Math.abs(result.der - 7 / 20) < 1e-9);
-    assert.equal(result.mapping.get('x'), 'A');
-    // A 0.5 s collar removes 1 s around each of the boundaries at 0, 10 and 20 s (0.5 s at the edges of the UEM).
-    const collared = diarizationErrorRate(reference, flawed, { collarSeconds: 0.5, uem: [{ startSeconds: 0, endSeconds: 20 }] });
-    assert.ok(Math.abs(collared.referenceSeconds - 18) < 1e-9, String(collared.referenceSeconds));
-    assert.ok(Math.abs(collared.missSeconds - 0.5) < 1e-9 && Math.abs(collared.falseAlarmSeconds) < 1e-9);
   });
 });

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { diarizationErrorRate, parseRttm, parseUem } from '../../bench/lib/der.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { SileroVad, speechSegments } from '../../src/audio/vad.js';
-import { diarizationErrorRate, parseRttm, parseUem } from '../../src/speakers/der.js';
 import { diarize } from '../../src/speakers/diarization.js';
 import { SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { evalDir, sharedModelsDir } from '../helpers/app.js';
@@ -38,7 +38,7 @@ describe('diarization with GE2E windows and agglomerative clustering', () => {
     const reference = parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8'));
     const uem = entry.uem ? parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) : undefined;
     const hypothesis = result.turns.map((t) => ({ ...t, speaker: `S${t.speaker}` }));
-    return { result, score: diarizationErrorRate(reference, hypothesis, { collarSeconds: 0.25, uem }) };
+    return { result, score: diarizationErrorRate(reference, hypothesis, { collarSeconds: 0.25, uem, durationSeconds: waveform.samples.length / 16000 }) };
   }
 
   test('the two-speaker file: 2 speakers found without being told, low DER', async (t) => {
