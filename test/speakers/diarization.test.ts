@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import { diarizationErrorRate, parseRttm, parseUem } from '../../bench/lib/der.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { SileroVad, speechSegments } from '../../src/audio/vad.js';
-import { diarize } from '../../src/speakers/diarization.js';
+import type { Diarizer } from '../../src/operations/transcribe/pipeline.js';
+import { diarize, SpeechDiarizer } from '../../src/speakers/diarization.js';
 import { SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { evalDir, sharedModelsDir } from '../helpers/app.js';
 import { ge2eModelPath } from '../helpers/speakers.js';
@@ -68,5 +69,20 @@ describe('diarization with GE2E windows and agglomerative clustering', () => {
       );
       assert.ok(told.score.der >= 0 && told.score.der <= 2);
     }
+  });
+
+  test('incremental diarizer (speech pieces in time order) agrees with the whole-file run', async () => {
+    const entry = files.find((f) => f.id === 'pyannote/sample')!;
+    const waveform = await decodeFile(path.join(evalDir, entry.audio), { sampleRate: 16000, channels: 1 });
+    const regions = speechSegments(await vad.probabilities(waveform.samples), waveform.samples.length / 16000);
+    const diarizer: Diarizer = new SpeechDiarizer(encoder);
+    for (const region of regions) {
+      await diarizer.addSpeech(waveform.samples.subarray(Math.round(region.startSeconds * 16000), Math.round(region.endSeconds * 16000)), region.startSeconds);
+    }
+    const turns = diarizer.finish({});
+    assert.deepEqual([...new Set(turns.map((t) => t.speaker))].sort(), ['SPEAKER_1', 'SPEAKER_2']);
+    const reference = parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8'));
+    const score = diarizationErrorRate(reference, turns, { collarSeconds: 0.25, durationSeconds: waveform.samples.length / 16000 });
+    assert.ok(score.der < 0.1, `DER ${score.der}`);
   });
 });
