@@ -19,7 +19,8 @@ describe('Resemblyzer GE2E checkpoint -> ONNX', () => {
 
   before(async () => {
     workDir = makeTempDir('ge2e');
-    const wheel = await pipDownload('resemblyzer==0.1.4', path.join(cacheDir, 'downloads'), false);
+    // Same download cache as the model manager in ../helpers/speakers.ts uses.
+    const wheel = await pipDownload('resemblyzer==0.1.4', path.join(cacheDir, 'test-models', '.downloads'), false);
     await unpack(wheel, path.join(workDir, 'wheel'));
     torchPath = path.join(workDir, 'wheel', 'resemblyzer', 'pretrained.pt');
     tensors = await readLegacyTorchStateDict(torchPath, { entry: 'model_state' });
