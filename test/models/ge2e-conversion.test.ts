@@ -6,9 +6,9 @@ import * as ort from 'onnxruntime-node';
 import { catalog } from '../../src/models/catalog.js';
 import { convertGe2eToOnnx } from '../../src/models/convert/ge2e-to-onnx.js';
 import { readLegacyTorchStateDict, type NamedTensor } from '../../src/models/convert/torch-legacy.js';
-import { pipDownload, sha256File, unpack } from '../../src/models/fetch.js';
+import { hashFile, pipDownload, unpack } from '../../src/models/fetch.js';
 import { makeTempDir } from '../helpers/app.js';
-import { cacheDir } from '../helpers/speakers.js';
+import { testModelsDir } from '../helpers/models.js';
 
 const spec = catalog.find((s) => s.id === 'resemblyzer-ge2e')!;
 
@@ -19,8 +19,8 @@ describe('Resemblyzer GE2E checkpoint -> ONNX', () => {
 
   before(async () => {
     workDir = makeTempDir('ge2e');
-    // Same download cache as the model manager in ../helpers/speakers.ts uses.
-    const wheel = await pipDownload('resemblyzer==0.1.4', path.join(cacheDir, 'test-models', '.downloads'), false);
+    // Same download cache as the model manager uses.
+    const wheel = await pipDownload('resemblyzer==0.1.4', path.join(testModelsDir, '.downloads'), false);
     await unpack(wheel, path.join(workDir, 'wheel'));
     torchPath = path.join(workDir, 'wheel', 'resemblyzer', 'pretrained.pt');
     tensors = await readLegacyTorchStateDict(torchPath, { entry: 'model_state' });
@@ -52,8 +52,8 @@ describe('Resemblyzer GE2E checkpoint -> ONNX', () => {
     const second = path.join(workDir, 'b.onnx');
     await convertGe2eToOnnx({ torchPath, outputPath: first });
     await convertGe2eToOnnx({ torchPath, outputPath: second });
-    const digest = await sha256File(first);
-    assert.equal(digest, await sha256File(second));
+    const digest = await hashFile(first);
+    assert.equal(digest, await hashFile(second));
     assert.equal(digest, spec.files[0]!.sha256);
   });
 

@@ -9,7 +9,7 @@ import type { Diarizer } from '../../src/operations/transcribe/pipeline.js';
 import { diarize, SpeechDiarizer } from '../../src/speakers/diarization.js';
 import { SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { evalDir, sharedModelsDir } from '../helpers/app.js';
-import { ge2eModelPath } from '../helpers/speakers.js';
+import { ge2eModelPath } from '../helpers/models.js';
 
 interface DiarEntry {
   id: string;

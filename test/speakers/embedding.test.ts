@@ -7,7 +7,7 @@ import { SileroVad } from '../../src/audio/vad.js';
 import { sileroVoiceFlags } from '../../src/audio/silence.js';
 import { cosineSimilarity, partialStarts, SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { evalDir, sharedModelsDir } from '../helpers/app.js';
-import { ge2eModelPath } from '../helpers/speakers.js';
+import { ge2eModelPath } from '../helpers/models.js';
 
 interface VcEntry {
   id: string;
