@@ -4,7 +4,11 @@ import { ApiKeyService } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
+import { sileroVoiceFlags } from './audio/silence.js';
 import { SileroVad } from './audio/vad.js';
+import { SpeechDiarizer } from './speakers/diarization.js';
+import { SpeakerEncoder } from './speakers/embedding.js';
+import { speakerAnalyzer } from './voices/speaker-analyzer.js';
 import { WhisperCppTranscriber } from './operations/transcribe/engines/whisper-cpp.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
@@ -33,6 +37,7 @@ export interface Container {
   voices: VoiceService;
   vad: LoadedModel<SileroVad>;
   asr: LoadedModel<Transcriber>;
+  speakerEncoder: LoadedModel<SpeakerEncoder>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -63,10 +68,16 @@ export function createContainer(config: Readonly<Config>): Container {
     const modelPath = isPath ? config.asrModel : path.join(await models.require(config.asrModel), models.spec(config.asrModel).files[0]!.name);
     return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads });
   });
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr];
-  const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
+  const speakerEncoder = new LoadedModel(
+    'resemblyzer-ge2e',
+    ['transcribe', 'voices', 'vc'],
+    async () => SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
+    (m) => m.close(),
+  );
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder];
+  const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get())], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get() }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
     separation: new SeparationService({ limits, scheduler, metrics, files }),
@@ -84,6 +95,7 @@ export function createContainer(config: Readonly<Config>): Container {
     voices,
     vad,
     asr,
+    speakerEncoder,
     operations,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());
