@@ -28,8 +28,14 @@ node_include="${NODE_INCLUDE_DIR:-$(dirname "$(dirname "$(command -v node)")")/i
 [ -f "$node_include/node_api.h" ] || { echo "node_api.h not found in $node_include (set NODE_INCLUDE_DIR)" >&2; exit 1; }
 
 build="$cache/build-addon"
-cmake -S "$here/whisper-addon" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_SOURCE_DIR="$source_dir" -DNODE_INCLUDE_DIR="$node_include" >/dev/null
-nice cmake --build "$build" --target voxd_whisper -j"$(nproc)" >/dev/null
+log="$cache/build.log"
+# Compiler output is kept in a log and shown only on failure.
+if ! { cmake -S "$here/whisper-addon" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_SOURCE_DIR="$source_dir" -DNODE_INCLUDE_DIR="$node_include" \
+      && nice cmake --build "$build" --target voxd_whisper -j"$(nproc)"; } >"$log" 2>&1; then
+  tail -n 60 "$log" >&2
+  echo "whisper.cpp addon build failed (full log: $log)" >&2
+  exit 1
+fi
 mkdir -p "$out"
 cp "$build/voxd_whisper.node" "$addon.tmp" && mv "$addon.tmp" "$addon"
 echo "built $addon"
