@@ -1,0 +1,81 @@
+/**
+ * Splits a background (soundtrack minus dialogue) into music, sound effects and ambience with soft spectral masks
+ * that sum to one in every time-frequency bin, so the three parts add back to the background:
+ * - ambience: the stationary floor, a long-window low percentile of each bin's magnitude (minimum statistics);
+ * - of what rises above the floor, music is the part that is sustained in time (long median along time) and sfx
+ *   the part that is short or broadband (median along frequency): harmonic/percussive separation, Wiener-weighted.
+ */
+import { fftSizeFor, hannWindow, istft, magnitude, medianFilter, RealFft, runningPercentile, stft } from './spectral.js';
+
+export interface BackgroundParts {
+  music: Float32Array;
+  sfx: Float32Array;
+  ambience: Float32Array;
+}
+
+export interface BackgroundSplitOptions {
+  /** Window of the stationary-floor statistic. */
+  floorSeconds: number;
+  /** Percentile of the floor statistic (0..1). */
+  floorPercentile: number;
+  /** Bias correction: a low percentile underestimates the mean level of a stationary noise. */
+  floorGain: number;
+  /** Median length along time for the sustained (music) part. */
+  sustainSeconds: number;
+  /** Median length along frequency for the transient/broadband (sfx) part. */
+  transientHz: number;
+}
+
+export const defaultBackgroundSplit: BackgroundSplitOptions = {
+  floorSeconds: 4,
+  floorPercentile: 0.1,
+  floorGain: 1.5,
+  sustainSeconds: 0.3,
+  transientHz: 500,
+};
+
+export function splitBackground(background: Float32Array, sampleRate: number, options = defaultBackgroundSplit): BackgroundParts {
+  const fftSize = fftSizeFor(sampleRate, 0.046);
+  const hop = fftSize / 4;
+  const window = hannWindow(fftSize);
+  const fft = new RealFft(fftSize);
+  const spec = stft(background, fftSize, hop, window, fft);
+  const { frames, bins } = spec;
+  const mag = magnitude(spec);
+  const framesPerSecond = sampleRate / hop;
+  const floorFrames = Math.max(3, Math.round(options.floorSeconds * framesPerSecond));
+  const floor = runningPercentile(mag, frames, bins, floorFrames, options.floorPercentile, Math.max(1, Math.round(framesPerSecond / 4)));
+  const rest = new Float32Array(mag.length);
+  const ambienceMask = new Float32Array(mag.length);
+  for (let i = 0; i < mag.length; i++) {
+    const a = Math.min(mag[i]!, floor[i]! * options.floorGain);
+    const r = mag[i]! - a;
+    rest[i] = r;
+    ambienceMask[i] = a + r > 0 ? (a * a) / (a * a + r * r) : 1 / 3;
+  }
+  const oddLength = (n: number): number => Math.max(3, 2 * Math.floor(n / 2) + 1);
+  const sustained = medianFilter(rest, frames, bins, oddLength(options.sustainSeconds * framesPerSecond), 'time');
+  const transient = medianFilter(rest, frames, bins, oddLength(options.transientHz / (sampleRate / fftSize)), 'frequency');
+  const musicRe = new Float32Array(mag.length);
+  const musicIm = new Float32Array(mag.length);
+  const sfxRe = new Float32Array(mag.length);
+  const sfxIm = new Float32Array(mag.length);
+  for (let i = 0; i < mag.length; i++) {
+    const h = sustained[i]! ** 2;
+    const p = transient[i]! ** 2;
+    const restMask = 1 - ambienceMask[i]!;
+    const musicShare = h + p > 0 ? h / (h + p) : 0.5;
+    const m = restMask * musicShare;
+    const s = restMask - m;
+    musicRe[i] = spec.re[i]! * m;
+    musicIm[i] = spec.im[i]! * m;
+    sfxRe[i] = spec.re[i]! * s;
+    sfxIm[i] = spec.im[i]! * s;
+  }
+  const music = istft({ ...spec, re: musicRe, im: musicIm }, window, fft);
+  const sfx = istft({ ...spec, re: sfxRe, im: sfxIm }, window, fft);
+  // Ambience takes the exact remainder, so the three parts sum to the background to float precision.
+  const ambience = new Float32Array(background.length);
+  for (let i = 0; i < ambience.length; i++) ambience[i] = background[i]! - music[i]! - sfx[i]!;
+  return { music, sfx, ambience };
+}
