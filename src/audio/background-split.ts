@@ -44,7 +44,7 @@ export function splitBackground(background: Float32Array, sampleRate: number, op
   const mag = magnitude(spec);
   const framesPerSecond = sampleRate / hop;
   const floorFrames = Math.max(3, Math.round(options.floorSeconds * framesPerSecond));
-  const floor = runningPercentile(mag, frames, bins, floorFrames, options.floorPercentile, Math.max(1, Math.round(framesPerSecond / 4)));
+  const floor = runningPercentile(mag, frames, bins, floorFrames, options.floorPercentile, Math.max(1, Math.round(framesPerSecond / 10)));
   const rest = new Float32Array(mag.length);
   const ambienceMask = new Float32Array(mag.length);
   for (let i = 0; i < mag.length; i++) {

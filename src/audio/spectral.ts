@@ -240,68 +240,109 @@ export function applyMask(spec: Spectrogram, mask: Float32Array): Spectrogram {
 
 /**
  * Median filter of a frames x bins matrix along time (`axis: 'time'`) or frequency (`axis: 'frequency'`),
- * window `length` (odd), edges handled by shrinking the window.
+ * window `length` (odd), edges extended by repeating the end values. Sliding sorted window: O(length) per output.
  */
 export function medianFilter(values: Float32Array, frames: number, bins: number, length: number, axis: 'time' | 'frequency'): Float32Array {
   const out = new Float32Array(values.length);
-  const half = Math.floor(length / 2);
   const count = axis === 'time' ? frames : bins;
   const lines = axis === 'time' ? bins : frames;
   const line = new Float32Array(count);
-  const window = new Float32Array(length);
+  const filtered = new Float32Array(count);
+  const sorted = new Float64Array(length);
   for (let l = 0; l < lines; l++) {
     for (let i = 0; i < count; i++) line[i] = axis === 'time' ? values[i * bins + l]! : values[l * bins + i]!;
+    slidingMedian(line, length, sorted, filtered);
     for (let i = 0; i < count; i++) {
-      const lo = Math.max(0, i - half);
-      const hi = Math.min(count - 1, i + half);
-      const n = hi - lo + 1;
-      const w = window.subarray(0, n);
-      w.set(line.subarray(lo, hi + 1));
-      w.sort();
-      const median = n % 2 === 1 ? w[(n - 1) / 2]! : 0.5 * (w[n / 2 - 1]! + w[n / 2]!);
-      if (axis === 'time') out[i * bins + l] = median;
-      else out[l * bins + i] = median;
+      if (axis === 'time') out[i * bins + l] = filtered[i]!;
+      else out[l * bins + i] = filtered[i]!;
     }
   }
   return out;
 }
 
-/** Running percentile along time per bin over a long window, on a decimated frame grid for speed (stationary floor). */
+function slidingMedian(line: Float32Array, length: number, sorted: Float64Array, out: Float32Array): void {
+  const n = line.length;
+  const half = length >> 1;
+  const at = (i: number): number => line[i < 0 ? 0 : i >= n ? n - 1 : i]!;
+  for (let k = 0; k < length; k++) sorted[k] = at(k - half);
+  sorted.sort();
+  out[0] = sorted[half]!;
+  for (let i = 1; i < n; i++) {
+    const leaving = at(i - 1 - half);
+    const entering = at(i + half);
+    if (leaving !== entering) {
+      let p = lowerBound(sorted, length, leaving);
+      // Remove `leaving` at p and insert `entering`, shifting only the elements in between.
+      if (entering > leaving) {
+        while (p + 1 < length && sorted[p + 1]! < entering) {
+          sorted[p] = sorted[p + 1]!;
+          p++;
+        }
+      } else {
+        while (p > 0 && sorted[p - 1]! > entering) {
+          sorted[p] = sorted[p - 1]!;
+          p--;
+        }
+      }
+      sorted[p] = entering;
+    }
+    out[i] = sorted[half]!;
+  }
+}
+
+function lowerBound(sorted: Float64Array, length: number, value: number): number {
+  let lo = 0;
+  let hi = length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Long-window percentile along time per bin (a stationary floor, as in minimum statistics): magnitudes are first
+ * averaged over blocks of `blockFrames`, the percentile is taken over the blocks within `windowFrames`, and the
+ * result is interpolated back to every frame.
+ */
 export function runningPercentile(
   values: Float32Array,
   frames: number,
   bins: number,
   windowFrames: number,
   percentile: number,
-  strideFrames: number,
+  blockFrames: number,
 ): Float32Array {
+  const blocks = Math.ceil(frames / blockFrames);
+  const halfBlocks = Math.max(1, Math.round(windowFrames / blockFrames / 2));
   const out = new Float32Array(values.length);
-  const half = Math.floor(windowFrames / 2);
-  const anchors: number[] = [];
-  for (let t = 0; t < frames; t += strideFrames) anchors.push(t);
-  if (anchors[anchors.length - 1] !== frames - 1) anchors.push(frames - 1);
-  const buffer = new Float32Array(windowFrames + 1);
-  const anchorValues = new Float32Array(anchors.length);
+  const means = new Float32Array(blocks);
+  const anchor = new Float32Array(blocks);
+  const scratch = new Float32Array(2 * halfBlocks + 1);
   for (let b = 0; b < bins; b++) {
-    for (let a = 0; a < anchors.length; a++) {
-      const t = anchors[a]!;
-      const lo = Math.max(0, t - half);
-      const hi = Math.min(frames - 1, t + half);
-      const n = hi - lo + 1;
-      const w = buffer.subarray(0, n);
-      for (let i = 0; i < n; i++) w[i] = values[(lo + i) * bins + b]!;
+    for (let k = 0; k < blocks; k++) {
+      const end = Math.min(frames, (k + 1) * blockFrames);
+      let sum = 0;
+      for (let t = k * blockFrames; t < end; t++) sum += values[t * bins + b]!;
+      means[k] = sum / (end - k * blockFrames);
+    }
+    for (let k = 0; k < blocks; k++) {
+      const lo = Math.max(0, k - halfBlocks);
+      const hi = Math.min(blocks - 1, k + halfBlocks);
+      const w = scratch.subarray(0, hi - lo + 1);
+      w.set(means.subarray(lo, hi + 1));
       w.sort();
-      anchorValues[a] = w[Math.min(n - 1, Math.floor(percentile * (n - 1)))]!;
+      anchor[k] = w[Math.floor(percentile * (w.length - 1))]!;
     }
-    // Linear interpolation between anchors.
-    for (let a = 0; a + 1 < anchors.length; a++) {
-      const t0 = anchors[a]!;
-      const t1 = anchors[a + 1]!;
-      const v0 = anchorValues[a]!;
-      const v1 = anchorValues[a + 1]!;
-      for (let t = t0; t <= t1; t++) out[t * bins + b] = t1 === t0 ? v0 : v0 + ((v1 - v0) * (t - t0)) / (t1 - t0);
+    for (let t = 0; t < frames; t++) {
+      // Block k's value sits at its centre frame; interpolate linearly between centres.
+      const position = Math.min(blocks - 1, Math.max(0, (t - (blockFrames - 1) / 2) / blockFrames));
+      const k0 = Math.floor(position);
+      const k1 = Math.min(blocks - 1, k0 + 1);
+      const f = position - k0;
+      out[t * bins + b] = anchor[k0]! * (1 - f) + anchor[k1]! * f;
     }
-    if (anchors.length === 1) out[b] = anchorValues[0]!;
   }
   return out;
 }
@@ -317,8 +358,6 @@ export function fftSizeFor(sampleRate: number, seconds: number): number {
  * Below the cutoff the estimate is kept; a short raised-cosine crossover joins the two.
  */
 export function extendBandByMask(estimate: Float32Array, mixture: Float32Array, sampleRate: number, cutoffHz: number): Float32Array {
-  const nyquist = sampleRate / 2;
-  if (cutoffHz >= nyquist * 0.98) return estimate;
   const fftSize = fftSizeFor(sampleRate, 0.032);
   const hop = fftSize / 4;
   const window = hannWindow(fftSize);

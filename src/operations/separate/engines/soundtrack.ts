@@ -154,6 +154,7 @@ export class SoundtrackSeparator implements Separator {
     const back = (await resample({ samples: enhanced, sampleRate: model.sampleRate, channels: 1 }, sampleRate, signal)).samples;
     const estimate = new Float32Array(segment.length);
     estimate.set(back.subarray(0, segment.length));
+    if (model.sampleRate >= sampleRate) return estimate;
     // The resampler's passband ends a little below the model's Nyquist.
     return extendBandByMask(estimate, segment, sampleRate, 0.45 * model.sampleRate);
   }
