@@ -48,7 +48,7 @@ describe('spectral', () => {
   it('medianFilter equals a brute-force median with repeated edges', () => {
     const frames = 50;
     const bins = 9;
-    const values = noise(frames * bins, 3).map((v) => Math.round(v * 8));
+    const values = noise(frames * bins, 3).map((v) => Math.round(v * 8) + 0);
     const filtered = medianFilter(values, frames, bins, 5, 'time');
     for (let t = 0; t < frames; t++) {
       for (let b = 0; b < bins; b++) {
