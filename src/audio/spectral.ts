@@ -1,5 +1,5 @@
 /**
- * Spectral DSP for separation: real FFT of any size, windows, STFT/ISTFT, median filters.
+ * Spectral DSP for separation: real FFT of any size, windows, STFT/ISTFT, long-window percentiles, band extension.
  * Power-of-two sizes go straight to fft.js; other sizes (DeepFilterNet's 960) use Bluestein's algorithm on top of it.
  */
 import FFT from 'fft.js';
@@ -236,69 +236,6 @@ export function applyMask(spec: Spectrogram, mask: Float32Array): Spectrogram {
     im[i] = spec.im[i]! * mask[i]!;
   }
   return { ...spec, re, im };
-}
-
-/**
- * Median filter of a frames x bins matrix along time (`axis: 'time'`) or frequency (`axis: 'frequency'`),
- * window `length` (odd), edges extended by repeating the end values. Sliding sorted window: O(length) per output.
- */
-export function medianFilter(values: Float32Array, frames: number, bins: number, length: number, axis: 'time' | 'frequency'): Float32Array {
-  const out = new Float32Array(values.length);
-  const count = axis === 'time' ? frames : bins;
-  const lines = axis === 'time' ? bins : frames;
-  const line = new Float32Array(count);
-  const filtered = new Float32Array(count);
-  const sorted = new Float64Array(length);
-  for (let l = 0; l < lines; l++) {
-    for (let i = 0; i < count; i++) line[i] = axis === 'time' ? values[i * bins + l]! : values[l * bins + i]!;
-    slidingMedian(line, length, sorted, filtered);
-    for (let i = 0; i < count; i++) {
-      if (axis === 'time') out[i * bins + l] = filtered[i]!;
-      else out[l * bins + i] = filtered[i]!;
-    }
-  }
-  return out;
-}
-
-function slidingMedian(line: Float32Array, length: number, sorted: Float64Array, out: Float32Array): void {
-  const n = line.length;
-  const half = length >> 1;
-  const at = (i: number): number => line[i < 0 ? 0 : i >= n ? n - 1 : i]!;
-  for (let k = 0; k < length; k++) sorted[k] = at(k - half);
-  sorted.sort();
-  out[0] = sorted[half]!;
-  for (let i = 1; i < n; i++) {
-    const leaving = at(i - 1 - half);
-    const entering = at(i + half);
-    if (leaving !== entering) {
-      let p = lowerBound(sorted, length, leaving);
-      // Remove `leaving` at p and insert `entering`, shifting only the elements in between.
-      if (entering > leaving) {
-        while (p + 1 < length && sorted[p + 1]! < entering) {
-          sorted[p] = sorted[p + 1]!;
-          p++;
-        }
-      } else {
-        while (p > 0 && sorted[p - 1]! > entering) {
-          sorted[p] = sorted[p - 1]!;
-          p--;
-        }
-      }
-      sorted[p] = entering;
-    }
-    out[i] = sorted[half]!;
-  }
-}
-
-function lowerBound(sorted: Float64Array, length: number, value: number): number {
-  let lo = 0;
-  let hi = length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**
