@@ -72,9 +72,10 @@ export class SoundtrackSeparator implements Separator {
     const { channels, sampleRate } = input;
     const frames = input.samples.length / channels;
     const outputs = new Map<StemName, Float32Array>(requested.map((name) => [name, new Float32Array(input.samples.length)]));
-    const mono = new Float32Array(frames);
+    // A mono input is processed in place; other layouts one de-interleaved channel at a time.
+    const mono = channels === 1 ? input.samples : new Float32Array(frames);
     for (let c = 0; c < channels; c++) {
-      for (let i = 0; i < frames; i++) mono[i] = input.samples[i * channels + c]!;
+      if (channels > 1) for (let i = 0; i < frames; i++) mono[i] = input.samples[i * channels + c]!;
       for await (const part of this.separateChannel(mono, sampleRate, options.signal)) {
         for (const name of stemNames) {
           const target = outputs.get(destination.get(name)!)!;
