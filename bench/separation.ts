@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeFile } from '../src/audio/decode.js';
-import { relativeErrorDb, siSdr } from '../src/audio/metrics.js';
+import { relativeErrorDb, siSdr } from './lib/sisdr.js';
 import { SoundtrackSeparator } from '../src/operations/separate/engines/soundtrack.js';
 import { stemNames, type StemName } from '../src/operations/separate/separator.js';
 

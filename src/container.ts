@@ -6,6 +6,8 @@ import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
 import { sileroVoiceFlags } from './audio/silence.js';
 import { SileroVad } from './audio/vad.js';
+import { SoundtrackSeparator } from './operations/separate/engines/soundtrack.js';
+import type { Separator } from './operations/separate/separator.js';
 import { SpeechDiarizer } from './speakers/diarization.js';
 import { SpeakerEncoder } from './speakers/embedding.js';
 import { speakerAnalyzer } from './voices/speaker-analyzer.js';
@@ -38,6 +40,7 @@ export interface Container {
   vad: LoadedModel<SileroVad>;
   asr: LoadedModel<Transcriber>;
   speakerEncoder: LoadedModel<SpeakerEncoder>;
+  separator: LoadedModel<Separator>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -74,13 +77,17 @@ export function createContainer(config: Readonly<Config>): Container {
     async () => SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
     (m) => m.close(),
   );
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder];
+  const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
+    await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
+    return SoundtrackSeparator.load(config.modelsDir);
+  });
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator];
   const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get())], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
-    separation: new SeparationService({ limits, scheduler, metrics, files }),
+    separation: new SeparationService({ limits, scheduler, metrics, files, separator: () => separator.get() }),
   };
 
   return {
@@ -96,6 +103,7 @@ export function createContainer(config: Readonly<Config>): Container {
     vad,
     asr,
     speakerEncoder,
+    separator,
     operations,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());

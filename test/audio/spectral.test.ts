@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { relativeErrorDb, siSdr } from '../../src/audio/metrics.js';
+import { relativeErrorDb, siSdr } from '../../bench/lib/sisdr.js';
 import { hannWindow, istft, RealFft, stft, vorbisWindow } from '../../src/audio/spectral.js';
 import { erbBandWidths } from '../../src/operations/separate/engines/deepfilternet3.js';
 

@@ -38,14 +38,6 @@ export const defaultSoundtrackOptions: SoundtrackOptions = {
   mixtureWeight: 0.2,
 };
 
-/** Where each stem goes when it is not requested: the nearest kind that is (requested stems always sum to the input). */
-const residualPreference: Record<StemName, StemName[]> = {
-  dialogue: ['music', 'sfx', 'ambience'],
-  music: ['ambience', 'sfx', 'dialogue'],
-  sfx: ['ambience', 'music', 'dialogue'],
-  ambience: ['sfx', 'music', 'dialogue'],
-};
-
 export class SoundtrackSeparator implements Separator {
   readonly engine = 'soundtrack';
   readonly modelId: string;
@@ -66,8 +58,6 @@ export class SoundtrackSeparator implements Separator {
   async separate(input: Waveform, options: { stems: StemName[]; signal?: AbortSignal }): Promise<SeparationResult> {
     const requested = stemNames.filter((name) => options.stems.includes(name));
     if (requested.length === 0) throw new RangeError('separate: no stems requested');
-    const destination = new Map<StemName, StemName>();
-    for (const name of stemNames) destination.set(name, requested.includes(name) ? name : residualPreference[name].find((n) => requested.includes(n))!);
 
     const { channels, sampleRate } = input;
     const frames = input.samples.length / channels;
@@ -77,8 +67,8 @@ export class SoundtrackSeparator implements Separator {
     for (let c = 0; c < channels; c++) {
       if (channels > 1) for (let i = 0; i < frames; i++) mono[i] = input.samples[i * channels + c]!;
       for await (const part of this.separateChannel(mono, sampleRate, options.signal)) {
-        for (const name of stemNames) {
-          const target = outputs.get(destination.get(name)!)!;
+        for (const name of requested) {
+          const target = outputs.get(name)!;
           const stem = part.stems[name];
           for (let i = 0; i < stem.length; i++) target[(part.start + i) * channels + c]! += stem[i]! * part.weights[i]!;
         }
