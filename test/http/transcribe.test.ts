@@ -110,3 +110,21 @@ describe('POST /v1/audio/transcribe', () => {
     assert.ok((verbose.segments?.length ?? 0) >= 1);
   });
 });
+
+describe('transcription admission', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp({ VOXD_WORKER_CONCURRENCY: '1', VOXD_QUEUE_LIMIT: '0' });
+  });
+  after(async () => t.close());
+
+  test('a full queue answers 503 overloaded with Retry-After; the running request completes', async () => {
+    const form = multipartBody({ language: 'en' }, { audio: { filename: 'jfk.wav', content: audio('asr/whisper_cpp/jfk.wav') } });
+    const send = () => t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    const [first, second] = await Promise.all([send(), new Promise((resolve) => setTimeout(resolve, 300)).then(send)]);
+    assert.equal(first.statusCode, 200, first.body);
+    assert.equal(second.statusCode, 503, second.body);
+    assert.equal(second.json().error.code, 'overloaded');
+    assert.ok(Number(second.headers['retry-after']) > 0);
+  });
+});
