@@ -3,14 +3,14 @@
  * and the checks that the clips hold one speaker (within each clip, and across clips).
  */
 import { VoxError } from '../errors.js';
-import { clusterEmbeddings } from '../speakers/clustering.js';
+import { diarize } from '../speakers/diarization.js';
 import { averageEmbedding, cosineSimilarity, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { VoiceAnalyzer } from './service.js';
 
 /** Same-speaker clips score 0.82-0.93 with this encoder, different speakers at most ~0.7. */
-const sameSpeakerSimilarity = 0.65;
+const sameSpeakerSimilarity = 0.72;
 /** A second voice must hold this share of a clip's windows to count (not a cough or a short interjection). */
-const secondSpeakerShare = 0.25;
+const secondSpeakerShare = 0.15;
 
 export function speakerAnalyzer(encoder: () => Promise<SpeakerEncoder>): VoiceAnalyzer {
   return {
@@ -19,19 +19,20 @@ export function speakerAnalyzer(encoder: () => Promise<SpeakerEncoder>): VoiceAn
       const model = await encoder();
       const embeddings: Float32Array[] = [];
       for (const [index, clip] of clips.entries()) {
-        const windows = await model.embedWindows(clip, { windowSeconds: 2, hopSeconds: 1 }, signal);
-        if (windows.length >= 6) {
-          const labels = clusterEmbeddings(windows.map((w) => w.embedding), { maxSpeakers: 2 });
-          const secondShare = labels.filter((l) => l === 1).length / labels.length;
-          if (Math.min(secondShare, 1 - secondShare) >= secondSpeakerShare) {
-            throw new VoxError('unsupported_value', `Clip ${index + 1} seems to hold more than one speaker: send clips of the target speaker alone.`, { param: 'files' });
-          }
+        // The same diarization as transcription uses: a second speaker must hold a real share of the clip.
+        const seconds = clip.samples.length / clip.sampleRate;
+        const { turns } = await diarize(model, clip, [{ startSeconds: 0, endSeconds: seconds }], { maxSpeakers: 2 }, signal);
+        const perSpeaker = [0, 1].map((speaker) => turns.filter((t) => t.speaker === speaker).reduce((sum, t) => sum + t.endSeconds - t.startSeconds, 0));
+        if (Math.min(...perSpeaker) >= secondSpeakerShare * seconds) {
+          throw new VoxError('unsupported_value', `Clip ${index + 1} seems to hold more than one speaker: send clips of the target speaker alone.`, { param: 'files' });
         }
         embeddings.push(await model.embedUtterance(clip, signal));
       }
       const profile = averageEmbedding(embeddings);
+      // Each clip against the others (leave one out: with two clips, each is half of the plain mean).
       for (const [index, embedding] of embeddings.entries()) {
-        if (embeddings.length > 1 && cosineSimilarity(embedding, profile) < sameSpeakerSimilarity) {
+        const others = embeddings.filter((_, i) => i !== index);
+        if (others.length > 0 && cosineSimilarity(embedding, averageEmbedding(others)) < sameSpeakerSimilarity) {
           throw new VoxError('unsupported_value', `Clip ${index + 1} does not sound like the same speaker as the other clips.`, { param: 'files' });
         }
       }
