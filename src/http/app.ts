@@ -11,6 +11,7 @@ import { sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
 import { operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
+import { voiceRoutes } from './routes/voices.js';
 import { errorEnvelope } from './schemas/audio.js';
 import { registerUploads } from './uploads.js';
 
@@ -69,6 +70,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   });
   await app.register(operationRoutes, container.operations);
   await app.register(fileRoutes, { files: container.files });
+  await app.register(voiceRoutes, { voices: container.voices });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }
