@@ -44,11 +44,11 @@ export class World {
     return new World(createRequire(import.meta.url)(addonPath) as WorldAddon);
   }
 
-  f0(samples: Float32Array, options: WorldOptions): Promise<Float64Array> {
+  f0(samples: Float32Array | Float64Array, options: WorldOptions): Promise<Float64Array> {
     return this.addon.f0(samples, flatten(options));
   }
 
-  analyse(samples: Float32Array, options: WorldOptions): Promise<WorldAnalysis> {
+  analyse(samples: Float32Array | Float64Array, options: WorldOptions): Promise<WorldAnalysis> {
     return this.addon.analyse(samples, flatten(options));
   }
 
