@@ -11,6 +11,7 @@
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--limit N] [--dio] [--blend-low x] [--blend-high y]
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeFile } from '../src/audio/decode.js';
@@ -38,7 +39,10 @@ interface PairResult {
   f0Correlation: number;
   engineF0Correlation: number;
   sameDuration: boolean;
+  /** Wall-clock seconds per second of audio (depends on the machine's other load). */
   rtf: number;
+  /** CPU seconds (all of this process's threads) per second of audio: an idle single core's RTF. */
+  cpuRtf: number;
   wer: { source: string; output: string; wer: number } | null;
   warnings: string[];
 }
@@ -80,8 +84,11 @@ export async function runVcBench(options: VcBenchOptions = {}) {
       const sourceClip = sourceClips[0]!;
       const source = await decodeFile(path.join(sharedDir, 'eval', sourceClip.audio), { channels: 1 });
       const started = performance.now();
+      const cpuBefore = process.cpuUsage();
       const result = await converter.convert(source, profile, { preserveEmotion: true });
       const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuSeconds = (cpu.user + cpu.system) / 1e6;
       const output16k = await decodeLike(result.waveform);
       const source16k = await load(sourceClip);
       const outputEmbedding = await encoder.embedUtterance(output16k);
@@ -104,12 +111,13 @@ export async function runVcBench(options: VcBenchOptions = {}) {
         engineF0Correlation: result.f0Correlation,
         sameDuration: result.waveform.samples.length === source.samples.length && result.waveform.sampleRate === source.sampleRate,
         rtf: seconds / (source.samples.length / source.sampleRate),
+        cpuRtf: cpuSeconds / (source.samples.length / source.sampleRate),
         wer,
         warnings: result.warnings,
       };
       pairs.push(pair);
       process.stderr.write(
-        `${pair.source} -> ${pair.target}: out->target ${pair.similarityOutputToTarget.toFixed(3)} (source ${pair.similaritySourceToTarget.toFixed(3)}), out->source ${pair.similarityOutputToSource.toFixed(3)}, f0 r ${f0Correlation.toFixed(3)}, rtf ${pair.rtf.toFixed(3)}\n`,
+        `${pair.source} -> ${pair.target}: out->target ${pair.similarityOutputToTarget.toFixed(3)} (source ${pair.similaritySourceToTarget.toFixed(3)}), out->source ${pair.similarityOutputToSource.toFixed(3)}, f0 r ${f0Correlation.toFixed(3)}, rtf ${pair.rtf.toFixed(3)} (cpu ${pair.cpuRtf.toFixed(3)})\n`,
       );
       if (options.limit && pairs.length >= options.limit) break;
     }
@@ -130,6 +138,8 @@ export async function runVcBench(options: VcBenchOptions = {}) {
     durationIdentity: average((p) => (p.sameDuration ? 1 : 0)),
     meanRtf: average((p) => p.rtf),
     maxRtf: Math.max(...pairs.map((p) => p.rtf)),
+    meanCpuRtf: average((p) => p.cpuRtf),
+    loadAverage: os.loadavg()[0],
     meanWerIncrease: options.transcribe ? average((p) => p.wer?.wer ?? 0) : null,
   };
   return { engine: converter.engine, modelId: converter.modelId, options: { ...options, transcribe: Boolean(options.transcribe) }, summary, pairs };

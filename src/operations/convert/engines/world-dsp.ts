@@ -38,7 +38,7 @@ const neighbours = 6;
 const maxChunkSeconds = 20;
 const chunkPadSamples = 50 * hop;
 const crossfadeSamples = 2 * hop * 2;
-const searchExcerptSeconds = 6;
+const searchExcerptSeconds = 3.5;
 const alphaRange = [0.8, 1.25] as const;
 const nepersToDb = 10 / Math.LN10;
 
@@ -298,7 +298,8 @@ export class WorldDspConverter implements VoiceConverter {
       signal?.throwIfAborted();
       addWithCrossfade(output, synthesised, regionStart, chunk, c === 0, c === chunks.length - 1);
       // Intonation kept? Re-track the output's F0 and compare with the source's over this chunk's own frames.
-      const outputF0 = await this.shared.world.f0(synthesised, { ...this.shared.worldOptions, ...(await speakerF0Range(this.shared.world, synthesised, this.shared.worldOptions)) });
+      const outputRange = await speakerF0Range(this.shared.world, synthesised, this.shared.worldOptions);
+      const outputF0 = await this.shared.world.f0(synthesised, { ...this.shared.worldOptions, ...outputRange, harvest: false });
       const sourceF0 = analysis.f0;
       const from = (chunk.start - regionStart) / hop;
       const to = Math.min(outputF0.length, sourceF0.length, (chunk.end - regionStart) / hop);
@@ -344,22 +345,30 @@ export class WorldDspConverter implements VoiceConverter {
       scores.set(key, value);
       return value;
     };
+    // Coarse (range ends and middle), one refinement around the best, then the vertex of a parabola through the best
+    // and its neighbours (in log alpha): five quick resyntheses.
     const logLow = Math.log(alphaRange[0]);
     const logHigh = Math.log(alphaRange[1]);
-    let step = (logHigh - logLow) / 4;
-    let best = 0;
-    let bestScore = -Infinity;
-    for (let i = 0; i <= 4; i++) {
-      const s = await score(Math.exp(logLow + i * step));
-      if (s > bestScore) [best, bestScore] = [logLow + i * step, s];
-    }
-    for (let round = 0; round < 2; round++) {
-      step /= 2;
-      for (const candidate of [best - step, best + step]) {
-        if (candidate < logLow || candidate > logHigh) continue;
-        const s = await score(Math.exp(candidate));
-        if (s > bestScore) [best, bestScore] = [candidate, s];
-      }
+    const half = (logHigh - logLow) / 2;
+    const tried = new Map<number, number>();
+    const evaluate = async (candidates: number[]) => {
+      const values = await Promise.all(candidates.map((c) => score(Math.exp(c))));
+      candidates.forEach((c, i) => tried.set(c, values[i]!));
+    };
+    await evaluate([logLow, logLow + half, logHigh]);
+    const bestOf = () => [...tried.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+    const coarse = bestOf();
+    await evaluate([coarse - half / 2, coarse + half / 2].filter((c) => c >= logLow - 1e-9 && c <= logHigh + 1e-9));
+    const points = [...tried.keys()].sort((a, b) => a - b);
+    const i = points.indexOf(bestOf());
+    let best = points[i]!;
+    if (i > 0 && i < points.length - 1) {
+      const [x0, x1, x2] = [points[i - 1]!, points[i]!, points[i + 1]!];
+      const [y0, y1, y2] = [tried.get(x0)!, tried.get(x1)!, tried.get(x2)!];
+      const denominator = (x0 - x1) * (x0 - x2) * (x1 - x2);
+      const a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / denominator;
+      const b = (x2 * x2 * (y0 - y1) + x1 * x1 * (y2 - y0) + x0 * x0 * (y1 - y2)) / denominator;
+      if (a < 0) best = clamp(-b / (2 * a), x0, x2);
     }
     return Math.round(Math.exp(best) * 1000) / 1000;
   }
