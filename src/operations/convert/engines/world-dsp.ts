@@ -308,11 +308,12 @@ export class WorldDspConverter implements VoiceConverter {
       }
     }
 
-    const outputPeak = peak(output);
-    if (outputPeak > 0.99) for (let i = 0; i < output.length; i++) output[i] = (output[i]! * 0.99) / outputPeak;
     const atInputRate = await resample({ samples: output, sampleRate, channels: 1 }, input.sampleRate, signal);
     const exact = new Float32Array(frameCount(input));
     exact.set(atInputRate.samples.subarray(0, exact.length));
+    if (input.sampleRate > sampleRate) await addSourceHighBand(exact, input, source16k, signal);
+    const outputPeak = peak(exact);
+    if (outputPeak > 0.99) for (let i = 0; i < exact.length; i++) exact[i] = (exact[i]! * 0.99) / outputPeak;
     if (input.channels > 1) warnings.push('The converted voice is mono: the input channels were mixed down.');
     return { waveform: { samples: exact, sampleRate: input.sampleRate, channels: 1 }, f0Correlation: correlation.value(), warnings };
   }
@@ -637,6 +638,16 @@ function addWithCrossfade(
     if (!last && n >= chunk.end - half) weight = Math.min(weight, (chunk.end + half - n - 0.5) / crossfadeSamples);
     output[n] = output[n]! + weight * (region[n - regionStart] ?? 0);
   }
+}
+
+/**
+ * Inputs above 16 kHz: the band above 8 kHz (breath and fricative noise, little speaker identity) is taken from
+ * the source as it is, so the output is not band-limited: source minus its own 16 kHz round trip.
+ */
+async function addSourceHighBand(output: Float32Array, input: Waveform, source16k: Waveform, signal?: AbortSignal): Promise<void> {
+  const mono = toMono(input).samples;
+  const lowBand = (await resample(source16k, input.sampleRate, signal)).samples;
+  for (let i = 0; i < output.length; i++) output[i] = output[i]! + mono[i]! - (lowBand[i] ?? 0);
 }
 
 /** The stretch of `frames` frames with the most speech. */
