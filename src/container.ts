@@ -1,9 +1,12 @@
 /** Wiring by hand: every service with its explicit dependencies. */
+import path from 'node:path';
 import { ApiKeyService } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
 import { SileroVad } from './audio/vad.js';
+import { WhisperCppTranscriber } from './operations/transcribe/engines/whisper-cpp.js';
+import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
 import { VoiceService } from './voices/service.js';
 import { Scheduler } from './jobs/scheduler.js';
@@ -29,6 +32,7 @@ export interface Container {
   files: FileService;
   voices: VoiceService;
   vad: LoadedModel<SileroVad>;
+  asr: LoadedModel<Transcriber>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -53,13 +57,19 @@ export function createContainer(config: Readonly<Config>): Container {
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
   const vad = new LoadedModel('silero-vad', ['transcribe', 'voices'], async () => SileroVad.load(`${await models.require('silero-vad')}/silero_vad.onnx`), (m) => m.close());
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad];
+  const asr = new LoadedModel<Transcriber>(config.asrModel, ['transcribe'], async () => {
+    // A path loads any ggml file as is; a catalog id loads the verified install.
+    const isPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
+    const modelPath = isPath ? config.asrModel : path.join(await models.require(config.asrModel), models.spec(config.asrModel).files[0]!.name);
+    return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads });
+  });
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr];
   const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
-    transcription: new TranscriptionService(limits),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get() }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
-    separation: new SeparationService(limits),
+    separation: new SeparationService({ limits, scheduler, metrics, files }),
   };
 
   return {
@@ -73,6 +83,7 @@ export function createContainer(config: Readonly<Config>): Container {
     files,
     voices,
     vad,
+    asr,
     operations,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());

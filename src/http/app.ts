@@ -9,7 +9,7 @@ import { VoxError } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
-import { operationRoutes } from './routes/operations.js';
+import { openaiRoutes, operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
 import { errorEnvelope } from './schemas/audio.js';
@@ -69,6 +69,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     capabilities: () => container.capabilities(),
   });
   await app.register(operationRoutes, container.operations);
+  await app.register(openaiRoutes, container.operations);
   await app.register(fileRoutes, { files: container.files });
   await app.register(voiceRoutes, { voices: container.voices });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
