@@ -28,6 +28,9 @@ fi
 log "building the whisper.cpp addon (first time: about 2 minutes)"
 bash native/build-whisper.sh
 
+log "building the WORLD vocoder addon"
+bash native/build-world.sh >/dev/null
+
 log "building"
 npm run build --silent
 

@@ -6,6 +6,9 @@ import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
 import { sileroVoiceFlags } from './audio/silence.js';
 import { SileroVad } from './audio/vad.js';
+import { defaultWorldAddonPath, World } from './audio/world.js';
+import { WorldDspConverter } from './operations/convert/engines/world-dsp.js';
+import type { VoiceConverter } from './operations/convert/voice-converter.js';
 import { SoundtrackSeparator } from './operations/separate/engines/soundtrack.js';
 import type { Separator } from './operations/separate/separator.js';
 import { SpeechDiarizer } from './speakers/diarization.js';
@@ -41,6 +44,7 @@ export interface Container {
   asr: LoadedModel<Transcriber>;
   speakerEncoder: LoadedModel<SpeakerEncoder>;
   separator: LoadedModel<Separator>;
+  converter: LoadedModel<VoiceConverter>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -81,12 +85,13 @@ export function createContainer(config: Readonly<Config>): Container {
     await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
     return SoundtrackSeparator.load(config.modelsDir);
   });
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator];
+  const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get()));
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator, converter];
   const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get())], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis: new SynthesisService(),
-    conversion: new VoiceConversionService(limits),
+    conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, separator: () => separator.get() }),
   };
 
@@ -104,6 +109,7 @@ export function createContainer(config: Readonly<Config>): Container {
     asr,
     speakerEncoder,
     separator,
+    converter,
     operations,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());

@@ -4,6 +4,7 @@
  * so deleting a profile leaves nothing of the speaker behind.
  */
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { decodeFile } from '../audio/decode.js';
 import { encodeWaveform } from '../audio/encode.js';
 import { admitAudio } from '../audio/input.js';
@@ -212,6 +213,28 @@ export class VoiceService {
       clips.push(await decodeFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/reference-${index}.flac`), { sampleRate: referenceSampleRate, channels: 1, signal }));
     }
     return clips;
+  }
+
+  /**
+   * Derived data of a profile computed on first use (e.g. an engine's statistics of the speaker) and kept with the
+   * profile: JSON in the record, arrays as blobs under the profile's prefix (so deleting the profile removes them).
+   */
+  async derived(
+    record: VoiceRecord,
+    name: string,
+    compute: (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>,
+    signal?: AbortSignal,
+  ): Promise<{ analysis: Record<string, unknown>; files: Record<string, Buffer> }> {
+    const stored = record.analysis[name] as { analysis: Record<string, unknown>; files: string[] } | undefined;
+    if (stored) {
+      const files: Record<string, Buffer> = {};
+      for (const file of stored.files) files[file] = await readFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/${name}-${file}`));
+      return { analysis: stored.analysis, files };
+    }
+    const computed = await compute(await this.referenceClips(record, signal));
+    for (const [file, bytes] of Object.entries(computed.files)) await this.deps.store.blobs.putBytes(`${record.blobPrefix}/${name}-${file}`, bytes);
+    this.deps.store.voices.update(record.id, { analysis: { ...record.analysis, [name]: { analysis: computed.analysis, files: Object.keys(computed.files) } } });
+    return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
   }
 
   private rejectBuiltin(voiceId: string): void {

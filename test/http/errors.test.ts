@@ -126,14 +126,9 @@ describe('auth and error envelope', () => {
     assertEnvelope(r.body, 415, 'unsupported_media_type', r.statusCode);
   });
 
-  const convert = (content: Buffer) => {
-    const form = multipartBody({ target_voice_id: 'voice_x' }, { audio: { filename: 'speech.wav', content } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
-  };
-
-  test('operations without an engine answer 501 after validating the upload, and remove it', async () => {
-    const r = await convert(speech);
-    assertEnvelope(r.body, 501, 'not_implemented', r.statusCode);
+  test('uploads are removed after the response, also after an error', async () => {
+    const r = await transcribe({ authorization: `Bearer ${t.key}` }, {}, Buffer.from('not audio'.repeat(100)));
+    assertEnvelope(r.body, 415, 'unsupported_media_type', r.statusCode);
     // Removal runs in the onResponse hook, just after the response is sent.
     const { readdirSync } = await import('node:fs');
     const tmp = path.join(t.config.dataDir, 'tmp');
@@ -141,11 +136,14 @@ describe('auth and error envelope', () => {
     assert.deepEqual(readdirSync(tmp), []);
   });
 
-  test('truncated audio is decoded as far as it goes, never a crash', async () => {
-    const r = await convert(speech.subarray(0, 20000));
-    assertEnvelope(r.body, 501, 'not_implemented', r.statusCode);
-    const headerOnly = await convert(speech.subarray(0, 30));
+  test('a header-only file is not audio -> 415, never a crash', async () => {
+    const headerOnly = await transcribe({ authorization: `Bearer ${t.key}` }, {}, speech.subarray(0, 30));
     assertEnvelope(headerOnly.body, 415, 'unsupported_media_type', headerOnly.statusCode);
+  });
+
+  test('text-to-speech without an engine answers 501 after validation', async () => {
+    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'Hello.', voice_id: 'x' } });
+    assertEnvelope(r.body, 501, 'not_implemented', r.statusCode);
   });
 });
 

@@ -1,26 +1,111 @@
-/** POST /v1/audio/vc: validation and orchestration. The engine plugs in behind `VoiceConverter`. */
-import { audioFormats } from '../../audio/encode.js';
+/** POST /v1/audio/vc: re-voice a recording as a cloned voice profile. */
+import { writeFile } from 'node:fs/promises';
+import { decodeFile } from '../../audio/decode.js';
+import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, type AudioFormat } from '../../audio/encode.js';
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
+import { resample } from '../../audio/resample.js';
+import type { Waveform } from '../../audio/waveform.js';
 import { VoxError } from '../../errors.js';
+import type { FileService } from '../../files/service.js';
 import type { OperationResult, RequestContext } from '../../http/context.js';
+import type { Scheduler } from '../../jobs/scheduler.js';
+import type { Metrics } from '../../metrics.js';
+import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
+import type { VoiceService } from '../../voices/service.js';
+import { profileEmbedding } from '../../voices/speaker-analyzer.js';
+import { loadProfileStats, storeProfileStats, type VoiceConverter } from './voice-converter.js';
 
 export interface ConvertFields {
   target_voice_id: string;
   preserve_emotion?: boolean;
-  format?: string;
+  format?: AudioFormat;
   sample_rate?: number;
-  response_format?: string;
+  response_format?: 'audio' | 'json';
 }
 
+export interface ConversionDependencies {
+  limits: AudioLimits;
+  scheduler: Scheduler;
+  metrics: Metrics;
+  files: FileService;
+  voices: VoiceService;
+  speakerEncoder: () => Promise<SpeakerEncoder>;
+  /** Undefined when no conversion engine is installed: the route answers 501. */
+  converter?: () => Promise<VoiceConverter>;
+}
+
+const round = (v: number): number => Math.round(v * 1000) / 1000;
+
 export class VoiceConversionService {
-  constructor(private readonly limits: AudioLimits) {}
+  constructor(private readonly deps: ConversionDependencies) {}
 
   capabilities() {
-    return { available: false, formats: [...audioFormats], preserve_emotion: true };
+    return { available: this.deps.converter !== undefined, formats: [...audioFormats], preserve_emotion: true, targets: 'cloned voices', response_formats: ['audio', 'json'] };
   }
 
   async convert(fields: ConvertFields, context: RequestContext): Promise<OperationResult> {
-    await admitAudio(uploadedFile(context.uploads, 'audio'), this.limits, context.signal);
-    throw new VoxError('not_implemented', 'Voice conversion is not available yet on this server: its engine has not landed.');
+    const profile = this.deps.voices.profile(fields.target_voice_id);
+    if (profile.type !== 'cloned') {
+      throw new VoxError('unsupported_value', `'${fields.target_voice_id}' is a built-in voice; voice conversion targets cloned voices (POST /v1/voices).`, { param: 'target_voice_id' });
+    }
+    const input = await admitAudio(uploadedFile(context.uploads, 'audio'), this.deps.limits, context.signal);
+    const loadConverter = this.deps.converter;
+    if (!loadConverter) throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');
+    const preserveEmotion = fields.preserve_emotion ?? true;
+
+    const outcome = await this.deps.scheduler.run('vc', input.durationSeconds, context.signal, async (signal) => {
+      const converter = await loadConverter();
+      const record = this.deps.voices.record(fields.target_voice_id);
+      // The engine's statistics of the target are computed once per profile and kept with it.
+      const stored = await this.deps.voices.derived(record, converter.engine, async (clips) => {
+        const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
+        return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
+      }, signal);
+      const target = loadProfileStats({ json: JSON.stringify(stored.analysis), blobs: stored.files });
+      const source = await decodeFile(input.path, { channels: 1, maxSeconds: this.deps.limits.maxAudioSeconds, ...(signal ? { signal } : {}) });
+      const startedAt = performance.now();
+      const result = await converter.convert(source, target, { preserveEmotion, ...(signal ? { signal } : {}) });
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      const audioSeconds = source.samples.length / source.sampleRate;
+      this.deps.metrics.recordInference({ operation: 'vc', engine: converter.engine, model: converter.modelId }, elapsedSeconds, audioSeconds);
+      context.log.info({ op: 'vc', engine: converter.engine, model: converter.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / audioSeconds }, 'converted');
+      const similarity = await this.similarities(source, result.waveform, profileEmbedding(record.analysis), signal);
+      return { waveform: result.waveform, f0Correlation: result.f0Correlation, warnings: result.warnings, ...similarity };
+    });
+
+    const format = fields.format ?? 'wav';
+    const sampleRate = outputSampleRate(format, fields.sample_rate ?? outcome.waveform.sampleRate);
+    const bytes = await encodeWaveform(outcome.waveform, { format, sampleRate, signal: context.signal });
+    const report = {
+      similarity_to_target: outcome.similarityToTarget,
+      similarity_to_source: outcome.similarityToSource,
+      source_similarity_to_target: outcome.sourceSimilarityToTarget,
+      f0_correlation: round(outcome.f0Correlation),
+    };
+    if (fields.response_format === 'json') {
+      const scratch = `${input.path}.out.${format}`;
+      await writeFile(scratch, bytes);
+      const file = await this.deps.files.keep(context.apiKey, scratch, `converted.${format}`, contentTypes[format]);
+      return { kind: 'json', body: { url: `/v1/audio/files/${file.id}`, expires_at: file.expiresAt, duration: outcome.waveform.samples.length / outcome.waveform.sampleRate, sample_rate: sampleRate, ...report, warnings: outcome.warnings } };
+    }
+    const headers: Record<string, string> = {
+      'x-similarity-to-target': String(report.similarity_to_target),
+      'x-similarity-to-source': String(report.similarity_to_source),
+      'x-source-similarity-to-target': String(report.source_similarity_to_target),
+      'x-f0-correlation': String(report.f0_correlation),
+    };
+    return { kind: 'audio', bytes, contentType: contentTypes[format], headers };
+  }
+
+  /** Speaker-embedding cosines: output vs target profile, output vs source, and source vs target for reference. */
+  private async similarities(source: Waveform, output: Waveform, target: Float32Array | undefined, signal?: AbortSignal) {
+    const encoder = await this.deps.speakerEncoder();
+    const [sourceEmbedding, outputEmbedding] = await Promise.all([source, output].map(async (w) => encoder.embedUtterance(await resample(w, embeddingSampleRate, signal), signal)));
+    const toTarget = (e: Float32Array): number | null => (target ? round(cosineSimilarity(e, target)) : null);
+    return {
+      similarityToTarget: toTarget(outputEmbedding!),
+      sourceSimilarityToTarget: toTarget(sourceEmbedding!),
+      similarityToSource: round(cosineSimilarity(outputEmbedding!, sourceEmbedding!)),
+    };
   }
 }
