@@ -3,6 +3,9 @@ import { ApiKeyService } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
+import { SileroVad } from './audio/vad.js';
+import { LoadedModel } from './models/loaded.js';
+import { VoiceService } from './voices/service.js';
 import { Scheduler } from './jobs/scheduler.js';
 import { Metrics } from './metrics.js';
 import { catalog } from './models/catalog.js';
@@ -24,6 +27,8 @@ export interface Container {
   metrics: Metrics;
   scheduler: Scheduler;
   files: FileService;
+  voices: VoiceService;
+  vad: LoadedModel<SileroVad>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -31,6 +36,8 @@ export interface Container {
     separation: SeparationService;
   };
   readiness(): Readiness;
+  /** Loads every model now, so the first request does not wait (failures show in readiness). */
+  preload(): Promise<void>;
   capabilities(): Promise<unknown>;
   /** Stops admitting work, waits for running jobs, closes storage. */
   close(): Promise<void>;
@@ -45,11 +52,14 @@ export function createContainer(config: Readonly<Config>): Container {
   const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
+  const vad = new LoadedModel('silero-vad', ['transcribe', 'voices'], async () => SileroVad.load(`${await models.require('silero-vad')}/silero_vad.onnx`), (m) => m.close());
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad];
+  const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
-    transcription: new TranscriptionService(limits),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get() }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
-    separation: new SeparationService(limits),
+    separation: new SeparationService({ limits, scheduler, metrics, files }),
   };
 
   return {
@@ -61,8 +71,16 @@ export function createContainer(config: Readonly<Config>): Container {
     metrics,
     scheduler,
     files,
+    voices,
+    vad,
     operations,
-    readiness: () => ({ ready: true, models: [] }),
+    readiness: () => {
+      const states = loadedModels.map((m) => m.state());
+      return { ready: states.every((s) => s.loaded), models: states };
+    },
+    preload: async () => {
+      await Promise.allSettled(loadedModels.map((m) => m.get()));
+    },
     capabilities: async () => ({
       tts: operations.synthesis.capabilities(),
       vc: operations.conversion.capabilities(),
@@ -79,6 +97,7 @@ export function createContainer(config: Readonly<Config>): Container {
     close: async () => {
       files.stopSweeping();
       await scheduler.drain();
+      await Promise.all(loadedModels.map((m) => m.close()));
       store.close();
     },
   };

@@ -17,6 +17,7 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
   }
   const app = await buildApp(container, { logger });
   container.files.startSweeping();
+  if (config.preloadModels) void container.preload();
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;

@@ -1,9 +1,11 @@
 /** Waveform -> encoded bytes, through ffmpeg. Peak-safe: a waveform over full scale is scaled down, never clipped. */
+import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { VoxError } from '../errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
 import { peak, type Waveform } from './waveform.js';
 
-export const audioFormats = ['mp3', 'wav', 'opus', 'flac', 'pcm'] as const;
+export const audioFormats = ['mp3', 'wav', 'opus', 'flac', 'pcm', 'aac'] as const;
 export type AudioFormat = (typeof audioFormats)[number];
 export const wavSampleFormats = ['s16', 's24', 'f32'] as const;
 export type WavSampleFormat = (typeof wavSampleFormats)[number];
@@ -14,6 +16,7 @@ export const contentTypes: Record<AudioFormat, string> = {
   opus: 'audio/ogg; codecs=opus',
   flac: 'audio/flac',
   pcm: 'audio/L16',
+  aac: 'audio/aac',
 };
 
 /** Rates libopus accepts; other requested rates are served at 48 kHz. */
@@ -49,6 +52,8 @@ function codecArgs(options: EncodeOptions): string[] {
       return ['-c:a', 'flac', '-f', 'flac'];
     case 'pcm':
       return ['-c:a', 'pcm_s16le', '-f', 's16le'];
+    case 'aac':
+      return ['-c:a', 'aac', '-b:a', '128k', '-f', 'adts'];
   }
 }
 
@@ -70,6 +75,48 @@ export async function encodeWaveform(waveform: Waveform, options: EncodeOptions)
 /** Encodes into a file (for results stored as blobs). */
 export async function encodeWaveformToFile(waveform: Waveform, options: EncodeOptions, path: string): Promise<void> {
   await encodeTo(waveform, options, path);
+}
+
+export interface StreamingEncoder {
+  /** Encoded bytes as they are produced. */
+  output: Readable;
+  /** Feeds the next chunk (same rate and channels as announced); resolves when ffmpeg accepted it. */
+  write(samples: Float32Array): Promise<void>;
+  end(): void;
+  /** Stops the encoder (e.g. the client went away). */
+  abort(): void;
+}
+
+/**
+ * One long-lived encoder for audio produced in pieces (streamed TTS): a single ffmpeg process, so there are no
+ * gaps or clicks between chunks. Each chunk is made peak-safe on its own.
+ */
+export function startEncoder(options: EncodeOptions & { inputSampleRate: number; channels: number }): StreamingEncoder {
+  const sampleRate = outputSampleRate(options.format, options.sampleRate ?? options.inputSampleRate);
+  const args = [
+    ...ffmpegBaseArgs,
+    '-f', 'f32le', '-ar', String(options.inputSampleRate), '-ac', String(options.channels), '-i', 'pipe:0',
+    ...(sampleRate !== options.inputSampleRate ? ['-af', 'aresample=resampler=soxr:precision=28'] : []),
+    '-ar', String(sampleRate),
+    // Streamed wav cannot know its length up front: ffmpeg writes a header that players treat as open-ended.
+    ...codecArgs(options),
+    ...(options.format === 'mp3' || options.format === 'opus' ? ['-flush_packets', '1'] : []),
+    'pipe:1',
+  ];
+  const child = spawn('ffmpeg', args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  child.on('error', () => undefined);
+  child.stdin.on('error', () => undefined);
+  return {
+    output: child.stdout,
+    write: (samples) => {
+      const safe = peakSafe(samples);
+      return new Promise<void>((resolve, reject) => {
+        child.stdin.write(Buffer.from(safe.buffer, safe.byteOffset, safe.byteLength), (error) => (error ? reject(error) : resolve()));
+      });
+    },
+    end: () => child.stdin.end(),
+    abort: () => child.kill('SIGKILL'),
+  };
 }
 
 async function encodeTo(waveform: Waveform, options: EncodeOptions, output: string): Promise<Buffer> {

@@ -61,9 +61,9 @@ export class SileroVad {
 }
 
 export class VadStream {
-  private state = new Float32Array(2 * 128);
+  private state: Float32Array = new Float32Array(2 * 128);
   private readonly window = new Float32Array(contextSamples + vadWindowSamples);
-  private pending = new Float32Array(0);
+  private pending: Float32Array = new Float32Array(0);
   private readonly sampleRateTensor = new ort.Tensor('int64', BigInt64Array.from([BigInt(vadSampleRate)]), []);
 
   constructor(private readonly session: ort.InferenceSession) {}

@@ -9,8 +9,9 @@ import { VoxError } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
-import { operationRoutes } from './routes/operations.js';
+import { openaiRoutes, operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
+import { voiceRoutes } from './routes/voices.js';
 import { errorEnvelope } from './schemas/audio.js';
 import { registerUploads } from './uploads.js';
 
@@ -68,7 +69,9 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     capabilities: () => container.capabilities(),
   });
   await app.register(operationRoutes, container.operations);
+  await app.register(openaiRoutes, container.operations);
   await app.register(fileRoutes, { files: container.files });
+  await app.register(voiceRoutes, { voices: container.voices });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { copyFile, rename, rm, stat, writeFile, access } from 'node:fs/promises';
 import path from 'node:path';
-import type { ApiKeyRecord, BlobStore, FileRecord, Scope, Store } from './store.js';
+import type { ApiKeyRecord, BlobStore, FileRecord, Scope, Store, VoiceRecord } from './store.js';
 
 /** Ordered schema migrations; the index + 1 is the schema version stored in user_version. */
 const migrations: string[] = [
@@ -15,6 +15,10 @@ const migrations: string[] = [
      id TEXT PRIMARY KEY, owner_key_id TEXT NOT NULL, name TEXT NOT NULL, content_type TEXT NOT NULL, bytes INTEGER NOT NULL,
      blob_key TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT NOT NULL);
    CREATE INDEX files_expires_at ON files (expires_at);`,
+  `CREATE TABLE voices (
+     id TEXT PRIMARY KEY, owner_key_id TEXT NOT NULL, name TEXT NOT NULL, languages TEXT NOT NULL, gender_estimate TEXT,
+     description TEXT NOT NULL, labels TEXT NOT NULL, reference_seconds REAL NOT NULL, engine TEXT NOT NULL,
+     created_at TEXT NOT NULL, blob_prefix TEXT NOT NULL, analysis TEXT NOT NULL);`,
 ];
 
 interface KeyRow {
@@ -38,6 +42,51 @@ interface FileRow {
   created_at: string;
   expires_at: string;
 }
+
+interface VoiceRow {
+  id: string;
+  owner_key_id: string;
+  name: string;
+  languages: string;
+  gender_estimate: 'female' | 'male' | null;
+  description: string;
+  labels: string;
+  reference_seconds: number;
+  engine: string;
+  created_at: string;
+  blob_prefix: string;
+  analysis: string;
+}
+
+const voiceFromRow = (row: VoiceRow): VoiceRecord => ({
+  id: row.id,
+  ownerKeyId: row.owner_key_id,
+  name: row.name,
+  languages: JSON.parse(row.languages) as string[],
+  genderEstimate: row.gender_estimate,
+  description: row.description,
+  labels: JSON.parse(row.labels) as Record<string, string>,
+  referenceSeconds: row.reference_seconds,
+  engine: row.engine,
+  createdAt: row.created_at,
+  blobPrefix: row.blob_prefix,
+  analysis: JSON.parse(row.analysis) as Record<string, unknown>,
+});
+
+const voiceToRow = (record: VoiceRecord): VoiceRow => ({
+  id: record.id,
+  owner_key_id: record.ownerKeyId,
+  name: record.name,
+  languages: JSON.stringify(record.languages),
+  gender_estimate: record.genderEstimate,
+  description: record.description,
+  labels: JSON.stringify(record.labels),
+  reference_seconds: record.referenceSeconds,
+  engine: record.engine,
+  created_at: record.createdAt,
+  blob_prefix: record.blobPrefix,
+  analysis: JSON.stringify(record.analysis),
+});
 
 const keyFromRow = (row: KeyRow): ApiKeyRecord => ({
   id: row.id,
@@ -149,6 +198,14 @@ export function openSqliteStore(dataDir: string): Store {
   const fileById = db.prepare<[string], FileRow>('SELECT * FROM files WHERE id = ?');
   const expiredFiles = db.prepare<[string], FileRow>('SELECT * FROM files WHERE expires_at <= ?');
   const deleteFile = db.prepare('DELETE FROM files WHERE id = ?');
+  const insertVoice = db.prepare(
+    `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis)
+     VALUES (@id, @owner_key_id, @name, @languages, @gender_estimate, @description, @labels, @reference_seconds, @engine, @created_at, @blob_prefix, @analysis)`,
+  );
+  const voiceById = db.prepare<[string], VoiceRow>('SELECT * FROM voices WHERE id = ?');
+  const allVoices = db.prepare<[], VoiceRow>('SELECT * FROM voices ORDER BY created_at, id');
+  const updateVoice = db.prepare('UPDATE voices SET name = @name, description = @description, labels = @labels, analysis = @analysis WHERE id = @id');
+  const deleteVoice = db.prepare('DELETE FROM voices WHERE id = ?');
 
   return {
     keys: {
@@ -169,6 +226,23 @@ export function openSqliteStore(dataDir: string): Store {
       },
       expired: (now) => expiredFiles.all(now).map(fileFromRow),
       delete: (id) => void deleteFile.run(id),
+    },
+    voices: {
+      insert: (record) => void insertVoice.run(voiceToRow(record)),
+      get: (id) => {
+        const row = voiceById.get(id);
+        return row && voiceFromRow(row);
+      },
+      list: () => allVoices.all().map(voiceFromRow),
+      update: (id, changes) =>
+        db.transaction(() => {
+          const row = voiceById.get(id);
+          if (!row) return undefined;
+          const updated = { ...voiceFromRow(row), ...changes };
+          updateVoice.run(voiceToRow(updated));
+          return updated;
+        })(),
+      delete: (id) => deleteVoice.run(id).changes > 0,
     },
     blobs: new DiskBlobStore(path.join(dataDir, 'blobs'), path.join(dataDir, 'tmp')),
     close: () => db.close(),

@@ -29,6 +29,32 @@ export interface FileRecord {
   expiresAt: string;
 }
 
+export interface VoiceRecord {
+  id: string;
+  /** Key that created it. Cloned voices are visible to their owner and to admin keys. */
+  ownerKeyId: string;
+  name: string;
+  languages: string[];
+  genderEstimate: 'female' | 'male' | null;
+  description: string;
+  labels: Record<string, string>;
+  referenceSeconds: number;
+  engine: string;
+  createdAt: string;
+  /** Blob key prefix holding the processed clips and every derived file. */
+  blobPrefix: string;
+  /** Derived data (speaker embedding, engine statistics), JSON. */
+  analysis: Record<string, unknown>;
+}
+
+export interface VoiceRepository {
+  insert(record: VoiceRecord): void;
+  get(id: string): VoiceRecord | undefined;
+  list(): VoiceRecord[];
+  update(id: string, changes: Partial<Pick<VoiceRecord, 'name' | 'description' | 'labels' | 'analysis'>>): VoiceRecord | undefined;
+  delete(id: string): boolean;
+}
+
 export interface KeyRepository {
   insert(record: ApiKeyRecord): void;
   findByHash(hash: string): ApiKeyRecord | undefined;
@@ -61,6 +87,7 @@ export interface BlobStore {
 export interface Store {
   keys: KeyRepository;
   files: FileRepository;
+  voices: VoiceRepository;
   blobs: BlobStore;
   close(): void;
 }

@@ -110,6 +110,32 @@ describe('encode', () => {
     });
   }
 
+  test('a streaming encoder turns chunks into one continuous stream', async () => {
+    const { startEncoder } = await import('../../src/audio/encode.js');
+    const source = await decodeFile(speechPath, { sampleRate: 16000, channels: 1 });
+    const encoder = startEncoder({ format: 'mp3', inputSampleRate: 16000, channels: 1, sampleRate: 24000 });
+    const received: Buffer[] = [];
+    let firstBytesAfterChunks = -1;
+    let chunksWritten = 0;
+    encoder.output.on('data', (chunk: Buffer) => {
+      if (firstBytesAfterChunks < 0) firstBytesAfterChunks = chunksWritten;
+      received.push(chunk);
+    });
+    const done = new Promise((resolve) => encoder.output.on('end', resolve));
+    for (let offset = 0; offset < source.samples.length; offset += 16000) {
+      await encoder.write(source.samples.subarray(offset, offset + 16000));
+      chunksWritten++;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    encoder.end();
+    await done;
+    assert.ok(firstBytesAfterChunks >= 0 && firstBytesAfterChunks < chunksWritten, 'bytes arrive before the input ends');
+    const dir = makeTempDir('stream');
+    writeFileSync(path.join(dir, 'out.mp3'), Buffer.concat(received));
+    const decoded = await decodeFile(path.join(dir, 'out.mp3'));
+    assert.ok(Math.abs(durationSeconds(decoded) - 5.855) < 0.1);
+  });
+
   test('24-bit and float wav', async () => {
     const source = await decodeFile(speechPath);
     for (const [wavSampleFormat, bits] of [['s24', 24], ['f32', 32]] as const) {

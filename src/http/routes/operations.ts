@@ -5,7 +5,7 @@ import type { SynthesisService } from '../../operations/synthesize/service.js';
 import type { TranscriptionService } from '../../operations/transcribe/service.js';
 import type { VoiceConversionService } from '../../operations/convert/service.js';
 import { requestContext, sendResult } from '../context.js';
-import { separateBody, transcribeBody, ttsBody, vcBody, type SeparateBody, type TranscribeBody, type TtsBody, type VcBody } from '../schemas/audio.js';
+import { openaiTranscriptionBody, separateBody, transcribeBody, ttsBody, vcBody, type OpenaiTranscriptionBody, type SeparateBody, type TranscribeBody, type TtsBody, type VcBody } from '../schemas/audio.js';
 
 export interface OperationRoutesOptions {
   transcription: TranscriptionService;
@@ -38,4 +38,16 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
     config: { scope: 'transcribe' },
     schema: { summary: 'Transcript with speakers, timestamps and confidence', tags: ['audio'], security, consumes: multipart, body: transcribeBody, response: errors },
   }, async (request, reply) => sendResult(reply, await services.transcription.transcribe(request.body, requestContext(request))));
+};
+
+/** OpenAI-compatible aliases (same services, OpenAI's field names). */
+export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, services) => {
+  app.post<{ Body: OpenaiTranscriptionBody }>('/v1/audio/transcriptions', {
+    config: { scope: 'transcribe' },
+    schema: { summary: 'OpenAI-compatible transcription', tags: ['openai'], security, consumes: multipart, body: openaiTranscriptionBody, response: errors },
+  }, async (request, reply) => sendResult(reply, await services.transcription.transcribe(
+    { ...request.body, timestamp_granularities: request.body['timestamp_granularities[]'] ?? request.body.timestamp_granularities },
+    requestContext(request),
+    { uploadField: 'file', openaiCompatible: true },
+  )));
 };

@@ -4,7 +4,7 @@ import type { Metrics } from '../../metrics.js';
 
 export interface Readiness {
   ready: boolean;
-  models: Array<{ id: string; operation: string; loaded: boolean; error?: string }>;
+  models: Array<{ id: string; operations: string[]; loaded: boolean; error?: string }>;
 }
 
 export interface SystemRoutesOptions {

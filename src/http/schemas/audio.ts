@@ -25,6 +25,19 @@ export const transcribeBody = Type.Object({
 });
 export type TranscribeBody = Static<typeof transcribeBody>;
 
+/** OpenAI's /v1/audio/transcriptions form, so the official SDKs work unchanged. */
+export const openaiTranscriptionBody = Type.Object({
+  file: fileField('Audio file.'),
+  model: Type.Optional(Type.String({ description: 'Accepted for compatibility; the server uses its configured ASR model.' })),
+  language: Type.Optional(Type.String()),
+  prompt: Type.Optional(Type.String({ maxLength: 2000 })),
+  response_format: Type.Optional(closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.')),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  'timestamp_granularities[]': Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  timestamp_granularities: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+});
+export type OpenaiTranscriptionBody = Static<typeof openaiTranscriptionBody>;
+
 export const ttsBody = Type.Object({
   text: Type.String({ description: 'Text to speak (1-5000 characters).' }),
   voice_id: Type.String({ minLength: 1, description: 'A voice profile id (GET /v1/voices).' }),

@@ -1,11 +1,18 @@
-/** POST /v1/audio/transcribe: validation and orchestration. The engine plugs in behind `Transcriber`. */
+/** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions. */
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
+import type { SileroVad } from '../../audio/vad.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
 import type { OperationResult, RequestContext } from '../../http/context.js';
-import { baseLanguage, whisperLanguages } from './languages.js';
+import type { Scheduler } from '../../jobs/scheduler.js';
+import type { Metrics } from '../../metrics.js';
+import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
+import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
+import { transcribeFile, type Diarizer } from './pipeline.js';
+import type { Transcriber } from './transcriber.js';
 
 export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
 export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
+const granularityValues = ['segment', 'word'] as const;
 
 export interface TranscribeFields {
   language?: string;
@@ -19,26 +26,93 @@ export interface TranscribeFields {
   temperature?: number;
 }
 
+export interface TranscriptionDependencies {
+  limits: AudioLimits;
+  scheduler: Scheduler;
+  metrics: Metrics;
+  vad: () => Promise<SileroVad>;
+  /** Undefined when no ASR engine is installed: the route answers 501. */
+  transcriber?: () => Promise<Transcriber>;
+  /** Undefined when no speaker-embedding model is installed: diarize=true answers 501. */
+  diarizer?: () => Promise<Diarizer>;
+}
+
+function parseGranularities(value: string | string[] | undefined, openaiCompatible: boolean): { word: boolean; segment: boolean } {
+  const list = (Array.isArray(value) ? value : value === undefined ? [] : value.split(',')).map((v) => v.trim()).filter(Boolean);
+  for (const item of list) if (!(granularityValues as readonly string[]).includes(item)) throw unsupportedValue('timestamp_granularities', item, granularityValues);
+  // OpenAI returns segments only unless words are asked for; our own format returns both.
+  if (list.length === 0) return { word: !openaiCompatible, segment: true };
+  return { word: list.includes('word'), segment: list.includes('segment') };
+}
+
 export class TranscriptionService {
-  constructor(private readonly limits: AudioLimits) {}
+  constructor(private readonly deps: TranscriptionDependencies) {}
 
   capabilities() {
-    return { available: false, languages: [...whisperLanguages], response_formats: [...transcriptionResponseFormats], diarization: false };
+    return {
+      available: this.deps.transcriber !== undefined,
+      languages: [...whisperLanguages],
+      response_formats: [...transcriptionResponseFormats],
+      diarization: this.deps.diarizer !== undefined,
+      timestamp_granularities: [...granularityValues],
+    };
   }
 
-  async transcribe(fields: TranscribeFields, context: RequestContext): Promise<OperationResult> {
-    const language = baseLanguage(fields.language ?? 'auto');
+  async transcribe(fields: TranscribeFields, context: RequestContext, options: { uploadField?: string; openaiCompatible?: boolean } = {}): Promise<OperationResult> {
+    const language = baseLanguage(fields.language || 'auto');
     if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) {
       throw unsupportedValue('language', fields.language ?? '', ['auto', ...whisperLanguages]);
     }
+    const diarize = fields.diarize ?? false;
     const { num_speakers: numSpeakers, min_speakers: minSpeakers, max_speakers: maxSpeakers } = fields;
     if (minSpeakers !== undefined && maxSpeakers !== undefined && minSpeakers > maxSpeakers) {
       throw new VoxError('invalid_request', 'min_speakers must not exceed max_speakers.', { param: 'min_speakers' });
     }
-    if (numSpeakers !== undefined && (fields.diarize ?? false) === false) {
-      throw new VoxError('invalid_request', 'num_speakers needs diarize=true.', { param: 'num_speakers' });
+    if ((numSpeakers ?? minSpeakers ?? maxSpeakers) !== undefined && !diarize) {
+      throw new VoxError('invalid_request', 'num_speakers, min_speakers and max_speakers need diarize=true.', { param: 'diarize' });
     }
-    await admitAudio(uploadedFile(context.uploads, 'audio'), this.limits, context.signal);
-    throw new VoxError('not_implemented', 'Transcription is not available yet on this server: its engine has not landed.');
+    const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
+    const format = fields.response_format ?? 'json';
+    const input = await admitAudio(uploadedFile(context.uploads, options.uploadField ?? 'audio'), this.deps.limits, context.signal);
+    const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
+    if (!loadTranscriber) throw new VoxError('not_implemented', 'Transcription is not available on this server: no ASR model is installed (voxd models pull).');
+    if (diarize && !makeDiarizer) throw new VoxError('not_implemented', 'Diarization is not available on this server: no speaker-embedding model is installed.', { param: 'diarize' });
+
+    const transcript = await this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
+      const [transcriber, vad, diarizer] = await Promise.all([loadTranscriber(), this.deps.vad(), diarize ? makeDiarizer!() : undefined]);
+      const startedAt = performance.now();
+      const result = await transcribeFile({ transcriber, vad }, {
+        path: input.path,
+        language,
+        ...(fields.prompt ? { prompt: fields.prompt } : {}),
+        ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
+        ...(diarizer ? { diarizer } : {}),
+        speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },
+        maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+        ...(signal ? { signal } : {}),
+      });
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      this.deps.metrics.recordInference({ operation: 'transcribe', engine: transcriber.engine, model: transcriber.modelId }, elapsedSeconds, result.duration);
+      context.log.info({ op: 'transcribe', engine: transcriber.engine, model: transcriber.modelId, audio_seconds: result.duration, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(result.duration, 1e-9) }, 'transcribed');
+      return result;
+    });
+    return this.render(transcript, format, granularities, options.openaiCompatible ?? false);
+  }
+
+  private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean): OperationResult {
+    switch (format) {
+      case 'text':
+        return { kind: 'text', body: `${transcript.text}\n`, contentType: 'text/plain; charset=utf-8' };
+      case 'srt':
+        return { kind: 'text', body: toSrt(transcript), contentType: 'application/x-subrip; charset=utf-8' };
+      case 'vtt':
+        return { kind: 'text', body: toVtt(transcript), contentType: 'text/vtt; charset=utf-8' };
+      case 'json':
+        return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
+      case 'verbose_json': {
+        const body = toJson(transcript, granularities, true) as Record<string, unknown>;
+        return { kind: 'json', body: openaiCompatible ? { task: 'transcribe', ...body, language: languageNames[transcript.language] ?? transcript.language } : body };
+      }
+    }
   }
 }

@@ -1,0 +1,23 @@
+/** Level measurement and normalisation of speech. */
+import { rmsDb, peak } from './waveform.js';
+
+/**
+ * Fraction of samples sitting at the waveform's peak magnitude. Natural audio touches its peak a few times; a clipped
+ * recording has flat tops there, even if it was scaled down after clipping.
+ */
+export function clippedFraction(samples: Float32Array): number {
+  const top = peak(samples);
+  if (top < 0.25) return 0;
+  let clipped = 0;
+  for (let i = 0; i < samples.length; i++) if (Math.abs(samples[i]!) >= 0.999 * top) clipped++;
+  return samples.length === 0 ? 0 : clipped / samples.length;
+}
+
+/** Scales speech to `targetDb` RMS, limited so the peak stays below full scale. */
+export function normalizeSpeech(samples: Float32Array, targetDb = -20): Float32Array {
+  const level = rmsDb(samples);
+  if (!Number.isFinite(level)) return samples;
+  const maxPeak = peak(samples);
+  const gain = Math.min(10 ** ((targetDb - level) / 20), maxPeak > 0 ? 0.98 / maxPeak : 1);
+  return samples.map((v) => v * gain);
+}

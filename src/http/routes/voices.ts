@@ -1,0 +1,35 @@
+/** Voice profiles: scope `voices` to write, any key to read. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { VoiceService } from '../../voices/service.js';
+import { requestContext, sendResult } from '../context.js';
+import { createVoiceBody, listVoicesQuery, patchVoiceBody, voiceParams, type CreateVoiceBody, type ListVoicesQuery, type PatchVoiceBody, type VoiceParams } from '../schemas/voices.js';
+
+const security = [{ bearerAuth: [] }];
+const tags = ['voices'];
+
+export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService }> = async (app, { voices }) => {
+  app.post<{ Body: CreateVoiceBody }>('/v1/voices', {
+    config: { scope: 'voices' },
+    schema: { summary: 'Clone a voice from reference clips (consent required)', tags, security, consumes: ['multipart/form-data'], body: createVoiceBody },
+  }, async (request, reply) => sendResult(reply, await voices.create(request.body, requestContext(request))));
+
+  app.get<{ Querystring: ListVoicesQuery }>('/v1/voices', {
+    config: { scope: 'any' },
+    schema: { summary: 'Built-in and cloned voices', tags, security, querystring: listVoicesQuery },
+  }, async (request, reply) => sendResult(reply, voices.list(request.query)));
+
+  app.get<{ Params: VoiceParams }>('/v1/voices/:voice_id', {
+    config: { scope: 'any' },
+    schema: { summary: 'One voice profile', tags, security, params: voiceParams },
+  }, async (request, reply) => sendResult(reply, voices.get(request.params.voice_id)));
+
+  app.patch<{ Params: VoiceParams; Body: PatchVoiceBody }>('/v1/voices/:voice_id', {
+    config: { scope: 'voices' },
+    schema: { summary: 'Rename, describe or label a cloned voice', tags, security, params: voiceParams, body: patchVoiceBody },
+  }, async (request, reply) => sendResult(reply, voices.update(request.params.voice_id, request.body)));
+
+  app.delete<{ Params: VoiceParams }>('/v1/voices/:voice_id', {
+    config: { scope: 'voices' },
+    schema: { summary: 'Delete a cloned voice with its clips, embeddings and every derived file', tags, security, params: voiceParams },
+  }, async (request, reply) => sendResult(reply, await voices.delete(request.params.voice_id)));
+};

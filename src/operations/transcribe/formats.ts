@@ -1,0 +1,83 @@
+/** Renders a transcript as json, verbose_json, srt, vtt or text. */
+
+export interface TranscriptWord {
+  word: string;
+  start: number;
+  end: number;
+  confidence: number;
+  speaker: string | null;
+}
+
+export interface TranscriptSegment {
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+  speaker: string | null;
+  confidence: number;
+  words: TranscriptWord[];
+  avg_logprob: number;
+  no_speech_prob: number;
+  temperature: number;
+}
+
+export interface Transcript {
+  text: string;
+  language: string;
+  language_probability: number;
+  duration: number;
+  segments: TranscriptSegment[];
+  speakers: Array<{ id: string; total_speech_seconds: number }>;
+  model: string;
+  warnings: string[];
+}
+
+const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
+
+function clock(seconds: number, decimalSeparator: ',' | '.'): string {
+  const totalMs = Math.max(0, Math.round(seconds * 1000));
+  const hours = Math.floor(totalMs / 3_600_000);
+  const minutes = Math.floor((totalMs % 3_600_000) / 60_000);
+  const secs = Math.floor((totalMs % 60_000) / 1000);
+  const ms = totalMs % 1000;
+  const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+  return `${pad(hours)}:${pad(minutes)}:${pad(secs)}${decimalSeparator}${pad(ms, 3)}`;
+}
+
+const cueText = (segment: TranscriptSegment): string => `${segment.speaker ? `[${segment.speaker}] ` : ''}${segment.text.trim()}`;
+
+export function toSrt(transcript: Transcript): string {
+  return transcript.segments
+    .map((s, i) => `${i + 1}\n${clock(s.start, ',')} --> ${clock(s.end, ',')}\n${cueText(s)}\n`)
+    .join('\n');
+}
+
+export function toVtt(transcript: Transcript): string {
+  const cues = transcript.segments.map((s) => `${clock(s.start, '.')} --> ${clock(s.end, '.')}\n${cueText(s)}\n`);
+  return ['WEBVTT\n', ...cues].join('\n');
+}
+
+/** The default JSON: times rounded to milliseconds; word lists only when asked for. */
+export function toJson(transcript: Transcript, granularities: { word: boolean; segment: boolean }, verbose: boolean): unknown {
+  const segments = transcript.segments.map((s) => ({
+    id: s.id,
+    start: round(s.start),
+    end: round(s.end),
+    text: s.text,
+    speaker: s.speaker,
+    confidence: round(s.confidence),
+    ...(granularities.word ? { words: s.words.map((w) => ({ ...w, start: round(w.start), end: round(w.end), confidence: round(w.confidence) })) } : {}),
+    ...(verbose ? { avg_logprob: round(s.avg_logprob), no_speech_prob: round(s.no_speech_prob), temperature: s.temperature } : {}),
+  }));
+  return {
+    text: transcript.text,
+    language: transcript.language,
+    language_probability: round(transcript.language_probability),
+    duration: round(transcript.duration),
+    ...(granularities.segment || granularities.word ? { segments } : {}),
+    ...(verbose && granularities.word ? { words: segments.flatMap((s) => ('words' in s ? s.words : [])) } : {}),
+    speakers: transcript.speakers,
+    model: transcript.model,
+    warnings: transcript.warnings,
+  };
+}

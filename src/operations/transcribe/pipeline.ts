@@ -1,0 +1,189 @@
+/**
+ * decode (16 kHz mono, streamed) -> Silero VAD -> speech-only chunks -> ASR per chunk (times mapped back)
+ * -> optional diarization -> words assigned to speakers -> segments split on speaker change.
+ * Two streaming passes over the file (VAD, then ASR) keep memory flat for multi-hour inputs.
+ */
+import { decodeBlocks } from '../../audio/decode.js';
+import { speechSegments, type SileroVad } from '../../audio/vad.js';
+import { planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
+import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
+import type { RecognizedSegment, Transcriber } from './transcriber.js';
+
+export const asrSampleRate = 16000;
+/** Whisper sees 30 s windows; a little headroom keeps padded chunks inside one window. */
+const maxChunkSeconds = 28;
+const blockSeconds = 10;
+
+export interface SpeakerTurn {
+  speaker: string;
+  startSeconds: number;
+  endSeconds: number;
+}
+
+/** Speaker diarization over the speech the pipeline already decoded. */
+export interface Diarizer {
+  /** Called for each speech piece in time order. */
+  addSpeech(samples: Float32Array, originalStartSeconds: number, signal?: AbortSignal): Promise<void>;
+  /** Clusters everything added so far into speaker turns. */
+  finish(options: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number }): SpeakerTurn[];
+}
+
+export interface PipelineRequest {
+  path: string;
+  language: string;
+  prompt?: string;
+  temperature?: number;
+  diarizer?: Diarizer;
+  speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number };
+  maxAudioSeconds: number;
+  signal?: AbortSignal;
+}
+
+export interface PipelineDependencies {
+  transcriber: Transcriber;
+  vad: SileroVad;
+}
+
+export async function transcribeFile(deps: PipelineDependencies, request: PipelineRequest): Promise<Transcript> {
+  const decode = () => decodeBlocks(request.path, { sampleRate: asrSampleRate, channels: 1, blockFrames: asrSampleRate * blockSeconds, maxSeconds: request.maxAudioSeconds, signal: request.signal });
+
+  // Pass 1: voice activity.
+  const vadStream = deps.vad.stream();
+  const probabilityBlocks: Float32Array[] = [];
+  let totalSamples = 0;
+  for await (const block of decode()) {
+    totalSamples += block.length;
+    probabilityBlocks.push(await vadStream.push(block, request.signal));
+  }
+  probabilityBlocks.push(await vadStream.flush());
+  const probabilities = concat(probabilityBlocks);
+  const durationSeconds = totalSamples / asrSampleRate;
+  const segments = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: 1, padSeconds: 0.4, maxSpeechSeconds: maxChunkSeconds });
+  const chunks = planChunks(segments, maxChunkSeconds);
+
+  // Pass 2: recognition, chunk by chunk, while decoding.
+  const recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }> = [];
+  let language = request.language;
+  let languageProbability = request.language === 'auto' ? 0 : 1;
+  let previousText = '';
+  let chunkIndex = 0;
+  const window = new SampleWindow();
+  const runReadyChunks = async (final: boolean): Promise<void> => {
+    while (chunkIndex < chunks.length) {
+      const chunk = chunks[chunkIndex]!;
+      const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
+      if (!final && window.availableUntil < endSample) return;
+      const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
+      for (const piece of chunk.pieces) {
+        const from = Math.floor(piece.originalStartSeconds * asrSampleRate);
+        await request.diarizer?.addSpeech(window.take(from, from + Math.floor(piece.durationSeconds * asrSampleRate)), piece.originalStartSeconds, request.signal);
+      }
+      const prompt = [request.prompt, previousText].filter(Boolean).join(' ').slice(-800);
+      const result = await deps.transcriber.transcribe(samples, { language, prompt, temperature: request.temperature ?? 0, signal: request.signal });
+      if (language === 'auto') {
+        // The first chunk decides, as in faster-whisper: later chunks stay consistent.
+        language = result.language;
+        languageProbability = result.languageProbability;
+      }
+      recognized.push({ chunk, segments: result.segments, temperature: result.temperature });
+      // Conditioning on a high-temperature (unreliable) decoding invites repetition loops: reset instead.
+      previousText = result.temperature < 0.5 ? result.segments.map((s) => s.text).join('') : '';
+      window.discardBefore(Math.floor((chunks[chunkIndex + 1]?.originalStartSeconds ?? chunk.originalEndSeconds) * asrSampleRate));
+      chunkIndex++;
+    }
+  };
+  if (chunks.length > 0) {
+    for await (const block of decode()) {
+      window.push(block);
+      await runReadyChunks(false);
+    }
+    await runReadyChunks(true);
+  }
+
+  const turns = request.diarizer?.finish(request.speakers) ?? [];
+  const transcriptSegments = buildSegments(recognized, turns);
+  const speakers = summarizeSpeakers(turns);
+  return {
+    text: transcriptSegments.map((s) => s.text).join(' ').replace(/\s+/g, ' ').trim(),
+    language: language === 'auto' ? 'unknown' : language,
+    language_probability: languageProbability,
+    duration: durationSeconds,
+    segments: transcriptSegments,
+    speakers,
+    model: deps.transcriber.modelId,
+    warnings: [],
+  };
+}
+
+function concat(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
+  return out;
+}
+
+/** The speaker whose turns overlap [start, end) most; nearest turn when none overlaps. */
+export function speakerAt(turns: SpeakerTurn[], startSeconds: number, endSeconds: number): string | null {
+  if (turns.length === 0) return null;
+  const overlap = new Map<string, number>();
+  for (const turn of turns) {
+    const o = Math.min(endSeconds, turn.endSeconds) - Math.max(startSeconds, turn.startSeconds);
+    if (o > 0) overlap.set(turn.speaker, (overlap.get(turn.speaker) ?? 0) + o);
+  }
+  if (overlap.size > 0) return [...overlap.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+  const middle = (startSeconds + endSeconds) / 2;
+  const distance = (t: SpeakerTurn): number => Math.max(t.startSeconds - middle, middle - t.endSeconds, 0);
+  return turns.reduce((best, t) => (distance(t) < distance(best) ? t : best)).speaker;
+}
+
+/** Words keep the recogniser's segments, which are split wherever the speaker changes. */
+export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }>, turns: SpeakerTurn[]): TranscriptSegment[] {
+  const result: TranscriptSegment[] = [];
+  for (const { chunk, segments, temperature } of recognized) {
+    for (const segment of segments) {
+      const words: TranscriptWord[] = segment.words.map((w) => {
+        const start = toOriginalSeconds(chunk, w.startSeconds);
+        const end = Math.max(start, toOriginalSeconds(chunk, w.endSeconds));
+        return { word: w.text, start, end, confidence: w.probability, speaker: speakerAt(turns, start, end) };
+      });
+      const start = toOriginalSeconds(chunk, segment.startSeconds);
+      const end = toOriginalSeconds(chunk, segment.endSeconds);
+      const groups: TranscriptWord[][] = [];
+      for (const word of words) {
+        const last = groups.at(-1);
+        if (last && last[0]!.speaker === word.speaker) last.push(word);
+        else groups.push([word]);
+      }
+      if (groups.length === 0) {
+        if (segment.text.trim() === '') continue;
+        groups.push([]);
+      }
+      for (const group of groups) {
+        const text = groups.length === 1 ? segment.text.trim() : group.map((w) => w.word).join('').trim();
+        const confidence = group.length > 0 ? group.reduce((sum, w) => sum + w.confidence, 0) / group.length : Math.exp(segment.averageLogProbability);
+        result.push({
+          id: result.length,
+          start: group[0]?.start ?? start,
+          end: group.at(-1)?.end ?? end,
+          text,
+          speaker: group[0]?.speaker ?? speakerAt(turns, start, end),
+          confidence,
+          words: group,
+          avg_logprob: segment.averageLogProbability,
+          no_speech_prob: segment.noSpeechProbability,
+          temperature,
+        });
+      }
+    }
+  }
+  return result;
+}
+
+function summarizeSpeakers(turns: SpeakerTurn[]): Array<{ id: string; total_speech_seconds: number }> {
+  const totals = new Map<string, number>();
+  for (const t of turns) totals.set(t.speaker, (totals.get(t.speaker) ?? 0) + t.endSeconds - t.startSeconds);
+  return [...totals.entries()].sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true })).map(([id, seconds]) => ({ id, total_speech_seconds: Math.round(seconds * 100) / 100 }));
+}

@@ -1,0 +1,44 @@
+/** The ASR engine interface: one call per chunk of 16 kHz mono speech (at most 30 s). */
+
+export interface RecognizedWord {
+  /** As spoken, with leading space where the language separates words by spaces. */
+  text: string;
+  startSeconds: number;
+  endSeconds: number;
+  /** Geometric mean of the probabilities of the word's tokens (see README: confidence). */
+  probability: number;
+}
+
+export interface RecognizedSegment {
+  startSeconds: number;
+  endSeconds: number;
+  text: string;
+  words: RecognizedWord[];
+  /** Mean log-probability of the segment's tokens. */
+  averageLogProbability: number;
+  noSpeechProbability: number;
+}
+
+export interface ChunkTranscript {
+  language: string;
+  languageProbability: number;
+  segments: RecognizedSegment[];
+  /** Temperature that produced the accepted decoding (fallback raises it). */
+  temperature: number;
+}
+
+export interface TranscribeChunkOptions {
+  /** ISO 639-1 code, or 'auto' to detect. */
+  language: string;
+  /** Conditioning text: the user's prompt and/or the previous chunk's text. */
+  prompt?: string;
+  temperature: number;
+  signal?: AbortSignal;
+}
+
+export interface Transcriber {
+  engine: string;
+  modelId: string;
+  languages: readonly string[];
+  transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript>;
+}

@@ -1,0 +1,243 @@
+/**
+ * Voice profiles, shaped like ElevenLabs' voices API: cloned profiles made from reference clips (with consent),
+ * plus the engines' built-in voices. Everything derived from a speaker lives under the profile's blob prefix,
+ * so deleting a profile leaves nothing of the speaker behind.
+ */
+import { randomUUID } from 'node:crypto';
+import { decodeFile } from '../audio/decode.js';
+import { encodeWaveform } from '../audio/encode.js';
+import { admitAudio } from '../audio/input.js';
+import { clippedFraction, normalizeSpeech } from '../audio/loudness.js';
+import { speechSegments, type SileroVad } from '../audio/vad.js';
+import { rmsDb, type Waveform } from '../audio/waveform.js';
+import { VoxError } from '../errors.js';
+import type { OperationResult, RequestContext, UploadedFile } from '../http/context.js';
+import type { Store, VoiceRecord } from '../storage/store.js';
+
+export const referenceSampleRate = 16000;
+const minReferenceSeconds = 3;
+const maxReferenceSeconds = 600;
+
+export interface VoiceProfile {
+  voice_id: string;
+  name: string;
+  type: 'builtin' | 'cloned';
+  languages: string[];
+  gender_estimate: 'female' | 'male' | null;
+  created_at: string | null;
+  description: string;
+  labels: Record<string, string>;
+  reference_seconds: number;
+  engine: string;
+}
+
+/** Something computed once from a new profile's processed clips (speaker embedding, engine statistics). */
+export interface VoiceAnalyzer {
+  name: string;
+  /** Throws VoxError('unsupported_value') to reject the clips (e.g. several speakers). */
+  analyse(clips: Waveform[], signal: AbortSignal): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
+}
+
+export interface BuiltinVoiceSource {
+  builtinVoices(): VoiceProfile[];
+}
+
+export interface CreateVoiceFields {
+  name: string;
+  language?: string;
+  description?: string;
+  labels?: string;
+  consent?: boolean;
+}
+
+export interface PatchVoiceFields {
+  name?: string;
+  description?: string;
+  labels?: Record<string, string>;
+}
+
+function parseLabels(text: string | undefined): Record<string, string> {
+  if (text === undefined || text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new VoxError('invalid_request', "'labels' must be a JSON object of strings.", { param: 'labels' });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    throw new VoxError('invalid_request', "'labels' must be a JSON object of strings.", { param: 'labels' });
+  }
+  return parsed as Record<string, string>;
+}
+
+export class VoiceService {
+  constructor(
+    private readonly deps: {
+      store: Store;
+      vad: () => Promise<SileroVad>;
+      analyzers: VoiceAnalyzer[];
+      builtins: BuiltinVoiceSource[];
+      maxAudioSeconds: number;
+    },
+  ) {}
+
+  toProfile(record: VoiceRecord): VoiceProfile {
+    return {
+      voice_id: record.id,
+      name: record.name,
+      type: 'cloned',
+      languages: record.languages,
+      gender_estimate: record.genderEstimate,
+      created_at: record.createdAt,
+      description: record.description,
+      labels: record.labels,
+      reference_seconds: Math.round(record.referenceSeconds * 100) / 100,
+      engine: record.engine,
+    };
+  }
+
+  list(filter: { language?: string; type?: 'builtin' | 'cloned' }): OperationResult {
+    const builtin = this.deps.builtins.flatMap((b) => b.builtinVoices());
+    const cloned = this.deps.store.voices.list().map((r) => this.toProfile(r));
+    const language = filter.language?.toLowerCase();
+    const voices = [...builtin, ...cloned].filter(
+      (v) => (!filter.type || v.type === filter.type) && (!language || v.languages.some((l) => l.toLowerCase() === language || l.toLowerCase().startsWith(`${language}-`))),
+    );
+    return { kind: 'json', body: { voices } };
+  }
+
+  /** A cloned profile's record, or 404. */
+  record(voiceId: string): VoiceRecord {
+    const record = this.deps.store.voices.get(voiceId);
+    if (!record) throw new VoxError('not_found', `No cloned voice '${voiceId}'.`, { param: 'voice_id' });
+    return record;
+  }
+
+  profile(voiceId: string): VoiceProfile {
+    const builtin = this.deps.builtins.flatMap((b) => b.builtinVoices()).find((v) => v.voice_id === voiceId);
+    if (builtin) return builtin;
+    const record = this.deps.store.voices.get(voiceId);
+    if (!record) throw new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param: 'voice_id' });
+    return this.toProfile(record);
+  }
+
+  get(voiceId: string): OperationResult {
+    return { kind: 'json', body: this.profile(voiceId) };
+  }
+
+  async create(fields: CreateVoiceFields, context: RequestContext): Promise<OperationResult> {
+    if (fields.consent !== true) {
+      throw new VoxError('invalid_request', "'consent' must be true: confirm that the speaker agreed to having their voice cloned.", { param: 'consent' });
+    }
+    const name = fields.name.trim();
+    if (name.length === 0) throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
+    const labels = parseLabels(fields.labels);
+    const uploads: UploadedFile[] = context.uploads.get('files') ?? [];
+    if (uploads.length === 0) throw new VoxError('invalid_request', "'files' is required: one or more reference clips as multipart files.", { param: 'files' });
+
+    const clips: Waveform[] = [];
+    for (const upload of uploads) {
+      await admitAudio(upload, { maxAudioSeconds: this.deps.maxAudioSeconds }, context.signal);
+      const decoded = await decodeFile(upload.path, { sampleRate: referenceSampleRate, channels: 1, signal: context.signal });
+      clips.push(await this.prepareClip(decoded, upload.filename, context.signal));
+    }
+    const referenceSeconds = clips.reduce((sum, c) => sum + c.samples.length / referenceSampleRate, 0);
+    if (referenceSeconds < minReferenceSeconds) {
+      throw new VoxError('unsupported_value', `The clips hold ${referenceSeconds.toFixed(1)} s of speech; at least ${minReferenceSeconds} s are needed.`, { param: 'files' });
+    }
+    if (referenceSeconds > maxReferenceSeconds) {
+      throw new VoxError('unsupported_value', `The clips hold ${Math.round(referenceSeconds)} s of speech; at most ${maxReferenceSeconds} s (10 minutes) are used for a profile.`, { param: 'files' });
+    }
+
+    const id = `voice_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const blobPrefix = `voices/${id}`;
+    const analysis: Record<string, unknown> = {};
+    try {
+      for (const [index, clip] of clips.entries()) {
+        await this.deps.store.blobs.putBytes(`${blobPrefix}/reference-${index + 1}.flac`, await encodeWaveform(clip, { format: 'flac' }));
+      }
+      for (const analyzer of this.deps.analyzers) {
+        const result = await analyzer.analyse(clips, context.signal);
+        analysis[analyzer.name] = result.analysis;
+        for (const [file, bytes] of Object.entries(result.files ?? {})) await this.deps.store.blobs.putBytes(`${blobPrefix}/${analyzer.name}-${file}`, bytes);
+      }
+      const record: VoiceRecord = {
+        id,
+        ownerKeyId: context.apiKey.id,
+        name,
+        languages: fields.language ? [fields.language] : [],
+        genderEstimate: (analysis.gender as { estimate?: 'female' | 'male' } | undefined)?.estimate ?? null,
+        description: fields.description ?? '',
+        labels,
+        referenceSeconds,
+        engine: 'clone',
+        createdAt: new Date().toISOString(),
+        blobPrefix,
+        analysis,
+      };
+      this.deps.store.voices.insert(record);
+      return { kind: 'json', status: 201, body: this.toProfile(record) };
+    } catch (error) {
+      // Nothing half-made stays behind: no record was written, so the files go too.
+      await this.deps.store.blobs.delete(blobPrefix);
+      throw error;
+    }
+  }
+
+  update(voiceId: string, changes: PatchVoiceFields): OperationResult {
+    this.rejectBuiltin(voiceId);
+    if (changes.name !== undefined && changes.name.trim() === '') throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
+    const updated = this.deps.store.voices.update(voiceId, {
+      ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      ...(changes.labels !== undefined ? { labels: changes.labels } : {}),
+    });
+    if (!updated) throw new VoxError('not_found', `No cloned voice '${voiceId}'.`, { param: 'voice_id' });
+    return { kind: 'json', body: this.toProfile(updated) };
+  }
+
+  async delete(voiceId: string): Promise<OperationResult> {
+    this.rejectBuiltin(voiceId);
+    const record = this.record(voiceId);
+    // Files first: if this crashes half-way, the record still points at what is left and a retry removes it.
+    await this.deps.store.blobs.delete(record.blobPrefix);
+    this.deps.store.voices.delete(voiceId);
+    return { kind: 'json', body: { voice_id: voiceId, deleted: true } };
+  }
+
+  /** Reference clips of a cloned profile (16 kHz mono, speech only, normalised). */
+  async referenceClips(record: VoiceRecord, signal?: AbortSignal): Promise<Waveform[]> {
+    const clips: Waveform[] = [];
+    for (let index = 1; await this.deps.store.blobs.exists(`${record.blobPrefix}/reference-${index}.flac`); index++) {
+      clips.push(await decodeFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/reference-${index}.flac`), { sampleRate: referenceSampleRate, channels: 1, signal }));
+    }
+    return clips;
+  }
+
+  private rejectBuiltin(voiceId: string): void {
+    if (this.deps.builtins.some((b) => b.builtinVoices().some((v) => v.voice_id === voiceId))) {
+      throw new VoxError('invalid_request', `'${voiceId}' is a built-in voice; only cloned voices can be changed or deleted.`, { param: 'voice_id' });
+    }
+  }
+
+  /** Speech only (VAD), checked for silence and clipping, loudness-normalised. */
+  private async prepareClip(clip: Waveform, filename: string, signal: AbortSignal): Promise<Waveform> {
+    if (clippedFraction(clip.samples) > 0.001) {
+      throw new VoxError('unsupported_value', `'${filename}' is clipped (${(clippedFraction(clip.samples) * 100).toFixed(2)}% of samples at full scale): record at a lower level.`, { param: 'files' });
+    }
+    const vad = await this.deps.vad();
+    const totalSeconds = clip.samples.length / referenceSampleRate;
+    const segments = speechSegments(await vad.probabilities(clip.samples, signal), totalSeconds, { padSeconds: 0.1 });
+    if (segments.length === 0 || rmsDb(clip.samples) < -60) {
+      throw new VoxError('unsupported_value', `'${filename}' contains no speech.`, { param: 'files' });
+    }
+    const pieces = segments.map((s) => clip.samples.subarray(Math.floor(s.startSeconds * referenceSampleRate), Math.ceil(s.endSeconds * referenceSampleRate)));
+    const speech = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
+    let offset = 0;
+    for (const piece of pieces) {
+      speech.set(piece, offset);
+      offset += piece.length;
+    }
+    return { samples: normalizeSpeech(speech), sampleRate: referenceSampleRate, channels: 1 };
+  }
+}

@@ -1,0 +1,23 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { diarizationErrorRate } from '../bench/lib/der.js';
+import { errorRate } from '../bench/lib/wer.js';
+
+describe('benchmark metrics', () => {
+  test('WER ignores case and punctuation; CER for Chinese', () => {
+    assert.equal(errorRate('Mr. Quilter is here.', 'mr quilter is here', 'en').rate, 0);
+    assert.equal(errorRate('a b c d', 'a x c', 'en').errors, 2);
+    assert.equal(errorRate('今天天气很好', '今天天汽很好', 'zh').rate, 1 / 6);
+  });
+
+  test('DER: perfect, swapped labels, missed speech, collar', () => {
+    const ref = [{ speaker: 'A', startSeconds: 0, endSeconds: 5 }, { speaker: 'B', startSeconds: 5, endSeconds: 10 }];
+    const swapped = [{ speaker: 'x', startSeconds: 0, endSeconds: 5 }, { speaker: 'y', startSeconds: 5, endSeconds: 10 }];
+    assert.equal(diarizationErrorRate(ref, swapped, { collarSeconds: 0, durationSeconds: 10 }).der, 0);
+    const oneSpeaker = [{ speaker: 'x', startSeconds: 0, endSeconds: 10 }];
+    assert.ok(Math.abs(diarizationErrorRate(ref, oneSpeaker, { collarSeconds: 0, durationSeconds: 10 }).der - 0.5) < 0.01);
+    const late = [{ speaker: 'x', startSeconds: 0.2, endSeconds: 5 }, { speaker: 'y', startSeconds: 5, endSeconds: 10 }];
+    assert.equal(diarizationErrorRate(ref, late, { collarSeconds: 0.25, durationSeconds: 10 }).der, 0);
+    assert.ok(diarizationErrorRate(ref, [], { collarSeconds: 0, durationSeconds: 10 }).der === 1);
+  });
+});

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { encodeWaveform } from '../../src/audio/encode.js';
+import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+
+const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
+
+function form(fields: Record<string, string>, files: Array<{ filename: string; content: Buffer }>) {
+  // Repeated `files` parts, as browsers and SDKs send them.
+  const parts = multipartBody(fields, {});
+  const boundary = parts.contentType.split('boundary=')[1]!;
+  const fileParts = files.map((f) => Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${f.filename}"\r\nContent-Type: audio/wav\r\n\r\n`),
+    f.content,
+    Buffer.from('\r\n'),
+  ]));
+  const head = parts.body.subarray(0, parts.body.length - `--${boundary}--\r\n`.length);
+  return { body: Buffer.concat([head, ...fileParts, Buffer.from(`--${boundary}--\r\n`)]), contentType: parts.contentType };
+}
+
+describe('voices API', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await buildTestApp();
+    await t.container.models.pull('silero-vad');
+  });
+  after(async () => t.close());
+
+  const post = (body: ReturnType<typeof form>, key = t.key) =>
+    t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.body });
+
+  test('create from two clips, list, get, patch, delete leaves no file behind', async () => {
+    const created = await post(form({ name: 'Reader 3080', consent: 'true', language: 'en', labels: '{"accent":"american"}' }, [
+      { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+      { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
+    ]));
+    assert.equal(created.statusCode, 201, created.body);
+    const profile = created.json();
+    assert.match(profile.voice_id, /^voice_/);
+    assert.equal(profile.type, 'cloned');
+    assert.deepEqual(profile.languages, ['en']);
+    assert.deepEqual(profile.labels, { accent: 'american' });
+    assert.ok(profile.reference_seconds > 8 && profile.reference_seconds < 7.84 + 5.93, `speech only: ${profile.reference_seconds}`);
+
+    const auth = { authorization: `Bearer ${t.keyWith(['tts'])}` };
+    const list = (await t.app.inject({ method: 'GET', url: '/v1/voices?type=cloned', headers: auth })).json();
+    assert.ok(list.voices.some((v: { voice_id: string }) => v.voice_id === profile.voice_id));
+    const filtered = (await t.app.inject({ method: 'GET', url: '/v1/voices?language=de', headers: auth })).json();
+    assert.ok(!filtered.voices.some((v: { voice_id: string }) => v.voice_id === profile.voice_id));
+    const got = await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth });
+    assert.equal(got.json().name, 'Reader 3080');
+
+    const readOnly = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: auth, payload: { name: 'x' } });
+    assert.equal(readOnly.statusCode, 403);
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.key}` }, payload: { name: 'Narrator', labels: { use: 'audiobook' } } });
+    assert.equal(patched.statusCode, 200);
+    assert.equal(patched.json().name, 'Narrator');
+    assert.deepEqual(patched.json().labels, { use: 'audiobook' });
+
+    const voiceDir = path.join(t.config.dataDir, 'blobs/voices', profile.voice_id);
+    assert.ok(readdirSync(voiceDir).length >= 2, 'processed clips are stored');
+    const deleted = await t.app.inject({ method: 'DELETE', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.key}` } });
+    assert.equal(deleted.statusCode, 200);
+    assert.equal(existsSync(voiceDir), false);
+    assert.equal((await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth })).statusCode, 404);
+  });
+
+  test('consent missing or false -> 400', async () => {
+    for (const fields of [{ name: 'x' }, { name: 'x', consent: 'false' }] as Array<Record<string, string>>) {
+      const r = await post(form(fields, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]));
+      assert.equal(r.statusCode, 400);
+      assert.equal(r.json().error.param, 'consent');
+    }
+  });
+
+  test('silent, too short and clipped clips -> 422 with the reason; nothing is kept', async () => {
+    const silent = await encodeWaveform({ samples: new Float32Array(16000 * 5), sampleRate: 16000, channels: 1 }, { format: 'wav' });
+    const r = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'silence.wav', content: silent }]));
+    assert.equal(r.statusCode, 422);
+    assert.match(r.json().error.message, /no speech/);
+
+    const { decodeFile } = await import('../../src/audio/decode.js');
+    const speech = await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech/3080-5032-0001.wav'));
+    const short = await encodeWaveform({ ...speech, samples: speech.samples.subarray(0, speech.sampleRate * 2) }, { format: 'wav' });
+    const r2 = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'short.wav', content: short }]));
+    assert.equal(r2.statusCode, 422);
+    assert.match(r2.json().error.message, /at least 3 s/);
+
+    const clipped = await encodeWaveform({ ...speech, samples: speech.samples.map((v) => Math.max(-1, Math.min(1, v * 30))) }, { format: 'wav' });
+    const r3 = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'loud.wav', content: clipped }]));
+    assert.equal(r3.statusCode, 422);
+    assert.match(r3.json().error.message, /clipped/);
+    assert.equal(existsSync(path.join(t.config.dataDir, 'blobs/voices')) ? readdirSync(path.join(t.config.dataDir, 'blobs/voices')).length : 0, 0);
+  });
+
+  test('unknown voice -> 404; bad labels -> 400', async () => {
+    const r = await t.app.inject({ method: 'GET', url: '/v1/voices/voice_nope', headers: { authorization: `Bearer ${t.key}` } });
+    assert.equal(r.statusCode, 404);
+    const bad = await post(form({ name: 'x', consent: 'true', labels: '[1,2]' }, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]));
+    assert.equal(bad.statusCode, 400);
+    assert.equal(bad.json().error.param, 'labels');
+  });
+});
