@@ -1,6 +1,6 @@
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
-import { rewriteConvInteger } from './convert/conv-integer.js';
+import { convertKokoro } from './convert/kokoro.js';
 
 /**
  * Every model voxd can use: what the final files are (verified by sha256) and where they can come from, in order.
@@ -129,10 +129,10 @@ export const kokoroVoiceNames = kokoroVoiceHashes.map(([name]) => name);
 const kokoroModel: ModelSpec = {
   id: 'kokoro-82m',
   task: 'tts',
-  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger at pull time; phoneme vocabulary',
+  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger and F0 controls added at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
   files: [
-    { name: 'kokoro-v1.0-int8.onnx', bytes: 92832272, sha256: '60cc32d1286527f61f56a8f56532bb362f463b29394fd6681e83eb606d019582' },
+    { name: 'kokoro-v1.0-int8.onnx', bytes: 92833701, sha256: 'f76441645ff2ea09ca39982266e42455216ac071dc6dd8b80ff452481f4261df' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
   ],
   sources: [
@@ -151,7 +151,7 @@ const kokoroModel: ModelSpec = {
     },
   ],
   convert: async ({ rawDir, outDir, log }) => {
-    const report = await rewriteConvInteger(path.join(rawDir, 'model.onnx'), path.join(outDir, 'kokoro-v1.0-int8.onnx'));
+    const report = await convertKokoro(path.join(rawDir, 'model.onnx'), path.join(outDir, 'kokoro-v1.0-int8.onnx'));
     log(`kokoro-82m: rewrote ${report.rewritten} ConvInteger nodes`);
     await copyFile(path.join(rawDir, 'vocab.json'), path.join(outDir, 'vocab.json'));
   },

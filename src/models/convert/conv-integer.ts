@@ -15,18 +15,17 @@
  *   A = Concat(tap_0..tap_k-1, axis 2) [1,T',k*C];  B[j*C+c, o] = w_q[o,c,j] - w_zp (int8)
  *   y = Transpose(MatMulInteger(A, B, x_zp)) [1,O,T']
  */
-import { dims, int64Tensor, integerValues, intAttribute, intsAttribute, node, onnx, readModel, TensorType, writeModel, type NodeProto, type TensorProto } from './onnx-graph.js';
+import { dims, graphOf, int64Tensor, integerValues, intAttribute, intsAttribute, node, onnx, TensorType, type ModelProto, type NodeProto, type TensorProto } from './onnx-graph.js';
 
 export interface ConvIntegerRewriteReport {
   rewritten: number;
   kept: number;
 }
 
-export async function rewriteConvInteger(inputPath: string, outputPath: string): Promise<ConvIntegerRewriteReport> {
-  const model = await readModel(inputPath);
-  const graph = model.graph;
-  if (!graph) throw new Error(`${inputPath} has no graph`);
-  const initializers = new Map((graph.initializer as TensorProto[]).map((t) => [t.name, t]));
+/** Rewrites the model in place. */
+export function rewriteConvInteger(model: ModelProto): ConvIntegerRewriteReport {
+  const graph = graphOf(model);
+  const initializers = new Map(graph.initializer.map((t) => [t.name, t]));
   const timeMajorInputs = new Map<string, string>();
   const nodes: NodeProto[] = [];
   const added: TensorProto[] = [];
@@ -34,7 +33,7 @@ export async function rewriteConvInteger(inputPath: string, outputPath: string):
   let rewritten = 0;
   let kept = 0;
 
-  for (const original of graph.node as NodeProto[]) {
+  for (const original of graph.node) {
     const [x, w, xZeroPoint, wZeroPoint] = original.input;
     const weight = original.opType === 'ConvInteger' && w ? initializers.get(w) : undefined;
     const weightZeroPoint = wZeroPoint ? initializers.get(wZeroPoint) : undefined;
@@ -93,9 +92,8 @@ export async function rewriteConvInteger(inputPath: string, outputPath: string):
 
   // Initializers nothing reads any more (the uint8 weights and their zero points) are dropped.
   const read = new Set(nodes.flatMap((n) => n.input));
-  graph.initializer = [...(graph.initializer as TensorProto[]).filter((t) => !replaced.has(t.name) || read.has(t.name)), ...added];
+  graph.initializer = [...graph.initializer.filter((t) => !replaced.has(t.name) || read.has(t.name)), ...added];
   graph.node = nodes;
-  await writeModel(model, outputPath);
   return { rewritten, kept };
 }
 

@@ -58,3 +58,15 @@ export function int64Tensor(name: string, shape: number[], values: number[]): Te
 export function intsAttribute(name: string, values: number[]): onnxProto.onnx.IAttributeProto {
   return { name, ints: values, type: onnx.AttributeProto.AttributeType.INTS };
 }
+
+export type GraphProto = Omit<onnxProto.onnx.GraphProto, 'node' | 'initializer' | 'input'> & {
+  node: NodeProto[];
+  initializer: TensorProto[];
+  input: onnxProto.onnx.ValueInfoProto[];
+};
+
+/** The model's graph with its repeated fields typed as the decoded messages they are. */
+export function graphOf(model: ModelProto): GraphProto {
+  if (!model.graph) throw new Error('the model has no graph');
+  return model.graph as unknown as GraphProto;
+}
