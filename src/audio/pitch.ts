@@ -10,7 +10,7 @@ export interface PitchTrackOptions {
   threshold: number;
 }
 
-const defaults: PitchTrackOptions = { minHz: 60, maxHz: 600, frameSeconds: 0.04, hopSeconds: 0.01, threshold: 0.15 };
+const defaults: PitchTrackOptions = { minHz: 60, maxHz: 600, frameSeconds: 0.04, hopSeconds: 0.01, threshold: 0.25 };
 
 /** F0 per hop in Hz; 0 marks unvoiced (or silent) frames. */
 export function trackPitch(samples: Float32Array, sampleRate: number, options: Partial<PitchTrackOptions> = {}): Float32Array {

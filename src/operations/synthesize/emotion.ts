@@ -4,7 +4,7 @@
  * | emotion   | F0 level | F0 range | rate  | energy | spectral tilt | also                                              |
  * |-----------|----------|----------|-------|--------|---------------|---------------------------------------------------|
  * | neutral   |  0 st    | x1.00    | x1.00 |  0 dB  |  0 dB         |                                                   |
- * | happy     | +2 st    | x1.30    | x1.08 | +2 dB  | +2 dB         |                                                   |
+ * | happy     | +2 st    | x1.30    | x1.10 | +2 dB  | +2 dB         |                                                   |
  * | sad       | -2 st    | x0.60    | x0.85 | -4 dB  | -3 dB         |                                                   |
  * | angry     | +1 st    | x1.25    | x1.06 | +4 dB  | +4 dB         |                                                   |
  * | fearful   | +3 st    | x0.85    | x1.12 | -2 dB  | +1 dB         |                                                   |
@@ -33,7 +33,7 @@ export interface Prosody {
 
 export const prosody: Record<Emotion, Prosody> = {
   neutral: { f0Semitones: 0, f0Range: 1, rate: 1, gainDb: 0, tiltDb: 0, voiced: true },
-  happy: { f0Semitones: 2, f0Range: 1.3, rate: 1.08, gainDb: 2, tiltDb: 2, voiced: true },
+  happy: { f0Semitones: 2, f0Range: 1.3, rate: 1.1, gainDb: 2, tiltDb: 2, voiced: true },
   sad: { f0Semitones: -2, f0Range: 0.6, rate: 0.85, gainDb: -4, tiltDb: -3, voiced: true },
   angry: { f0Semitones: 1, f0Range: 1.25, rate: 1.06, gainDb: 4, tiltDb: 4, voiced: true },
   fearful: { f0Semitones: 3, f0Range: 0.85, rate: 1.12, gainDb: -2, tiltDb: 1, voiced: true },

@@ -61,8 +61,9 @@ function stripLanguageSwitches(ipa: string): string {
 }
 
 /** Speech as 16-bit WAV bytes from SSML input. */
-export async function speakSsml(ssml: string, voice: string, signal?: AbortSignal): Promise<Buffer> {
-  return runEspeak(['-m', '-b', '1', '-v', voice, '--stdout'], Buffer.from(ssml, 'utf8'), signal);
+export async function speakSsml(ssml: string, voice: string, wordsPerMinute: number, signal?: AbortSignal): Promise<Buffer> {
+  const rate = String(Math.min(Math.max(wordsPerMinute, 80), 450));
+  return runEspeak(['-m', '-b', '1', '-v', voice, '-s', rate, '--stdout'], Buffer.from(ssml, 'utf8'), signal);
 }
 
 async function runEspeak(args: string[], input?: Buffer, signal?: AbortSignal): Promise<Buffer> {

@@ -128,6 +128,8 @@ export class KokoroSynthesizer implements Synthesizer {
       signal?.throwIfAborted();
       const prepared = await next!;
       next = i + 1 < chunks.length ? this.prepare(chunks[i + 1]!, language, signal) : undefined;
+      // Awaited on the next turn; if the caller stops early (abort, break) its failure must not go unhandled.
+      next?.catch(() => undefined);
       if (prepared.ids.length === 0) continue;
       for (const ids of splitTokens(prepared.ids, prepared.breaks)) {
         const samples = await this.run(ids, await this.style(request.voice, ids.length), speed, emotion.f0Semitones, emotion.f0Range, emotion.voiced);
