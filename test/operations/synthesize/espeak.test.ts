@@ -12,8 +12,10 @@ describe('espeak-ng engine', () => {
 
   test('offers one voice per language, over 100 languages', () => {
     assert.ok(espeak.languages().length >= 100, `${espeak.languages().length} languages`);
-    assert.equal(new Set(espeak.voices().map((v) => v.id)).size, espeak.languages().length);
+    assert.ok(espeak.voices().length >= 100, `${espeak.voices().length} voices`);
+    assert.equal(new Set(espeak.voices().map((v) => v.id)).size, espeak.voices().length);
     assert.ok(espeak.languages().includes('de') && espeak.languages().includes('sw'));
+    assert.equal(espeak.resolve('fr'), 'fr-fr', 'a bare code resolves to its regional voice');
   });
 
   for (const [language, text] of [

@@ -30,8 +30,16 @@ export class EspeakSynthesizer implements Synthesizer {
     return new EspeakSynthesizer(await espeakVoices());
   }
 
+  /** Installed language codes, plus bare codes that only exist regionally here (`fr` -> `fr-fr`). */
   languages(): string[] {
-    return this.installed.map((v) => v.language);
+    const codes = this.installed.map((v) => v.language);
+    const bare = codes.map((c) => c.split('-')[0]!).filter((c) => !codes.includes(c));
+    return [...codes, ...new Set(bare)];
+  }
+
+  /** The espeak-ng language code for a requested code (exact, else its first regional form). */
+  resolve(language: string): string | undefined {
+    return this.installed.find((v) => v.language === language)?.language ?? this.installed.find((v) => v.language.startsWith(`${language}-`))?.language;
   }
 
   voices(): BuiltinVoice[] {
@@ -40,10 +48,11 @@ export class EspeakSynthesizer implements Synthesizer {
 
   async *synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk> {
     const { language, signal } = request;
-    if (!this.installed.some((v) => v.language === language)) throw new VoxError('unsupported_value', `espeak-ng does not speak '${language}'.`, { param: 'language' });
+    const espeakLanguage = this.resolve(language);
+    if (!espeakLanguage) throw new VoxError('unsupported_value', `espeak-ng does not speak '${language}'.`, { param: 'language' });
     if (!('id' in request.voice)) throw new VoxError('unsupported_value', 'espeak-ng voices cannot be blended or given a style vector.', { param: 'voice' });
     const match = voicePattern.exec(request.voice.id);
-    if (!match) throw new VoxError('not_found', `Unknown espeak-ng voice '${request.voice.id}'.`, { param: 'voice' });
+    if (!match || !this.resolve(match[1]!)) throw new VoxError('not_found', `Unknown espeak-ng voice '${request.voice.id}'.`, { param: 'voice' });
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     // The voice's language decides the accent; the request's language must be one espeak-ng speaks (checked above).
     const variant = emotion.voiced ? match[2] : match[2]?.startsWith('f') ? 'whisperf' : 'whisper';

@@ -20,8 +20,8 @@ export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
 /** Phoneme ids per run (the model's context is 512 positions including the two pads). */
 const maxTokens = 500;
-/** A first sentence longer than this (phoneme ids) is split at its first clause boundary, for time to first audio. */
-const firstChunkTokens = 48;
+/** Target length (characters) of the first chunk of a long first sentence, for time to first audio. */
+const firstChunkCharacters = 24;
 const voiceRows = 510;
 
 const languageByPrefix: Record<string, string> = { a: 'en-us', b: 'en-gb', e: 'es', f: 'fr', h: 'hi', i: 'it', j: 'ja', p: 'pt-br', z: 'zh' };
@@ -122,7 +122,7 @@ export class KokoroSynthesizer implements Synthesizer {
     if (!defaultVoices[language]) throw new VoxError('unsupported_value', `Kokoro does not speak '${language}'.`, { param: 'language' });
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const speed = (request.speed ?? 1) * emotion.rate;
-    const chunks = await this.plan(normalizeText(request.text, language), language, signal);
+    const chunks = this.plan(normalizeText(request.text, language));
     let next = chunks.length > 0 ? this.prepare(chunks[0]!, language, signal) : undefined;
     for (let i = 0; i < chunks.length; i++) {
       signal?.throwIfAborted();
@@ -158,23 +158,24 @@ export class KokoroSynthesizer implements Synthesizer {
     return Float32Array.from(outputs.audio!.data as Float32Array);
   }
 
-  /** Sentences, with a long first sentence split after its first clause(s) so the first run is short. */
-  private async plan(text: string, language: string, signal?: AbortSignal): Promise<string[]> {
+  /**
+   * Sentences; a long first sentence is cut after its first clause, or else after its first few words, so the first
+   * run is short (time to first audio). The cut costs a little intonation at that one boundary.
+   */
+  private plan(text: string): string[] {
     const sentences = splitSentences(text);
     const first = sentences[0];
-    if (!first) return [];
+    if (!first || first.length <= firstChunkCharacters * 2) return sentences;
     const clauses = splitClauses(first);
-    if (clauses.length < 2) return sentences;
-    const firstIds = this.tokenize(await kokoroPhonemes(first, language, { signal }));
-    if (firstIds.length <= firstChunkTokens) return sentences;
-    const lead: string[] = [];
-    let leadIds = 0;
-    for (const clause of clauses.slice(0, -1)) {
-      lead.push(clause);
-      leadIds += this.tokenize(await kokoroPhonemes(clause, language, { signal })).length;
-      if (leadIds >= firstChunkTokens / 3) break;
+    const lead = clauses[0]!;
+    if (clauses.length > 1 && lead.length >= firstChunkCharacters / 2 && lead.length <= firstChunkCharacters * 2) {
+      return [lead, clauses.slice(1).join(' '), ...sentences.slice(1)];
     }
-    return [lead.join(' '), clauses.slice(lead.length).join(' '), ...sentences.slice(1)];
+    const words = first.split(' ');
+    let cut = 0;
+    let length = 0;
+    while (cut < words.length - 2 && length < firstChunkCharacters) length += words[cut++]!.length + 1;
+    return [words.slice(0, cut).join(' '), words.slice(cut).join(' '), ...sentences.slice(1)];
   }
 
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
