@@ -37,9 +37,10 @@ export class EspeakSynthesizer implements Synthesizer {
     return [...codes, ...new Set(bare)];
   }
 
-  /** The espeak-ng language code for a requested code (exact, else its first regional form). */
+  /** The espeak-ng language code for a requested code (exact, else its home form `fr-fr`, else its first regional form). */
   resolve(language: string): string | undefined {
-    return this.installed.find((v) => v.language === language)?.language ?? this.installed.find((v) => v.language.startsWith(`${language}-`))?.language;
+    const codes = this.installed.map((v) => v.language);
+    return [language, `${language}-${language}`].find((c) => codes.includes(c)) ?? codes.find((c) => c.startsWith(`${language}-`));
   }
 
   voices(): BuiltinVoice[] {
