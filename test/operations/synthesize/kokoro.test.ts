@@ -33,6 +33,24 @@ describe('Kokoro engine (real model)', () => {
     });
   }
 
+  test('every other Kokoro language speaks (en-gb, fr, it, pt-br, hi, ja, zh)', async () => {
+    const texts: Record<string, string> = {
+      'en-gb': 'Good morning, the train to London leaves at half past nine.',
+      fr: 'Bonjour, nous allons au marché avec nos amis.',
+      it: 'Buongiorno, oggi andiamo al mercato con gli amici.',
+      'pt-br': 'Bom dia, hoje vamos ao mercado com os amigos.',
+      hi: 'नमस्ते, आज हम दोस्तों के साथ बाज़ार जा रहे हैं।',
+      ja: '今日は良い天気ですね。東京に行きましょう。',
+      zh: '你好，今天天气很好。我们去北京吧。',
+    };
+    for (const [language, text] of Object.entries(texts)) {
+      const audio = await collect(kokoro.synthesize({ text, language, voice: { id: kokoro.defaultVoice(language)! } }));
+      const m = measure(audio.samples, audio.sampleRate);
+      assert.ok(m.durationSeconds > 1.5 && m.durationSeconds < 10, `${language}: duration ${m.durationSeconds} s`);
+      assert.ok(m.activeRmsDb > -35 && m.voicedFraction > 0.3, `${language}: ${JSON.stringify(m)}`);
+    }
+  });
+
   test('voice blends and raw style vectors are accepted and change the voice', async () => {
     const text = 'This is a test of voice blending.';
     const female = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' } }))).samples, 24000);

@@ -32,6 +32,9 @@ describe('Kokoro phonemes', () => {
     assert.equal(await kokoroPhonemes('The brown fox jumps over the lazy dog, hey!', 'en-us'), 'ðə bɹˈWn fˈɑks ʤˈʌmps ˌOvəɹ ðə lˈAzi dˈɑɡ, hˈA!');
     assert.match(await kokoroPhonemes('water', 'en-us'), /wˈɔTəɹ/);
   });
+  test('Japanese reads kanji through kuromoji pronunciations (particles as spoken)', async () => {
+    assert.equal(await kokoroPhonemes('私は学生です。', 'ja'), 'wataɕi wa ɡakɯᵝsei desɯᵝ.');
+  });
   test('Mandarin uses pinyin with tone arrows', async () => {
     assert.equal(await kokoroPhonemes('我们去北京。', 'zh'), 'wo↓mənʨʰy↘pei↓ʨiŋ→.');
   });

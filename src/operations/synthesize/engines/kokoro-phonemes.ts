@@ -7,10 +7,14 @@
  * glottal stops to t, American flaps to T and ɚ to əɹ with length marks dropped. Other languages keep espeak's IPA
  * (ties removed).
  * Mandarin: pinyin (pinyin-pro, with its tone sandhi) -> IPA with misaki's tone arrows (1 →, 2 ↗, 3 ↓, 4 ↘) and its
- * affricate letters (ʦ ʨ ꭧ). Japanese: espeak-ng reads kana (kanji it cannot read are spelled out), mapped to Kokoro's
- * Japanese letters (ʦ ʨ ʥ ɕ ɯ ɴ).
+ * affricate letters (ʦ ʨ ꭧ). Japanese: kuromoji (IPA dictionary) gives each word's pronunciation in katakana (particles
+ * as spoken: は -> ワ, long vowels as ー), espeak-ng turns the kana into IPA, which is mapped to Kokoro's Japanese
+ * letters (ʦ ʨ ʥ, long vowels with ː, no stress marks).
  * Punctuation Kokoro knows is kept as tokens (it shapes pauses and intonation); CJK punctuation maps to the ASCII form.
  */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import kuromoji from 'kuromoji';
 import { pinyin } from 'pinyin-pro';
 import { phonemize } from './espeak-ng.js';
 
@@ -62,9 +66,10 @@ export interface PhonemeOptions {
 export async function kokoroPhonemes(text: string, language: string, options: PhonemeOptions = {}): Promise<string> {
   const cleaned = [...text].map((ch) => cjkPunctuation[ch] ?? ch).join('');
   if (language === 'zh') return mandarinPhonemes(cleaned);
+  const input = language === 'ja' ? await japanesePronunciation(cleaned) : cleaned;
   const voice = kokoroEspeakVoices[language];
   if (!voice) throw new Error(`Kokoro has no phonemiser for '${language}'`);
-  const parts = cleaned.split(punctuation);
+  const parts = input.split(punctuation);
   const wordIndexes = parts.map((part, i) => (i % 2 === 0 && /[\p{L}\p{N}]/u.test(part) ? i : -1)).filter((i) => i >= 0);
   const ipa = await phonemize(wordIndexes.map((i) => parts[i]!), voice, options.signal);
   const out = parts.map((part, i) => (i % 2 === 1 ? part : /\s/.test(part) ? ' ' : ''));
@@ -73,7 +78,7 @@ export async function kokoroPhonemes(text: string, language: string, options: Ph
     const trailing = /\s$/.test(parts[partIndex]!) ? ' ' : '';
     out[partIndex] = leading + fixUp(ipa[k]!, language) + trailing;
   });
-  return out.join('').replace(/\s+/g, ' ').trim();
+  return out.join('').replace(/\s+/g, ' ').replace(/ ([;:,.!?…])/g, '$1').trim();
 }
 
 function fixUp(ipa: string, language: string): string {
@@ -93,7 +98,9 @@ function japaneseLetters(ipa: string): string {
     .replace(/t\^ɕ|tɕ/g, 'ʨ')
     .replace(/d\^ʑ|dʑ|ʑ/g, 'ʥ')
     .replace(/ä/g, 'a')
-    .replace(/[\u031e\u031d]/g, '');
+    .replace(/[\u031e\u031d]/g, '')
+    .replace(/[ˈˌ]/g, '')
+    .replace(/([aiueoɯ])\1/g, '$1ː');
 }
 
 const initials: Array<[string, string]> = [
@@ -157,4 +164,16 @@ function mandarinPhonemes(text: string): string {
     else if (/\s/.test(s)) out.push(' ');
   }
   return out.join('').replace(/\s+/g, ' ').trim();
+}
+
+let japaneseTokenizer: Promise<kuromoji.Tokenizer<kuromoji.IpadicFeatures>> | undefined;
+
+/** Katakana pronunciation of Japanese text, word by word (punctuation kept). */
+async function japanesePronunciation(text: string): Promise<string> {
+  japaneseTokenizer ??= new Promise((resolve, reject) => {
+    const dicPath = path.join(path.dirname(createRequire(import.meta.url).resolve('kuromoji/package.json')), 'dict');
+    kuromoji.builder({ dicPath }).build((error, tokenizer) => (error ? reject(error) : resolve(tokenizer)));
+  });
+  const tokens = (await japaneseTokenizer).tokenize(text);
+  return tokens.map((t) => (t.pronunciation && t.pronunciation !== '*' ? t.pronunciation : t.surface_form)).join(' ');
 }
