@@ -59,8 +59,11 @@ export class EspeakSynthesizer implements Synthesizer {
     const variant = emotion.voiced ? match[2] : match[2]?.startsWith('f') ? 'whisperf' : 'whisper';
     const voice = `${match[1]}${variant ? `+${variant}` : ''}`;
     const wordsPerMinute = Math.round(espeakDefaultWordsPerMinute * (request.speed ?? 1) * emotion.rate);
-    const pitch = Math.round(100 * (2 ** (emotion.f0Semitones / 12) - 1));
-    const range = Math.round(100 * emotion.f0Range);
+    const pitchFactor = 2 ** (emotion.f0Semitones / 12);
+    const pitch = Math.round(100 * (pitchFactor - 1));
+    // espeak-ng's range is in absolute pitch units (so it is scaled with the pitch), responds weakly at faster rates
+    // (so the deviation from 1 is doubled, calibrated with ../../../audio/pitch.ts) and saturates at 200%.
+    const range = Math.round(Math.min(200, 100 * pitchFactor * (1 + 2 * (emotion.f0Range - 1))));
     for (const sentence of splitSentences(normalizeText(request.text, language))) {
       signal?.throwIfAborted();
       const ssml = `<speak><prosody pitch="${pitch >= 0 ? '+' : ''}${pitch}%" range="${range}%">${escapeXml(sentence)}</prosody></speak>`;
