@@ -5,9 +5,13 @@
  * MatMulInteger with a constant int8 right-hand side runs on MLAS' packed u8s8 GEMM (VNNI where the CPU has it).
  * The arithmetic is exact integer arithmetic in both, so the output is bit-identical.
  *
- * Measured on Kokoro-82M v1.0 int8, one thread, a 7.0 s utterance (CPU seconds):
- * original 6.6-7.2 s wall (2 threads); ConvInteger -> float Conv on zero-point-centred integers 4.8 s;
- * ConvInteger -> im2col + MatMulInteger (this) 2.8 s.
+ * Measured on Kokoro-82M v1.0 int8 (AVX-512 VNNI CPU), one thread, a 7.0 s utterance, CPU seconds:
+ *   original (ConvInteger)                                                  ~6.5 (wall, 2 threads)
+ *   float Conv on zero-point-centred integers (1-D or lifted to 2-D NCHWc)  4.7-4.9
+ *   im2col + MatMulInteger, time-major, u8 x s8 constant (this)             2.8-3.4
+ *   channel-major (no transposes): weights as the left u8 operand           4.1-4.8 (u8 x u8 kernel)
+ *   dequantising before the transpose (MatMulIntegerToFloat fusion)         no gain, and not bit-identical
+ * Of the remaining time, the integer GEMMs are ~40%, the sine source ~10%, im2col data movement ~16%.
  *
  * For `y = ConvInteger(x_q [1,C,T], w_q [O,C,k], x_zp, w_zp)` with dilation d, stride s, pads (p0, p1):
  *   X = Transpose(x_q) [1,T,C]; Xp = Pad(X, time p0/p1, value x_zp)   (x_zp stands for 0.0)
