@@ -8,11 +8,11 @@ log() { printf '\n== %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
-for tool in ffmpeg ffprobe espeak-ng sox; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+for tool in ffmpeg ffprobe espeak-ng sox cmake g++; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing system packages (missing: ${missing[*]})"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ >/dev/null
 fi
 
 # npm install is skipped when node_modules matches the lock file.
@@ -25,11 +25,14 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+log "building the whisper.cpp addon (first time: about 2 minutes)"
+bash native/build-whisper.sh
+
 log "building"
 npm run build --silent
 
 # Development checkouts sit beside ../shared, whose verified weights the local model source uses.
 if [ -z "${VOXD_LOCAL_MODEL_DIRS:-}" ] && [ -d ../shared/models ]; then export VOXD_LOCAL_MODEL_DIRS="$(cd ../shared/models && pwd)"; fi
 log "fetching default models"
-node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad}
+node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad whisper-base resemblyzer-ge2e dtln deepfilternet3}
 log "setup done"

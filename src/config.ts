@@ -28,6 +28,8 @@ export interface Config {
   preloadModels: boolean;
   /** Extra directories searched for model files before fetching (e.g. ../shared/models in development). */
   localModelDirs: string[];
+  /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
+  asrModel: string;
   logLevel: string;
 }
 
@@ -88,6 +90,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     inferenceThreads: integer(env, 'VOXD_THREADS', 2, 1, 256),
     preloadModels: boolean(env, 'VOXD_PRELOAD_MODELS', true),
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
+    asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
     logLevel,
   };
   return Object.freeze(config);

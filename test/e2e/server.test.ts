@@ -38,7 +38,6 @@ describe('end to end: the real server process', () => {
         ...process.env,
         VOXD_PORT: String(port),
         VOXD_DATA_DIR: makeTempDir('e2e'),
-        VOXD_MODELS_DIR: makeTempDir('e2e-models'),
         VOXD_LOCAL_MODEL_DIRS: sharedModelsDir,
         VOXD_API_KEYS: key,
         VOXD_MAX_CONCURRENT_PER_KEY: '1',
@@ -71,9 +70,12 @@ describe('end to end: the real server process', () => {
     const unauthenticated = await fetch(`${base}/v1/audio/transcribe`, { method: 'POST', body: form });
     assert.equal(unauthenticated.status, 401);
     const response = await fetch(`${base}/v1/audio/transcribe`, { method: 'POST', body: form, headers: { authorization: `Bearer ${key}` } });
-    const body = await response.json() as { error?: { code: string } };
-    assert.ok(response.status === 200 || body.error?.code === 'not_implemented', JSON.stringify(body));
+    const body = await response.json() as { text: string };
+    assert.equal(response.status, 200, JSON.stringify(body));
+    assert.match(body.text, /apostle of the middle classes/i);
     assert.match(response.headers.get('x-request-id') ?? '', /^req_/);
+    const ready = await (await fetch(`${base}/v1/ready`)).json() as { ready: boolean };
+    assert.equal(ready.ready, true, 'models are preloaded at start');
   });
 
   test('a second request while the key has one in flight -> 429', async () => {

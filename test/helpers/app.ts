@@ -31,7 +31,8 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
   const dataDir = makeTempDir('data');
   const config = loadConfig({
     VOXD_DATA_DIR: dataDir,
-    VOXD_MODELS_DIR: process.env.VOXD_MODELS_DIR ?? path.join(dataDir, 'models'),
+    // The service's own model cache: models are pulled once, outside the checkout.
+    VOXD_MODELS_DIR: loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' }).modelsDir,
     VOXD_LOCAL_MODEL_DIRS: sharedModelsDir,
     VOXD_LOG_LEVEL: 'silent',
     ...env,

@@ -126,8 +126,13 @@ describe('auth and error envelope', () => {
     assertEnvelope(r.body, 415, 'unsupported_media_type', r.statusCode);
   });
 
+  const convert = (content: Buffer) => {
+    const form = multipartBody({ target_voice_id: 'voice_x' }, { audio: { filename: 'speech.wav', content } });
+    return t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+  };
+
   test('operations without an engine answer 501 after validating the upload, and remove it', async () => {
-    const r = await transcribe({ authorization: `Bearer ${t.key}` }, { language: 'en-US', diarize: 'true' });
+    const r = await convert(speech);
     assertEnvelope(r.body, 501, 'not_implemented', r.statusCode);
     // Removal runs in the onResponse hook, just after the response is sent.
     const { readdirSync } = await import('node:fs');
@@ -137,9 +142,9 @@ describe('auth and error envelope', () => {
   });
 
   test('truncated audio is decoded as far as it goes, never a crash', async () => {
-    const r = await transcribe({ authorization: `Bearer ${t.key}` }, {}, speech.subarray(0, 20000));
+    const r = await convert(speech.subarray(0, 20000));
     assertEnvelope(r.body, 501, 'not_implemented', r.statusCode);
-    const headerOnly = await transcribe({ authorization: `Bearer ${t.key}` }, {}, speech.subarray(0, 30));
+    const headerOnly = await convert(speech.subarray(0, 30));
     assertEnvelope(headerOnly.body, 415, 'unsupported_media_type', headerOnly.statusCode);
   });
 });

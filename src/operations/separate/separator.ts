@@ -5,7 +5,7 @@ export const stemNames = ['dialogue', 'music', 'sfx', 'ambience'] as const;
 export type StemName = (typeof stemNames)[number];
 
 export interface SeparationResult {
-  /** Each requested stem at the input's rate, length and channel count; requested stems + residual sum to the input. */
+  /** Each requested stem at the input's rate, length and channel count. All four stems together sum to the input. */
   stems: Partial<Record<StemName, Waveform>>;
   warnings: string[];
 }

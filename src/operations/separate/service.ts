@@ -84,7 +84,13 @@ export class SeparationService {
 
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? waveform.sampleRate);
     const encodeOptions = { format, sampleRate, signal: context.signal };
-    const named = stems.map((name) => ({ name, stem: result.stems[name]!, file: `${name}.${extensions[format]}` }));
+    const named: Array<{ name: StemName | 'residual'; stem: Waveform; file: string }> = stems.map((name) => ({ name, stem: result.stems[name]!, file: `${name}.${extensions[format]}` }));
+    // A subset comes with the rest of the input as `residual`, so what is returned always sums to the input.
+    if (stems.length < stemNames.length) {
+      const residual = waveform.samples.slice();
+      for (const { stem } of named) for (let i = 0; i < residual.length; i++) residual[i]! -= stem.samples[i]!;
+      named.push({ name: 'residual', stem: { ...waveform, samples: residual }, file: `residual.${extensions[format]}` });
+    }
     if (fields.response_format === 'zip') {
       const zip = new yazl.ZipFile();
       for (const { stem, file } of named) zip.addBuffer(await encodeWaveform(stem, encodeOptions), file);

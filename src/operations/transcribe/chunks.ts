@@ -46,6 +46,16 @@ export function toOriginalSeconds(chunk: SpeechChunk, chunkSeconds: number): num
   return piece.originalStartSeconds + within;
 }
 
+/** End (original time) of the speech piece that contains a chunk time: words must not run across removed silence. */
+export function pieceEndSeconds(chunk: SpeechChunk, chunkSeconds: number): number {
+  let piece = chunk.pieces[0]!;
+  for (const candidate of chunk.pieces) {
+    if (candidate.chunkStartSeconds <= chunkSeconds) piece = candidate;
+    else break;
+  }
+  return piece.originalStartSeconds + piece.durationSeconds;
+}
+
 /** Collects decoded blocks and hands out sample ranges, dropping what is no longer needed (flat memory). */
 export class SampleWindow {
   private blocks: Float32Array[] = [];

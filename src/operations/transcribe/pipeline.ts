@@ -5,7 +5,7 @@
  */
 import { decodeBlocks } from '../../audio/decode.js';
 import { speechSegments, type SileroVad } from '../../audio/vad.js';
-import { planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
+import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
 import type { RecognizedSegment, Transcriber } from './transcriber.js';
 
@@ -13,6 +13,8 @@ export const asrSampleRate = 16000;
 /** Whisper sees 30 s windows; a little headroom keeps padded chunks inside one window. */
 const maxChunkSeconds = 28;
 const blockSeconds = 10;
+/** A word's end is the next word's start (DTW); across a pause that would stretch it, so it is capped. */
+const maxWordSeconds = 1.5;
 
 export interface SpeakerTurn {
   speaker: string;
@@ -146,7 +148,7 @@ export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: 
     for (const segment of segments) {
       const words: TranscriptWord[] = segment.words.map((w) => {
         const start = toOriginalSeconds(chunk, w.startSeconds);
-        const end = Math.max(start, toOriginalSeconds(chunk, w.endSeconds));
+        const end = Math.max(start, Math.min(toOriginalSeconds(chunk, w.endSeconds), pieceEndSeconds(chunk, w.startSeconds), start + maxWordSeconds));
         return { word: w.text, start, end, confidence: w.probability, speaker: speakerAt(turns, start, end) };
       });
       const start = toOriginalSeconds(chunk, segment.startSeconds);

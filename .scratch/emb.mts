@@ -1,0 +1,10 @@
+import { ge2eOnnx } from '../test/helpers/vc-assets.ts';
+import { SpeakerEncoder } from '../src/speakers/embedding.ts';
+import { decodeFile } from '../src/audio/decode.ts';
+const p = await ge2eOnnx(); console.log(p);
+const enc = await SpeakerEncoder.load(p, { threads: 2 });
+const a = await enc.embedUtterance(await decodeFile('/work/shared/eval/vc/resemblyzer_librispeech/3080-5032-0001.wav', { sampleRate: 16000, channels: 1 }));
+const b = await enc.embedUtterance(await decodeFile('/work/shared/eval/vc/resemblyzer_librispeech/3080-5032-0004.wav', { sampleRate: 16000, channels: 1 }));
+const c = await enc.embedUtterance(await decodeFile('/work/shared/eval/vc/resemblyzer_librispeech/2033-164914-0001.wav', { sampleRate: 16000, channels: 1 }));
+const dot = (x: Float32Array, y: Float32Array) => x.reduce((s, v, i) => s + v * y[i]!, 0);
+console.log(dot(a, b), dot(a, c));

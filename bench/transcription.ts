@@ -1,0 +1,143 @@
+/**
+ * Transcription benchmark: WER/CER per language (given language and auto), language detection, DER (collar 0.25 s,
+ * UEM) on the diarization files, RTF, and peak RSS on a long file made from the eval audio.
+ * Writes bench/results/transcription.json. Env: BENCH_LONG_MINUTES (default 60; 0 skips), VOXD_ASR_MODEL.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { createContainer } from '../src/container.js';
+import { transcribeFile } from '../src/operations/transcribe/pipeline.js';
+import { SpeechDiarizer } from '../src/speakers/diarization.js';
+import { packageRoot } from '../src/version.js';
+import { diarizationErrorRate, parseRttm, parseUem } from './lib/der.js';
+import { errorRate } from './lib/wer.js';
+
+const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  asr: Array<{ id: string; audio: string; language: string; transcript: string; duration_s: number }>;
+  diar: Array<{ id: string; audio: string; rttm: string; uem?: string; num_speakers: number; duration_s: number }>;
+};
+
+const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent', VOXD_DATA_DIR: path.join(tmpdir(), 'voxd-bench') });
+const container = createContainer(config);
+const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
+
+async function run(file: string, language: string, diarize?: { numSpeakers?: number }) {
+  const [transcriber, vad] = await Promise.all([container.asr.get(), container.vad.get()]);
+  const diarizer = diarize ? new SpeechDiarizer(await container.speakerEncoder.get()) : undefined;
+  const started = performance.now();
+  const transcript = await transcribeFile({ transcriber, vad }, { path: file, language, speakers: diarize ?? {}, maxAudioSeconds: 86400, ...(diarizer ? { diarizer } : {}) });
+  return { transcript, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Peak RSS of a child process transcribing a long file (the child runs this script with --long). */
+async function longFile(minutes: number): Promise<Record<string, number>> {
+  const list = path.join(tmpdir(), 'voxd-bench-long.txt');
+  const target = path.join(tmpdir(), `voxd-bench-${minutes}min.wav`);
+  const sources = [...manifest.asr.map((e) => e.audio), ...manifest.diar.map((e) => e.audio)].map((a) => path.join(evalDir, a));
+  const total = [...manifest.asr, ...manifest.diar].reduce((s, e) => s + e.duration_s, 0);
+  const repeats = Math.ceil((minutes * 60) / total);
+  writeFileSync(list, Array.from({ length: repeats }, () => sources.map((s) => `file '${s}'`).join('\n')).join('\n'));
+  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-ac', '1', '-ar', '16000', '-t', String(minutes * 60), target]);
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'bench/transcription.ts'), '--long', target], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (child.status !== 0) throw new Error(child.stderr);
+  return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, number>;
+}
+
+if (process.argv[2] === '--long') {
+  const { transcript, seconds } = await run(process.argv[3]!, 'en');
+  process.stdout.write(`${JSON.stringify({ audio_seconds: transcript.duration, elapsed_seconds: round(seconds, 1), rtf: round(seconds / transcript.duration), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), words: transcript.segments.reduce((n, s) => n + s.words.length, 0) })}\n`);
+  await container.close();
+  process.exit(0);
+}
+
+interface UtteranceRow {
+  id: string;
+  language: string;
+  metric: 'wer' | 'cer';
+  error_given: number;
+  error_auto: number;
+  detected: string;
+  rtf: number;
+  hypothesis: string;
+  errors: { given: number; auto: number; referenceLength: number };
+}
+
+const asr: UtteranceRow[] = [];
+let audioSeconds = 0;
+let elapsedSeconds = 0;
+for (const entry of manifest.asr) {
+  const file = path.join(evalDir, entry.audio);
+  const given = await run(file, entry.language);
+  const auto = await run(file, 'auto');
+  audioSeconds += entry.duration_s * 2;
+  elapsedSeconds += given.seconds + auto.seconds;
+  const givenRate = errorRate(entry.transcript, given.transcript.text, entry.language);
+  const autoRate = errorRate(entry.transcript, auto.transcript.text, entry.language);
+  const row: UtteranceRow = {
+    id: entry.id,
+    language: entry.language,
+    metric: ['zh', 'ja', 'ko'].includes(entry.language) ? 'cer' : 'wer',
+    error_given: round(givenRate.rate),
+    error_auto: round(autoRate.rate),
+    detected: auto.transcript.language,
+    rtf: round(given.seconds / entry.duration_s),
+    hypothesis: given.transcript.text,
+    errors: { given: givenRate.errors, auto: autoRate.errors, referenceLength: givenRate.referenceLength },
+  };
+  asr.push(row);
+  process.stdout.write(`${row.id} ${row.language} ${row.metric}=${row.error_given} auto=${row.error_auto} detected=${row.detected} rtf=${row.rtf}\n`);
+}
+
+/** Pooled error rate per language: errors over reference length across its utterances. */
+const perLanguage: Record<string, { metric: string; given: number; auto: number; utterances: number }> = {};
+for (const language of [...new Set(asr.map((r) => r.language))]) {
+  const rows = asr.filter((r) => r.language === language);
+  const length = rows.reduce((n, r) => n + r.errors.referenceLength, 0);
+  const pooled = (field: 'given' | 'auto'): number => round(rows.reduce((n, r) => n + r.errors[field], 0) / Math.max(length, 1));
+  perLanguage[language] = { metric: rows[0]!.metric, given: pooled('given'), auto: pooled('auto'), utterances: rows.length };
+}
+
+const diarization = [];
+for (const entry of manifest.diar) {
+  const reference = parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8'));
+  const uem = entry.uem ? parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) : undefined;
+  const free = await run(path.join(evalDir, entry.audio), 'en', {});
+  const hypothesis = free.transcript.segments.flatMap((s) => s.words.map((w) => ({ speaker: w.speaker ?? '?', startSeconds: w.start, endSeconds: w.end })));
+  const der = diarizationErrorRate(reference, turnsFromWords(hypothesis), { collarSeconds: 0.25, durationSeconds: entry.duration_s, ...(uem ? { uem } : {}) });
+  diarization.push({ id: entry.id, speakers_true: entry.num_speakers, speakers_found: free.transcript.speakers.length, der: round(der.der), miss_seconds: round(der.missSeconds, 2), false_alarm_seconds: round(der.falseAlarmSeconds, 2), confusion_seconds: round(der.confusionSeconds, 2) });
+  process.stdout.write(`${entry.id} DER=${round(der.der)} speakers=${free.transcript.speakers.length}/${entry.num_speakers}\n`);
+}
+
+/** Word-level speaker labels -> turns (consecutive words of one speaker joined across gaps under 0.5 s). */
+function turnsFromWords(words: Array<{ speaker: string; startSeconds: number; endSeconds: number }>) {
+  const turns: typeof words = [];
+  for (const w of words) {
+    const last = turns.at(-1);
+    if (last && last.speaker === w.speaker && w.startSeconds - last.endSeconds < 0.5) last.endSeconds = w.endSeconds;
+    else turns.push({ ...w });
+  }
+  return turns;
+}
+
+const longMinutes = Number(process.env.BENCH_LONG_MINUTES ?? 60);
+const long = longMinutes > 0 ? await longFile(longMinutes) : null;
+const detected = asr.filter((r) => r.detected === r.language).length;
+const results = {
+  model: config.asrModel,
+  engine: 'whisper.cpp',
+  threads: config.inferenceThreads,
+  measured_at: new Date().toISOString(),
+  per_language: perLanguage,
+  language_detection_accuracy: round(detected / asr.length),
+  rtf_short_clips: round(elapsedSeconds / audioSeconds),
+  diarization,
+  long_file: long,
+  utterances: asr,
+};
+writeFileSync(path.join(packageRoot, 'bench/results/transcription.json'), `${JSON.stringify(results, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, long_file: long }, null, 2)}\n`);
+await container.close();

@@ -1,0 +1,397 @@
+// voxd's Node-API binding of whisper.cpp: a model is loaded once and shared; each transcription gets its own
+// whisper_state and runs on the libuv thread pool, so calls may overlap and the event loop stays free.
+#include <node_api.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "whisper.h"
+
+namespace {
+
+#define CHECK(env, call)                                                  \
+  do {                                                                    \
+    if ((call) != napi_ok) {                                              \
+      napi_throw_error((env), nullptr, "voxd_whisper: N-API call failed"); \
+      return nullptr;                                                     \
+    }                                                                     \
+  } while (0)
+
+struct Model {
+  whisper_context* ctx = nullptr;
+};
+
+struct Token {
+  int id;
+  std::string text;
+  float p, plog;
+  int64_t t0, t1, tDtw;
+};
+
+struct Segment {
+  int64_t t0, t1;
+  std::string text;
+  float noSpeechProbability;
+  std::vector<Token> tokens;
+};
+
+struct TranscribeJob {
+  napi_async_work work = nullptr;
+  napi_deferred deferred = nullptr;
+  napi_ref modelRef = nullptr;
+  napi_ref abortRef = nullptr;
+  Model* model = nullptr;
+  std::vector<float> samples;
+  volatile int32_t* abortFlag = nullptr;
+  // options
+  std::string language = "auto";
+  std::string prompt;
+  int threads = 2;
+  float temperature = 0.0f;
+  float temperatureIncrement = 0.2f;
+  int beamSize = 5;
+  int bestOf = 5;
+  float entropyThreshold = 2.4f;
+  float logprobThreshold = -1.0f;
+  float noSpeechThreshold = 0.6f;
+  bool suppressNonSpeech = true;
+  // results
+  std::string error;
+  std::string detectedLanguage;
+  float languageProbability = 1.0f;
+  std::vector<Segment> segments;
+};
+
+struct LoadJob {
+  napi_async_work work = nullptr;
+  napi_deferred deferred = nullptr;
+  std::string path;
+  int dtwPreset = WHISPER_AHEADS_NONE;
+  whisper_context* ctx = nullptr;
+};
+
+void silentLog(ggml_log_level, const char*, void*) {}
+
+bool abortRequested(void* data) {
+  auto* flag = static_cast<volatile int32_t*>(data);
+  return flag != nullptr && *flag != 0;
+}
+
+std::string getString(napi_env env, napi_value value) {
+  size_t length = 0;
+  napi_get_value_string_utf8(env, value, nullptr, 0, &length);
+  std::string result(length, '\0');
+  napi_get_value_string_utf8(env, value, result.data(), length + 1, &length);
+  return result;
+}
+
+napi_value property(napi_env env, napi_value object, const char* name) {
+  bool has = false;
+  if (napi_has_named_property(env, object, name, &has) != napi_ok || !has) return nullptr;
+  napi_value value;
+  napi_get_named_property(env, object, name, &value);
+  napi_valuetype type;
+  napi_typeof(env, value, &type);
+  return type == napi_undefined || type == napi_null ? nullptr : value;
+}
+
+void readNumber(napi_env env, napi_value options, const char* name, float& target) {
+  if (napi_value v = property(env, options, name)) {
+    double d;
+    if (napi_get_value_double(env, v, &d) == napi_ok) target = static_cast<float>(d);
+  }
+}
+
+void readInt(napi_env env, napi_value options, const char* name, int& target) {
+  if (napi_value v = property(env, options, name)) napi_get_value_int32(env, v, &target);
+}
+
+void readBool(napi_env env, napi_value options, const char* name, bool& target) {
+  if (napi_value v = property(env, options, name)) napi_get_value_bool(env, v, &target);
+}
+
+void setNumber(napi_env env, napi_value object, const char* name, double value) {
+  napi_value v;
+  napi_create_double(env, value, &v);
+  napi_set_named_property(env, object, name, v);
+}
+
+void setString(napi_env env, napi_value object, const char* name, const std::string& value) {
+  napi_value v;
+  napi_create_string_utf8(env, value.data(), value.size(), &v);
+  napi_set_named_property(env, object, name, v);
+}
+
+void rejectWith(napi_env env, napi_deferred deferred, const std::string& message) {
+  napi_value text, error;
+  napi_create_string_utf8(env, message.c_str(), message.size(), &text);
+  napi_create_error(env, nullptr, text, &error);
+  napi_reject_deferred(env, deferred, error);
+}
+
+// ---- load(path, { dtwPreset }) -> Promise<model>
+
+void loadExecute(napi_env, void* data) {
+  auto* job = static_cast<LoadJob*>(data);
+  whisper_context_params params = whisper_context_default_params();
+  params.use_gpu = false;
+  // DTW token timestamps are silently wrong with flash attention on.
+  params.flash_attn = false;
+  if (job->dtwPreset != WHISPER_AHEADS_NONE) {
+    params.dtw_token_timestamps = true;
+    params.dtw_aheads_preset = static_cast<whisper_alignment_heads_preset>(job->dtwPreset);
+  }
+  job->ctx = whisper_init_from_file_with_params_no_state(job->path.c_str(), params);
+}
+
+void finalizeModel(napi_env, void* data, void*) {
+  auto* model = static_cast<Model*>(data);
+  if (model->ctx) whisper_free(model->ctx);
+  delete model;
+}
+
+void loadComplete(napi_env env, napi_status, void* data) {
+  auto* job = static_cast<LoadJob*>(data);
+  if (!job->ctx) {
+    rejectWith(env, job->deferred, "whisper.cpp could not load the model at " + job->path);
+  } else {
+    auto* model = new Model{job->ctx};
+    napi_value external;
+    napi_create_external(env, model, finalizeModel, nullptr, &external);
+    napi_resolve_deferred(env, job->deferred, external);
+  }
+  napi_delete_async_work(env, job->work);
+  delete job;
+}
+
+napi_value Load(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  auto* job = new LoadJob();
+  job->path = getString(env, argv[0]);
+  if (argc > 1) readInt(env, argv[1], "dtwPreset", job->dtwPreset);
+  napi_value promise, name;
+  CHECK(env, napi_create_promise(env, &job->deferred, &promise));
+  CHECK(env, napi_create_string_utf8(env, "voxd_whisper.load", NAPI_AUTO_LENGTH, &name));
+  CHECK(env, napi_create_async_work(env, nullptr, name, loadExecute, loadComplete, job, &job->work));
+  CHECK(env, napi_queue_async_work(env, job->work));
+  return promise;
+}
+
+// ---- transcribe(model, samples, options, abortFlag) -> Promise<result>
+
+void transcribeExecute(napi_env, void* data) {
+  auto* job = static_cast<TranscribeJob*>(data);
+  whisper_context* ctx = job->model->ctx;
+  whisper_state* state = whisper_init_state(ctx);
+  if (!state) {
+    job->error = "whisper.cpp could not allocate a decoding state";
+    return;
+  }
+  const int n = static_cast<int>(job->samples.size());
+  std::string language = job->language;
+  if (language == "auto") {
+    if (!whisper_is_multilingual(ctx)) {
+      language = "en";
+    } else {
+      std::vector<float> probabilities(whisper_lang_max_id() + 1, 0.0f);
+      if (whisper_pcm_to_mel_with_state(ctx, state, job->samples.data(), n, job->threads) != 0) {
+        job->error = "whisper.cpp could not compute the mel spectrogram";
+        whisper_free_state(state);
+        return;
+      }
+      const int id = whisper_lang_auto_detect_with_state(ctx, state, 0, job->threads, probabilities.data());
+      if (id < 0) {
+        job->error = "whisper.cpp language detection failed";
+        whisper_free_state(state);
+        return;
+      }
+      language = whisper_lang_str(id);
+      job->languageProbability = probabilities[id];
+    }
+  }
+  job->detectedLanguage = language;
+
+  whisper_full_params params = whisper_full_default_params(job->beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+  params.n_threads = job->threads;
+  params.no_context = true;  // conditioning text comes from the caller's prompt
+  params.print_progress = false;
+  params.print_realtime = false;
+  params.print_timestamps = false;
+  params.print_special = false;
+  params.token_timestamps = true;
+  params.language = language.c_str();
+  params.initial_prompt = job->prompt.empty() ? nullptr : job->prompt.c_str();
+  params.temperature = job->temperature;
+  params.temperature_inc = job->temperatureIncrement;
+  params.entropy_thold = job->entropyThreshold;
+  params.logprob_thold = job->logprobThreshold;
+  params.no_speech_thold = job->noSpeechThreshold;
+  params.suppress_nst = job->suppressNonSpeech;
+  params.greedy.best_of = job->bestOf;
+  params.beam_search.beam_size = job->beamSize;
+  params.abort_callback = abortRequested;
+  params.abort_callback_user_data = const_cast<int32_t*>(job->abortFlag);
+
+  const int status = whisper_full_with_state(ctx, state, params, job->samples.data(), n);
+  if (status != 0) {
+    job->error = abortRequested(const_cast<int32_t*>(job->abortFlag)) ? "aborted" : "whisper.cpp transcription failed (" + std::to_string(status) + ")";
+    whisper_free_state(state);
+    return;
+  }
+  const whisper_token eot = whisper_token_eot(ctx);
+  const int segments = whisper_full_n_segments_from_state(state);
+  for (int s = 0; s < segments; s++) {
+    Segment segment;
+    segment.t0 = whisper_full_get_segment_t0_from_state(state, s);
+    segment.t1 = whisper_full_get_segment_t1_from_state(state, s);
+    segment.text = whisper_full_get_segment_text_from_state(state, s);
+    segment.noSpeechProbability = whisper_full_get_segment_no_speech_prob_from_state(state, s);
+    const int tokens = whisper_full_n_tokens_from_state(state, s);
+    for (int t = 0; t < tokens; t++) {
+      const whisper_token_data d = whisper_full_get_token_data_from_state(state, s, t);
+      if (d.id >= eot) continue;  // special and timestamp tokens carry no text
+      segment.tokens.push_back(Token{d.id, whisper_full_get_token_text_from_state(ctx, state, s, t), d.p, d.plog, d.t0, d.t1, d.t_dtw});
+    }
+    job->segments.push_back(std::move(segment));
+  }
+  whisper_free_state(state);
+}
+
+void transcribeComplete(napi_env env, napi_status, void* data) {
+  auto* job = static_cast<TranscribeJob*>(data);
+  if (!job->error.empty()) {
+    rejectWith(env, job->deferred, job->error);
+  } else {
+    napi_value result, segments;
+    napi_create_object(env, &result);
+    setString(env, result, "language", job->detectedLanguage);
+    setNumber(env, result, "languageProbability", job->languageProbability);
+    napi_create_array_with_length(env, job->segments.size(), &segments);
+    for (size_t s = 0; s < job->segments.size(); s++) {
+      const Segment& segment = job->segments[s];
+      napi_value object, tokens;
+      napi_create_object(env, &object);
+      // whisper.cpp times are in units of 10 ms.
+      setNumber(env, object, "startSeconds", segment.t0 / 100.0);
+      setNumber(env, object, "endSeconds", segment.t1 / 100.0);
+      setString(env, object, "text", segment.text);
+      setNumber(env, object, "noSpeechProbability", segment.noSpeechProbability);
+      napi_create_array_with_length(env, segment.tokens.size(), &tokens);
+      for (size_t t = 0; t < segment.tokens.size(); t++) {
+        const Token& token = segment.tokens[t];
+        napi_value tokenObject;
+        napi_create_object(env, &tokenObject);
+        setNumber(env, tokenObject, "id", token.id);
+        // Raw bytes: a token may hold part of a multi-byte character, so text is decoded per word in JS.
+        napi_value bytes;
+        void* copied = nullptr;
+        napi_create_buffer_copy(env, token.text.size(), token.text.data(), &copied, &bytes);
+        napi_set_named_property(env, tokenObject, "bytes", bytes);
+        setNumber(env, tokenObject, "probability", token.p);
+        setNumber(env, tokenObject, "logProbability", token.plog);
+        setNumber(env, tokenObject, "startSeconds", token.t0 / 100.0);
+        setNumber(env, tokenObject, "endSeconds", token.t1 / 100.0);
+        setNumber(env, tokenObject, "dtwSeconds", token.tDtw / 100.0);
+        napi_set_element(env, tokens, t, tokenObject);
+      }
+      napi_set_named_property(env, object, "tokens", tokens);
+      napi_set_element(env, segments, s, object);
+    }
+    napi_set_named_property(env, result, "segments", segments);
+    napi_resolve_deferred(env, job->deferred, result);
+  }
+  napi_delete_reference(env, job->modelRef);
+  if (job->abortRef) napi_delete_reference(env, job->abortRef);
+  napi_delete_async_work(env, job->work);
+  delete job;
+}
+
+napi_value Transcribe(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  if (argc < 4) {
+    napi_throw_type_error(env, nullptr, "transcribe(model, samples, options, abortFlag)");
+    return nullptr;
+  }
+  auto* job = new TranscribeJob();
+  void* modelData = nullptr;
+  CHECK(env, napi_get_value_external(env, argv[0], &modelData));
+  job->model = static_cast<Model*>(modelData);
+  // Keep the model alive while the work runs, even if JS drops it.
+  CHECK(env, napi_create_reference(env, argv[0], 1, &job->modelRef));
+
+  napi_typedarray_type type;
+  size_t length;
+  void* samples;
+  CHECK(env, napi_get_typedarray_info(env, argv[1], &type, &length, &samples, nullptr, nullptr));
+  if (type != napi_float32_array) {
+    napi_throw_type_error(env, nullptr, "samples must be a Float32Array");
+    return nullptr;
+  }
+  job->samples.assign(static_cast<float*>(samples), static_cast<float*>(samples) + length);
+
+  napi_value options = argv[2];
+  if (napi_value v = property(env, options, "language")) job->language = getString(env, v);
+  if (napi_value v = property(env, options, "prompt")) job->prompt = getString(env, v);
+  readInt(env, options, "threads", job->threads);
+  readNumber(env, options, "temperature", job->temperature);
+  readNumber(env, options, "temperatureIncrement", job->temperatureIncrement);
+  readInt(env, options, "beamSize", job->beamSize);
+  readInt(env, options, "bestOf", job->bestOf);
+  readNumber(env, options, "entropyThreshold", job->entropyThreshold);
+  readNumber(env, options, "logprobThreshold", job->logprobThreshold);
+  readNumber(env, options, "noSpeechThreshold", job->noSpeechThreshold);
+  readBool(env, options, "suppressNonSpeech", job->suppressNonSpeech);
+
+  void* flag = nullptr;
+  CHECK(env, napi_get_typedarray_info(env, argv[3], &type, &length, &flag, nullptr, nullptr));
+  if (type != napi_int32_array || length < 1) {
+    napi_throw_type_error(env, nullptr, "abortFlag must be an Int32Array");
+    return nullptr;
+  }
+  job->abortFlag = static_cast<volatile int32_t*>(flag);
+  CHECK(env, napi_create_reference(env, argv[3], 1, &job->abortRef));
+
+  napi_value promise, name;
+  CHECK(env, napi_create_promise(env, &job->deferred, &promise));
+  CHECK(env, napi_create_string_utf8(env, "voxd_whisper.transcribe", NAPI_AUTO_LENGTH, &name));
+  CHECK(env, napi_create_async_work(env, nullptr, name, transcribeExecute, transcribeComplete, job, &job->work));
+  CHECK(env, napi_queue_async_work(env, job->work));
+  return promise;
+}
+
+napi_value Info(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  void* data = nullptr;
+  CHECK(env, napi_get_value_external(env, argv[0], &data));
+  whisper_context* ctx = static_cast<Model*>(data)->ctx;
+  napi_value result, multilingual;
+  napi_create_object(env, &result);
+  napi_get_boolean(env, whisper_is_multilingual(ctx) != 0, &multilingual);
+  napi_set_named_property(env, result, "multilingual", multilingual);
+  setString(env, result, "type", whisper_model_type_readable(ctx));
+  setNumber(env, result, "vocabularySize", whisper_n_vocab(ctx));
+  setNumber(env, result, "textLayers", whisper_model_n_text_layer(ctx));
+  return result;
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  whisper_log_set(silentLog, nullptr);
+  napi_property_descriptor properties[] = {
+      {"load", nullptr, Load, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"transcribe", nullptr, Transcribe, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
+  };
+  napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)

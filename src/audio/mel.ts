@@ -1,0 +1,92 @@
+/** Mel filterbanks and mel spectrograms with librosa's conventions (`librosa.filters.mel`, `feature.melspectrogram`). */
+import { forEachStftFrame, stftFrameCount, type StftOptions } from './stft.js';
+
+export interface MelFilterbankOptions {
+  sampleRate: number;
+  fftSize: number;
+  melBands: number;
+  /** Default 0. */
+  minHz?: number;
+  /** Default sampleRate / 2. */
+  maxHz?: number;
+  /** 'slaney' (librosa's default: linear below 1 kHz, logarithmic above) or 'htk'. */
+  scale?: 'slaney' | 'htk';
+  /** 'slaney' divides each triangle by its bandwidth (constant energy per band, librosa's default); 'none' keeps peaks at 1. */
+  norm?: 'slaney' | 'none';
+}
+
+const slaneyLinearHzPerMel = 200 / 3;
+const slaneyLogStartHz = 1000;
+const slaneyLogStartMel = slaneyLogStartHz / slaneyLinearHzPerMel;
+const slaneyLogStep = Math.log(6.4) / 27;
+
+export function hzToMel(hz: number, scale: 'slaney' | 'htk' = 'slaney'): number {
+  if (scale === 'htk') return 2595 * Math.log10(1 + hz / 700);
+  if (hz < slaneyLogStartHz) return hz / slaneyLinearHzPerMel;
+  return slaneyLogStartMel + Math.log(hz / slaneyLogStartHz) / slaneyLogStep;
+}
+
+export function melToHz(mel: number, scale: 'slaney' | 'htk' = 'slaney'): number {
+  if (scale === 'htk') return 700 * (10 ** (mel / 2595) - 1);
+  if (mel < slaneyLogStartMel) return mel * slaneyLinearHzPerMel;
+  return slaneyLogStartHz * Math.exp(slaneyLogStep * (mel - slaneyLogStartMel));
+}
+
+/** Triangular filters, row-major [melBands, fftSize / 2 + 1]. */
+export function melFilterbank(options: MelFilterbankOptions): Float64Array {
+  const { sampleRate, fftSize, melBands } = options;
+  const scale = options.scale ?? 'slaney';
+  const bins = Math.floor(fftSize / 2) + 1;
+  const minMel = hzToMel(options.minHz ?? 0, scale);
+  const maxMel = hzToMel(options.maxHz ?? sampleRate / 2, scale);
+  // melBands + 2 edge frequencies, evenly spaced on the mel scale.
+  const edges = Array.from({ length: melBands + 2 }, (_, i) => melToHz(minMel + ((maxMel - minMel) * i) / (melBands + 1), scale));
+  const weights = new Float64Array(melBands * bins);
+  for (let m = 0; m < melBands; m++) {
+    const lower = edges[m]!;
+    const centre = edges[m + 1]!;
+    const upper = edges[m + 2]!;
+    const gain = (options.norm ?? 'slaney') === 'slaney' ? 2 / (upper - lower) : 1;
+    for (let k = 0; k < bins; k++) {
+      const hz = (k * sampleRate) / fftSize;
+      const rising = (hz - lower) / (centre - lower);
+      const falling = (upper - hz) / (upper - centre);
+      weights[m * bins + k] = Math.max(0, Math.min(rising, falling)) * gain;
+    }
+  }
+  return weights;
+}
+
+export type MelSpectrogramOptions = StftOptions & Omit<MelFilterbankOptions, 'fftSize'> & { power?: number };
+
+/** Frame-major mel spectrogram (not log): band b of frame t at t * melBands + b. Memory: the mel bands only. */
+export function melSpectrogram(samples: Float32Array, options: MelSpectrogramOptions): { frames: number; melBands: number; data: Float32Array } {
+  const filters = melFilterbank(options);
+  const bins = Math.floor(options.fftSize / 2) + 1;
+  const { melBands } = options;
+  const power = options.power ?? 2;
+  // Only the bins a filter covers are summed: the filters are sparse.
+  const ranges = Array.from({ length: melBands }, (_, m) => {
+    let first = 0;
+    while (first < bins && filters[m * bins + first] === 0) first++;
+    let last = bins - 1;
+    while (last > first && filters[m * bins + last] === 0) last--;
+    return [first, last] as const;
+  });
+  const frames = stftFrameCount(samples.length, options);
+  const data = new Float32Array(frames * melBands);
+  const spectrum = new Float64Array(bins);
+  forEachStftFrame(samples, options, (t, re, im) => {
+    for (let k = 0; k < bins; k++) {
+      const squared = re[k]! * re[k]! + im[k]! * im[k]!;
+      spectrum[k] = power === 2 ? squared : squared ** (power / 2);
+    }
+    for (let m = 0; m < melBands; m++) {
+      const [first, last] = ranges[m]!;
+      let sum = 0;
+      for (let k = first; k <= last; k++) sum += filters[m * bins + k]! * spectrum[k]!;
+      data[t * melBands + m] = sum;
+    }
+  });
+  return { frames, melBands, data };
+}

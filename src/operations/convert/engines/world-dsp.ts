@@ -1,0 +1,746 @@
+/**
+ * Analysis/resynthesis voice conversion on the WORLD vocoder (16 kHz, 5 ms frames, FFT 1024).
+ *
+ * Per source frame: F0 moved into the target's register; spectral envelope frequency-warped (factor chosen by the
+ * speaker-embedding cosine of quick resyntheses against the profile's embedding), equalised toward the target's
+ * long-term voiced/unvoiced envelopes, then partly blended with the mean of its nearest target frames (more above
+ * ~2.5 kHz, where speaker identity dominates, than in the F1/F2 region that carries the words); frame energy restored;
+ * resynthesised with the source's voicing and aperiodicity. Long inputs go through in chunks cut at quiet points.
+ *
+ * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
+ *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
+ *    source's; energy dynamics are the source's (every frame keeps its energy).
+ *  - preserveEmotion = false: log f0' = m_target + (log f0 - m_source) * s_target / s_source (the target's habitual
+ *    range, clamped to 0.5..1.5x); speech-frame energy deviations from the median are scaled by the target's energy
+ *    spread over the source's (at most 1, so louder excursions are flattened; quiet frames are never raised).
+ */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { bandBins, cepstralSmooth, MelCepstrum, MelGrid, warpEnvelope, warpSourcePositions } from '../../../audio/envelope.js';
+import { resample } from '../../../audio/resample.js';
+import { frameCount, peak, toMono, type Waveform } from '../../../audio/waveform.js';
+import type { World, WorldAnalysis, WorldOptions } from '../../../audio/world.js';
+import { VoxError } from '../../../errors.js';
+import type { ConversionResult, ConvertOptions, TargetProfileStats, VoiceConverter } from '../voice-converter.js';
+
+const sampleRate = 16000;
+const framePeriodMs = 5;
+const hop = (sampleRate * framePeriodMs) / 1000;
+const fftSize = 1024;
+const bins = fftSize / 2 + 1;
+const featureOrder = 19;
+const gridPoints = 96;
+/** Frames quieter than the 95th energy percentile minus this are not speech. */
+const speechRangeDb = 35;
+const maxBankFrames = 6000;
+const eqQuefrencies = 23;
+const eqLimitNepers = Math.log(10 ** 1.2); // +-12 dB in power
+const neighbours = 6;
+const maxChunkSeconds = 20;
+const chunkPadSamples = 50 * hop;
+const crossfadeSamples = 2 * hop * 2;
+const searchExcerptSeconds = 3.5;
+const alphaRange = [0.8, 1.25] as const;
+const nepersToDb = 10 / Math.LN10;
+
+export interface WorldDspOptions {
+  /** Harvest for F0 (default; robust) or false for DIO + StoneMask (faster, more voicing errors). */
+  harvest?: boolean;
+  /** Share of the nearest-target-frame envelope mixed in below ~2.5 kHz and above ~4 kHz. */
+  blendLow?: number;
+  blendHigh?: number;
+}
+
+/** What the engine needs from a speaker encoder (src/speakers/embedding.ts provides it). */
+export interface UtteranceEmbedder {
+  embedUtterance(waveform: Waveform, signal?: AbortSignal): Promise<Float32Array>;
+}
+
+interface Shared {
+  world: World;
+  worldOptions: WorldOptions;
+  band: { first: number; last: number };
+  mcep: MelCepstrum;
+  grid: MelGrid;
+}
+
+/** Per-frame measurements of an analysed stretch. */
+interface FrameMeasures {
+  count: number;
+  /** ln of the power summed over 80-7600 Hz. */
+  bandLog: Float64Array;
+  speech: Uint8Array;
+  features: Float32Array;
+}
+
+/** Accumulates a speaker's statistics over analysed stretches. */
+class SpeakerAccumulator {
+  logF0: number[] = [];
+  energyDb: number[] = [];
+  voicedSum = new Float64Array(bins);
+  unvoicedSum = new Float64Array(bins);
+  voicedCount = 0;
+  unvoicedCount = 0;
+  featureSum = new Float64Array(featureOrder);
+  featureSquares = new Float64Array(featureOrder);
+  speechFrames = 0;
+  bankFeatures: number[] = [];
+  bankGrids: number[] = [];
+  bankVoiced: number[] = [];
+
+  constructor(private readonly shared: Shared, private readonly keepBank: boolean) {}
+
+  add(analysis: WorldAnalysis, measures: FrameMeasures, from: number, to: number): void {
+    const log = new Float64Array(bins);
+    const grid = new Float32Array(gridPoints);
+    for (let t = from; t < to; t++) {
+      if (!measures.speech[t]) continue;
+      this.speechFrames++;
+      const voiced = analysis.f0[t]! > 0;
+      if (voiced) this.logF0.push(Math.log(analysis.f0[t]!));
+      this.energyDb.push(measures.bandLog[t]! * nepersToDb);
+      normalisedLog(analysis.spectrogram, t, measures.bandLog[t]!, log);
+      const sum = voiced ? this.voicedSum : this.unvoicedSum;
+      for (let k = 0; k < bins; k++) sum[k] = sum[k]! + log[k]!;
+      if (voiced) this.voicedCount++;
+      else this.unvoicedCount++;
+      for (let q = 0; q < featureOrder; q++) {
+        const v = measures.features[t * featureOrder + q]!;
+        this.featureSum[q] = this.featureSum[q]! + v;
+        this.featureSquares[q] = this.featureSquares[q]! + v * v;
+      }
+      if (this.keepBank) {
+        for (let q = 0; q < featureOrder; q++) this.bankFeatures.push(measures.features[t * featureOrder + q]!);
+        this.shared.grid.toGrid(log, grid);
+        for (let i = 0; i < gridPoints; i++) this.bankGrids.push(grid[i]!);
+        this.bankVoiced.push(voiced ? 1 : 0);
+      }
+    }
+  }
+
+  finish(): SpeakerStats {
+    if (this.logF0.length < 20 || this.speechFrames < 100) {
+      throw new VoxError('invalid_request', 'Too little voiced speech to analyse (need at least about half a second).', { param: 'audio' });
+    }
+    const [logF0Median, logF0Spread] = robust(this.logF0);
+    const [energyMedianDb, energySpreadDb] = robust(this.energyDb);
+    const featureMean = new Float32Array(featureOrder);
+    const featureStd = new Float32Array(featureOrder);
+    for (let q = 0; q < featureOrder; q++) {
+      const mean = this.featureSum[q]! / this.speechFrames;
+      featureMean[q] = mean;
+      featureStd[q] = Math.sqrt(Math.max(1e-6, this.featureSquares[q]! / this.speechFrames - mean * mean));
+    }
+    const average = (sum: Float64Array, count: number, fallback: Float64Array | null) =>
+      count > 0 ? Float32Array.from(sum, (v) => v / count) : Float32Array.from(fallback ?? sum);
+    const voiced = average(this.voicedSum, this.voicedCount, null);
+    return {
+      logF0Median,
+      logF0Spread: Math.max(logF0Spread, 0.02),
+      energyMedianDb,
+      energySpreadDb: Math.max(energySpreadDb, 1),
+      voicedLogEnvelope: voiced,
+      unvoicedLogEnvelope: this.unvoicedCount > 0 ? average(this.unvoicedSum, this.unvoicedCount, null) : voiced,
+      featureMean,
+      featureStd,
+      speechSeconds: (this.speechFrames * framePeriodMs) / 1000,
+    };
+  }
+}
+
+interface SpeakerStats {
+  logF0Median: number;
+  logF0Spread: number;
+  energyMedianDb: number;
+  energySpreadDb: number;
+  voicedLogEnvelope: Float32Array;
+  unvoicedLogEnvelope: Float32Array;
+  featureMean: Float32Array;
+  featureStd: Float32Array;
+  speechSeconds: number;
+}
+
+interface TargetModel extends SpeakerStats {
+  embedding: Float32Array | null;
+  /** Standardised, L2-normalised features of the reference frames. */
+  bankFeatures: Float32Array;
+  bankGrids: Float32Array;
+  bankVoiced: Float32Array;
+}
+
+/** Everything fixed for one conversion. */
+interface Plan {
+  source: SpeakerStats;
+  target: TargetModel;
+  preserveEmotion: boolean;
+  alpha: number;
+}
+
+export class WorldDspConverter implements VoiceConverter {
+  readonly engine = 'world-dsp';
+  readonly modelId = 'world-dsp-v1';
+  private readonly shared: Shared;
+  private readonly blendWeights: Float64Array;
+
+  constructor(
+    world: World,
+    private readonly embedder: UtteranceEmbedder | null,
+    private readonly options: WorldDspOptions = {},
+  ) {
+    this.shared = {
+      world,
+      worldOptions: { sampleRate, framePeriodMs, fftSize, f0FloorHz: 60, f0CeilHz: 700, harvest: options.harvest ?? true },
+      band: bandBins(sampleRate, fftSize, 80, 7600),
+      mcep: new MelCepstrum(sampleRate, fftSize, 40, featureOrder, 80, 7600),
+      grid: new MelGrid(sampleRate, fftSize, gridPoints),
+    };
+    const low = options.blendLow ?? 0.25;
+    const high = options.blendHigh ?? 0.5;
+    const binHz = sampleRate / fftSize;
+    this.blendWeights = Float64Array.from({ length: bins }, (_, k) => {
+      const ramp = Math.min(1, Math.max(0, (k * binHz - 2500) / 1500));
+      return low + (high - low) * ramp;
+    });
+  }
+
+  async analyseTarget(clips: Waveform[], signal?: AbortSignal): Promise<TargetProfileStats> {
+    if (clips.length === 0) throw new VoxError('invalid_request', 'A voice profile needs at least one reference clip.');
+    const accumulator = new SpeakerAccumulator(this.shared, true);
+    const embeddings: Float32Array[] = [];
+    for (const clip of clips) {
+      const mono = await to16k(clip, signal);
+      await this.forEachChunk(mono.samples, signal, async (analysis, measures, from, to) => accumulator.add(analysis, measures, from, to));
+      if (this.embedder) embeddings.push(await this.embedder.embedUtterance(mono, signal));
+    }
+    const stats = accumulator.finish();
+    const bankFrames = accumulator.bankVoiced.length;
+    const stride = Math.max(1, bankFrames / maxBankFrames);
+    const kept = Math.min(bankFrames, maxBankFrames);
+    const bankFeatures = new Float32Array(kept * featureOrder);
+    const bankGrids = new Float32Array(kept * gridPoints);
+    const bankVoiced = new Float32Array(kept);
+    for (let i = 0; i < kept; i++) {
+      const source = Math.floor(i * stride);
+      for (let q = 0; q < featureOrder; q++) bankFeatures[i * featureOrder + q] = accumulator.bankFeatures[source * featureOrder + q]!;
+      standardise(bankFeatures, i * featureOrder, stats.featureMean, stats.featureStd);
+      for (let p = 0; p < gridPoints; p++) bankGrids[i * gridPoints + p] = accumulator.bankGrids[source * gridPoints + p]!;
+      bankVoiced[i] = accumulator.bankVoiced[source]!;
+    }
+    const blobs: Record<string, Float32Array> = {
+      voicedLogEnvelope: stats.voicedLogEnvelope,
+      unvoicedLogEnvelope: stats.unvoicedLogEnvelope,
+      featureMean: stats.featureMean,
+      featureStd: stats.featureStd,
+      bankFeatures,
+      bankGrids,
+      bankVoiced,
+    };
+    if (embeddings.length > 0) blobs.embedding = normalise(mean(embeddings));
+    return {
+      engine: this.engine,
+      version: 1,
+      speechSeconds: stats.speechSeconds,
+      meta: {
+        logF0Median: stats.logF0Median,
+        logF0Spread: stats.logF0Spread,
+        energyMedianDb: stats.energyMedianDb,
+        energySpreadDb: stats.energySpreadDb,
+        medianF0Hz: Math.exp(stats.logF0Median),
+      },
+      blobs,
+    };
+  }
+
+  async convert(input: Waveform, profile: TargetProfileStats, options: ConvertOptions): Promise<ConversionResult> {
+    const { signal } = options;
+    const target = targetModel(profile);
+    const warnings: string[] = [];
+    const source16k = await to16k(input, signal);
+    const samples = source16k.samples;
+    const chunks = planChunks(samples);
+
+    // Source statistics: from the whole input when it is one chunk (its analysis is then reused), else from
+    // excerpts spread over it.
+    const accumulator = new SpeakerAccumulator(this.shared, false);
+    let firstChunk: { analysis: WorldAnalysis; measures: FrameMeasures; start: number } | null = null;
+    if (chunks.length === 1) {
+      const analysis = await this.analyse(samples);
+      const measures = this.measure(analysis);
+      accumulator.add(analysis, measures, 0, measures.count);
+      firstChunk = { analysis, measures, start: 0 };
+    } else {
+      const excerptSamples = 5 * sampleRate;
+      const excerpts = Math.min(6, Math.ceil(samples.length / excerptSamples));
+      for (let i = 0; i < excerpts; i++) {
+        const start = Math.floor(((samples.length - excerptSamples) * i) / Math.max(1, excerpts - 1) / hop) * hop;
+        const analysis = await this.analyse(samples.subarray(start, start + excerptSamples));
+        signal?.throwIfAborted();
+        const measures = this.measure(analysis);
+        accumulator.add(analysis, measures, 0, measures.count);
+        if (i === 0) firstChunk = { analysis, measures, start };
+      }
+    }
+    const source = accumulator.finish();
+    const plan: Plan = { source, target, preserveEmotion: options.preserveEmotion, alpha: 1 };
+    plan.alpha = await this.chooseAlpha(plan, firstChunk!, warnings, signal);
+
+    const output = new Float32Array(samples.length);
+    const correlation = new PearsonAccumulator();
+    for (let c = 0; c < chunks.length; c++) {
+      const chunk = chunks[c]!;
+      const regionStart = Math.max(0, chunk.start - chunkPadSamples);
+      const regionEnd = Math.min(samples.length, chunk.end + chunkPadSamples);
+      const region = samples.subarray(regionStart, regionEnd);
+      const analysis = chunks.length === 1 ? firstChunk!.analysis : await this.analyse(region);
+      signal?.throwIfAborted();
+      const measures = chunks.length === 1 ? firstChunk!.measures : this.measure(analysis);
+      const converted = await this.convertFrames(analysis, measures, plan, signal);
+      const synthesised = await this.shared.world.synthesise(converted, region.length, this.shared.worldOptions);
+      signal?.throwIfAborted();
+      addWithCrossfade(output, synthesised, regionStart, chunk, c === 0, c === chunks.length - 1);
+      // Intonation kept? Re-track the output's F0 and compare with the source's over this chunk's own frames.
+      const outputRange = await speakerF0Range(this.shared.world, synthesised, this.shared.worldOptions);
+      const outputF0 = await this.shared.world.f0(synthesised, { ...this.shared.worldOptions, ...outputRange, harvest: false });
+      const sourceF0 = analysis.f0;
+      const from = (chunk.start - regionStart) / hop;
+      const to = Math.min(outputF0.length, sourceF0.length, (chunk.end - regionStart) / hop);
+      for (let t = from; t < to; t++) {
+        if (outputF0[t]! > 0 && sourceF0[t]! > 0) correlation.add(Math.log(sourceF0[t]!), Math.log(outputF0[t]!));
+      }
+    }
+
+    const atInputRate = await resample({ samples: output, sampleRate, channels: 1 }, input.sampleRate, signal);
+    const exact = new Float32Array(frameCount(input));
+    exact.set(atInputRate.samples.subarray(0, exact.length));
+    if (input.sampleRate > sampleRate) await addSourceHighBand(exact, input, source16k, signal);
+    const outputPeak = peak(exact);
+    if (outputPeak > 0.99) for (let i = 0; i < exact.length; i++) exact[i] = (exact[i]! * 0.99) / outputPeak;
+    if (input.channels > 1) warnings.push('The converted voice is mono: the input channels were mixed down.');
+    return { waveform: { samples: exact, sampleRate: input.sampleRate, channels: 1 }, f0Correlation: correlation.value(), warnings };
+  }
+
+  /** Warp factor by speaker-embedding cosine of quick resyntheses (coarse grid, then two refinements). */
+  private async chooseAlpha(
+    plan: Plan,
+    chunk: { analysis: WorldAnalysis; measures: FrameMeasures },
+    warnings: string[],
+    signal?: AbortSignal,
+  ): Promise<number> {
+    const { source, target } = plan;
+    if (!this.embedder || !target.embedding) {
+      warnings.push('No speaker embedding for this profile: the frequency warp was estimated from the F0 ratio.');
+      return clamp(Math.exp((target.logF0Median - source.logF0Median) * 0.25), alphaRange[0], alphaRange[1]);
+    }
+    const excerpt = speechExcerpt(chunk.measures, (searchExcerptSeconds * 1000) / framePeriodMs);
+    const analysis = sliceAnalysis(chunk.analysis, excerpt.from, excerpt.to);
+    const measures = sliceMeasures(chunk.measures, excerpt.from, excerpt.to);
+    const neighboursGrid = await this.nearestNeighbours(measures, analysis, plan, signal);
+    const scores = new Map<number, number>();
+    const score = async (alpha: number): Promise<number> => {
+      const key = Math.round(alpha * 1000) / 1000;
+      const known = scores.get(key);
+      if (known !== undefined) return known;
+      const converted = this.applyPlan(analysis, measures, { ...plan, alpha: key }, neighboursGrid);
+      const y = await this.shared.world.synthesise(converted, (excerpt.to - excerpt.from) * hop, this.shared.worldOptions);
+      const embedding = await this.embedder!.embedUtterance({ samples: Float32Array.from(y), sampleRate, channels: 1 }, signal);
+      const value = dot(embedding, target.embedding!);
+      scores.set(key, value);
+      return value;
+    };
+    // Coarse (range ends and middle), one refinement around the best, then the vertex of a parabola through the best
+    // and its neighbours (in log alpha): five quick resyntheses.
+    const logLow = Math.log(alphaRange[0]);
+    const logHigh = Math.log(alphaRange[1]);
+    const half = (logHigh - logLow) / 2;
+    const tried = new Map<number, number>();
+    const evaluate = async (candidates: number[]) => {
+      const values = await Promise.all(candidates.map((c) => score(Math.exp(c))));
+      candidates.forEach((c, i) => tried.set(c, values[i]!));
+    };
+    await evaluate([logLow, logLow + half, logHigh]);
+    const bestOf = () => [...tried.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+    const coarse = bestOf();
+    await evaluate([coarse - half / 2, coarse + half / 2].filter((c) => c >= logLow - 1e-9 && c <= logHigh + 1e-9));
+    const points = [...tried.keys()].sort((a, b) => a - b);
+    const i = points.indexOf(bestOf());
+    let best = points[i]!;
+    if (i > 0 && i < points.length - 1) {
+      const [x0, x1, x2] = [points[i - 1]!, points[i]!, points[i + 1]!];
+      const [y0, y1, y2] = [tried.get(x0)!, tried.get(x1)!, tried.get(x2)!];
+      const denominator = (x0 - x1) * (x0 - x2) * (x1 - x2);
+      const a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / denominator;
+      const b = (x2 * x2 * (y0 - y1) + x1 * x1 * (y2 - y0) + x0 * x0 * (y1 - y2)) / denominator;
+      if (a < 0) best = clamp(-b / (2 * a), x0, x2);
+    }
+    return Math.round(Math.exp(best) * 1000) / 1000;
+  }
+
+  private async convertFrames(analysis: WorldAnalysis, measures: FrameMeasures, plan: Plan, signal?: AbortSignal): Promise<WorldAnalysis> {
+    const neighboursGrid = await this.nearestNeighbours(measures, analysis, plan, signal);
+    return this.applyPlan(analysis, measures, plan, neighboursGrid);
+  }
+
+  /** The converted F0 and envelope of every frame (aperiodicity is the source's). */
+  private applyPlan(analysis: WorldAnalysis, measures: FrameMeasures, plan: Plan, neighboursGrid: Float32Array): WorldAnalysis {
+    const { source, target, preserveEmotion, alpha } = plan;
+    const { band, grid } = this.shared;
+    const positions = warpSourcePositions(bins, alpha);
+    const eqVoiced = equaliser(target.voicedLogEnvelope, source.voicedLogEnvelope, positions, band);
+    const eqUnvoiced = equaliser(target.unvoicedLogEnvelope, source.unvoicedLogEnvelope, positions, band);
+    const f0Scale = preserveEmotion ? 1 : clamp(target.logF0Spread / source.logF0Spread, 0.5, 1.5);
+    const energyScale = preserveEmotion ? 1 : Math.min(1, target.energySpreadDb / source.energySpreadDb);
+    const speechFloorDb = percentile(measures.bandLog, 0.95) * nepersToDb - speechRangeDb;
+
+    const f0 = new Float64Array(measures.count);
+    const spectrogram = new Float64Array(measures.count * bins);
+    const log = new Float64Array(bins);
+    const warped = new Float64Array(bins);
+    const neighbour = new Float64Array(bins);
+    for (let t = 0; t < measures.count; t++) {
+      const voiced = analysis.f0[t]! > 0;
+      if (voiced) f0[t] = clamp(Math.exp(target.logF0Median + (Math.log(analysis.f0[t]!) - source.logF0Median) * f0Scale), 40, 800);
+      for (let k = 0; k < bins; k++) log[k] = Math.log(analysis.spectrogram[t * bins + k]! + 1e-16);
+      warpEnvelope(log, positions, warped);
+      const eq = voiced ? eqVoiced : eqUnvoiced;
+      for (let k = 0; k < bins; k++) warped[k] = warped[k]! + eq[k]!;
+      if (measures.speech[t]) {
+        const level = bandLogOf(warped, band);
+        grid.fromGrid(neighboursGrid, t * gridPoints, neighbour);
+        for (let k = 0; k < bins; k++) warped[k] = warped[k]! + this.blendWeights[k]! * (neighbour[k]! + level - warped[k]!);
+      }
+      // Frame energy: the source's, or its speech-frame deviations scaled toward the target's spread.
+      const sourceDb = measures.bandLog[t]! * nepersToDb;
+      const wantedDb = sourceDb + (Math.max(sourceDb, speechFloorDb) - source.energyMedianDb) * (energyScale - 1);
+      const gain = wantedDb / nepersToDb - bandLogOf(warped, band);
+      for (let k = 0; k < bins; k++) spectrogram[t * bins + k] = Math.exp(warped[k]! + gain);
+    }
+    return { f0, spectrogram, aperiodicity: analysis.aperiodicity };
+  }
+
+  /**
+   * For each speech frame, the mean energy-normalised envelope (mel grid) of its nearest target frames of the same
+   * voicing, matched on features standardised per speaker, then smoothed over 5 frames.
+   */
+  private async nearestNeighbours(measures: FrameMeasures, analysis: WorldAnalysis, plan: Plan, signal?: AbortSignal): Promise<Float32Array> {
+    const { source, target } = plan;
+    const bankSize = target.bankVoiced.length;
+    const raw = new Float32Array(measures.count * gridPoints);
+    const query = new Float32Array(featureOrder);
+    const bestIndex = new Int32Array(neighbours);
+    const bestScore = new Float64Array(neighbours);
+    for (let t = 0; t < measures.count; t++) {
+      if (t % 400 === 399) {
+        signal?.throwIfAborted();
+        await yieldToEventLoop();
+      }
+      if (!measures.speech[t]) continue;
+      for (let q = 0; q < featureOrder; q++) query[q] = measures.features[t * featureOrder + q]!;
+      standardise(query, 0, source.featureMean, source.featureStd);
+      const voiced = analysis.f0[t]! > 0 ? 1 : 0;
+      bestScore.fill(-Infinity);
+      bestIndex.fill(-1);
+      for (let i = 0; i < bankSize; i++) {
+        if (target.bankVoiced[i] !== voiced) continue;
+        let s = 0;
+        const offset = i * featureOrder;
+        for (let q = 0; q < featureOrder; q++) s += query[q]! * target.bankFeatures[offset + q]!;
+        if (s <= bestScore[neighbours - 1]!) continue;
+        let j = neighbours - 1;
+        while (j > 0 && bestScore[j - 1]! < s) {
+          bestScore[j] = bestScore[j - 1]!;
+          bestIndex[j] = bestIndex[j - 1]!;
+          j--;
+        }
+        bestScore[j] = s;
+        bestIndex[j] = i;
+      }
+      let found = 0;
+      for (let j = 0; j < neighbours; j++) {
+        const index = bestIndex[j]!;
+        if (index < 0) continue;
+        found++;
+        for (let p = 0; p < gridPoints; p++) raw[t * gridPoints + p] = raw[t * gridPoints + p]! + target.bankGrids[index * gridPoints + p]!;
+      }
+      for (let p = 0; p < gridPoints; p++) raw[t * gridPoints + p] = raw[t * gridPoints + p]! / Math.max(1, found);
+    }
+    const taps = [1, 2, 3, 2, 1];
+    const smooth = new Float32Array(raw.length);
+    for (let t = 0; t < measures.count; t++) {
+      if (!measures.speech[t]) continue;
+      let weight = 0;
+      for (let d = -2; d <= 2; d++) {
+        const u = t + d;
+        if (u < 0 || u >= measures.count || !measures.speech[u]) continue;
+        const w = taps[d + 2]!;
+        weight += w;
+        for (let p = 0; p < gridPoints; p++) smooth[t * gridPoints + p] = smooth[t * gridPoints + p]! + w * raw[u * gridPoints + p]!;
+      }
+      for (let p = 0; p < gridPoints; p++) smooth[t * gridPoints + p] = smooth[t * gridPoints + p]! / weight;
+    }
+    return smooth;
+  }
+
+  /** WORLD analysis with the F0 search range fitted to the speaker (fewer octave errors; Harvest also runs faster). */
+  private async analyse(samples: Float32Array): Promise<WorldAnalysis> {
+    const range = await speakerF0Range(this.shared.world, samples, this.shared.worldOptions);
+    return this.shared.world.analyse(samples, { ...this.shared.worldOptions, ...range });
+  }
+
+  private measure(analysis: WorldAnalysis): FrameMeasures {
+    const count = analysis.f0.length;
+    const bandLog = new Float64Array(count);
+    const features = new Float32Array(count * featureOrder);
+    const row = new Float64Array(bins);
+    for (let t = 0; t < count; t++) {
+      for (let k = 0; k < bins; k++) row[k] = analysis.spectrogram[t * bins + k]!;
+      let sum = 1e-16;
+      for (let k = this.shared.band.first; k < this.shared.band.last; k++) sum += row[k]!;
+      bandLog[t] = Math.log(sum);
+      this.shared.mcep.compute(row, features, t * featureOrder);
+    }
+    const floor = percentile(bandLog, 0.95) - speechRangeDb / nepersToDb;
+    const speech = Uint8Array.from(bandLog, (v) => (v > floor ? 1 : 0));
+    return { count, bandLog, speech, features };
+  }
+
+  /** Runs analysis over chunks of a 16 kHz signal; `visit` gets each chunk's own frames [from, to). */
+  private async forEachChunk(
+    samples: Float32Array,
+    signal: AbortSignal | undefined,
+    visit: (analysis: WorldAnalysis, measures: FrameMeasures, from: number, to: number) => Promise<void>,
+  ): Promise<void> {
+    for (const chunk of planChunks(samples)) {
+      const regionStart = Math.max(0, chunk.start - chunkPadSamples);
+      const regionEnd = Math.min(samples.length, chunk.end + chunkPadSamples);
+      const analysis = await this.analyse(samples.subarray(regionStart, regionEnd));
+      signal?.throwIfAborted();
+      const measures = this.measure(analysis);
+      await visit(analysis, measures, (chunk.start - regionStart) / hop, Math.min(measures.count, (chunk.end - regionStart) / hop));
+    }
+  }
+}
+
+/**
+ * F0 search range from a quick wide DIO pass: 0.72 x the 35th and 1.9 x the 65th percentile of its voiced frames
+ * (De Looze & Hirst's two-pass rule), within 50-700 Hz.
+ */
+export async function speakerF0Range(world: World, samples: Float32Array | Float64Array, options: WorldOptions): Promise<{ f0FloorHz: number; f0CeilHz: number }> {
+  const wide = await world.f0(samples, { ...options, f0FloorHz: 60, f0CeilHz: 700, harvest: false });
+  const voiced = Float64Array.from(wide.filter((v) => v > 0)).sort();
+  if (voiced.length < 20) return { f0FloorHz: 60, f0CeilHz: 700 };
+  const at = (p: number) => voiced[Math.floor(p * (voiced.length - 1))]!;
+  const floor = clamp(0.72 * at(0.35), 50, 300);
+  return { f0FloorHz: floor, f0CeilHz: clamp(1.9 * at(0.65), floor * 2, 700) };
+}
+
+function targetModel(profile: TargetProfileStats): TargetModel {
+  if (profile.engine !== 'world-dsp' || profile.version !== 1) {
+    throw new VoxError('unsupported_value', `This voice profile was analysed for ${profile.engine} v${profile.version}; re-create it for world-dsp v1.`);
+  }
+  const blob = (name: string): Float32Array => {
+    const value = profile.blobs[name];
+    if (!value) throw new VoxError('internal', `Voice profile statistics lack ${name}.`);
+    return value;
+  };
+  const number = (name: string): number => Number(profile.meta[name]);
+  const bankFeatures = Float32Array.from(blob('bankFeatures'));
+  for (let i = 0; i < bankFeatures.length; i += featureOrder) {
+    let norm = 0;
+    for (let q = 0; q < featureOrder; q++) norm += bankFeatures[i + q]! ** 2;
+    norm = Math.sqrt(norm) || 1;
+    for (let q = 0; q < featureOrder; q++) bankFeatures[i + q] = bankFeatures[i + q]! / norm;
+  }
+  return {
+    logF0Median: number('logF0Median'),
+    logF0Spread: number('logF0Spread'),
+    energyMedianDb: number('energyMedianDb'),
+    energySpreadDb: number('energySpreadDb'),
+    voicedLogEnvelope: blob('voicedLogEnvelope'),
+    unvoicedLogEnvelope: blob('unvoicedLogEnvelope'),
+    featureMean: blob('featureMean'),
+    featureStd: blob('featureStd'),
+    speechSeconds: profile.speechSeconds,
+    embedding: profile.blobs.embedding ?? null,
+    bankFeatures,
+    bankGrids: blob('bankGrids'),
+    bankVoiced: blob('bankVoiced'),
+  };
+}
+
+/** Target minus warped source long-term envelope: smoothed, level-free, limited to +-12 dB. */
+function equaliser(target: Float32Array, source: Float32Array, positions: Float64Array, band: { first: number; last: number }): Float64Array {
+  const warped = new Float64Array(bins);
+  warpEnvelope(Float64Array.from(source), positions, warped);
+  const difference = Float64Array.from(target, (v, k) => v - warped[k]!);
+  const smooth = cepstralSmooth(difference, eqQuefrencies);
+  let sum = 0;
+  for (let k = band.first; k < band.last; k++) sum += smooth[k]!;
+  const level = sum / (band.last - band.first);
+  return smooth.map((v) => clamp(v - level, -eqLimitNepers, eqLimitNepers));
+}
+
+/** ln(power) normalised by the frame's band power. */
+function normalisedLog(spectrogram: Float64Array, t: number, bandLog: number, out: Float64Array): void {
+  for (let k = 0; k < bins; k++) out[k] = Math.log(spectrogram[t * bins + k]! + 1e-16) - bandLog;
+}
+
+function bandLogOf(log: Float64Array, band: { first: number; last: number }): number {
+  let sum = 1e-16;
+  for (let k = band.first; k < band.last; k++) sum += Math.exp(log[k]!);
+  return Math.log(sum);
+}
+
+function standardise(values: Float32Array, offset: number, means: Float32Array, stds: Float32Array): void {
+  let norm = 0;
+  for (let q = 0; q < featureOrder; q++) {
+    const z = (values[offset + q]! - means[q]!) / stds[q]!;
+    values[offset + q] = z;
+    norm += z * z;
+  }
+  norm = Math.sqrt(norm) || 1;
+  for (let q = 0; q < featureOrder; q++) values[offset + q] = values[offset + q]! / norm;
+}
+
+/** Chunk boundaries (multiples of the hop) at the quietest 10 ms within the last 3 s before every 20 s. */
+function planChunks(samples: Float32Array): Array<{ start: number; end: number }> {
+  const maxSamples = maxChunkSeconds * sampleRate;
+  const chunks: Array<{ start: number; end: number }> = [];
+  let start = 0;
+  while (samples.length - start > maxSamples) {
+    let bestEnd = start + maxSamples;
+    let bestEnergy = Infinity;
+    for (let end = start + maxSamples - 3 * sampleRate; end <= start + maxSamples; end += 2 * hop) {
+      let energy = 0;
+      for (let i = end - hop; i < end + hop; i++) energy += samples[i]! * samples[i]!;
+      if (energy < bestEnergy) [bestEnd, bestEnergy] = [end, energy];
+    }
+    chunks.push({ start, end: bestEnd });
+    start = bestEnd;
+  }
+  chunks.push({ start, end: samples.length });
+  return chunks;
+}
+
+/** Adds a chunk's synthesis into the output, cross-fading across the cut points. */
+function addWithCrossfade(
+  output: Float32Array,
+  region: Float64Array,
+  regionStart: number,
+  chunk: { start: number; end: number },
+  first: boolean,
+  last: boolean,
+): void {
+  const half = crossfadeSamples / 2;
+  const from = first ? chunk.start : chunk.start - half;
+  const to = last ? chunk.end : chunk.end + half;
+  for (let n = from; n < to; n++) {
+    let weight = 1;
+    if (!first && n < chunk.start + half) weight = (n - (chunk.start - half) + 0.5) / crossfadeSamples;
+    if (!last && n >= chunk.end - half) weight = Math.min(weight, (chunk.end + half - n - 0.5) / crossfadeSamples);
+    output[n] = output[n]! + weight * (region[n - regionStart] ?? 0);
+  }
+}
+
+/**
+ * Inputs above 16 kHz: the band above 8 kHz (breath and fricative noise, little speaker identity) is taken from
+ * the source as it is, so the output is not band-limited: source minus its own 16 kHz round trip.
+ */
+async function addSourceHighBand(output: Float32Array, input: Waveform, source16k: Waveform, signal?: AbortSignal): Promise<void> {
+  const mono = toMono(input).samples;
+  const lowBand = (await resample(source16k, input.sampleRate, signal)).samples;
+  for (let i = 0; i < output.length; i++) output[i] = output[i]! + mono[i]! - (lowBand[i] ?? 0);
+}
+
+/** The stretch of `frames` frames with the most speech. */
+function speechExcerpt(measures: FrameMeasures, frames: number): { from: number; to: number } {
+  if (measures.count <= frames) return { from: 0, to: measures.count };
+  let count = 0;
+  for (let t = 0; t < frames; t++) count += measures.speech[t]!;
+  let best = count;
+  let bestFrom = 0;
+  for (let t = frames; t < measures.count; t++) {
+    count += measures.speech[t]! - measures.speech[t - frames]!;
+    if (count > best) [best, bestFrom] = [count, t - frames + 1];
+  }
+  return { from: bestFrom, to: bestFrom + frames };
+}
+
+function sliceAnalysis(analysis: WorldAnalysis, from: number, to: number): WorldAnalysis {
+  return {
+    f0: analysis.f0.subarray(from, to),
+    spectrogram: analysis.spectrogram.subarray(from * bins, to * bins),
+    aperiodicity: analysis.aperiodicity.subarray(from * bins, to * bins),
+  };
+}
+
+function sliceMeasures(measures: FrameMeasures, from: number, to: number): FrameMeasures {
+  return {
+    count: to - from,
+    bandLog: measures.bandLog.subarray(from, to),
+    speech: measures.speech.subarray(from, to),
+    features: measures.features.subarray(from * featureOrder, to * featureOrder),
+  };
+}
+
+async function to16k(waveform: Waveform, signal?: AbortSignal): Promise<Waveform> {
+  return resample(toMono(waveform), sampleRate, signal);
+}
+
+class PearsonAccumulator {
+  private n = 0;
+  private sx = 0;
+  private sy = 0;
+  private sxx = 0;
+  private syy = 0;
+  private sxy = 0;
+
+  add(x: number, y: number): void {
+    this.n++;
+    this.sx += x;
+    this.sy += y;
+    this.sxx += x * x;
+    this.syy += y * y;
+    this.sxy += x * y;
+  }
+
+  value(): number {
+    if (this.n < 3) return 0;
+    const cov = this.sxy - (this.sx * this.sy) / this.n;
+    const vx = this.sxx - (this.sx * this.sx) / this.n;
+    const vy = this.syy - (this.sy * this.sy) / this.n;
+    return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
+  }
+}
+
+/** Median and 1.4826 * median absolute deviation. */
+function robust(values: number[]): [number, number] {
+  const sorted = Float64Array.from(values).sort();
+  const median = sorted[sorted.length >> 1]!;
+  const deviations = sorted.map((v) => Math.abs(v - median)).sort();
+  return [median, 1.4826 * deviations[deviations.length >> 1]!];
+}
+
+function percentile(values: Float64Array, p: number): number {
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+}
+
+function mean(vectors: Float32Array[]): Float32Array {
+  const out = new Float32Array(vectors[0]!.length);
+  for (const v of vectors) for (let i = 0; i < out.length; i++) out[i] = out[i]! + v[i]! / vectors.length;
+  return out;
+}
+
+function normalise(v: Float32Array): Float32Array {
+  const norm = Math.sqrt(dot(v, v)) || 1;
+  return v.map((x) => x / norm);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(high, Math.max(low, value));
+}

@@ -1,0 +1,200 @@
+/**
+ * Speaker embeddings with Resemblyzer's GE2E encoder (ONNX, see src/models/convert/ge2e-to-onnx.ts): 256 non-negative
+ * floats of unit norm per utterance or per window. One module for diarization, voice profiles and voice conversion.
+ *
+ * The front end reproduces Resemblyzer's, since the weights mean nothing otherwise: 16 kHz mono, volume raised to
+ * -30 dBFS (never lowered), long silences trimmed, power (not log) mel spectrogram of 40 bands, 25 ms / 10 ms frames.
+ */
+import * as ort from 'onnxruntime-node';
+import { VoxError } from '../errors.js';
+import { normalizeVolume } from '../audio/loudness.js';
+import { melSpectrogram } from '../audio/mel.js';
+import { energyVoiceFlags, trimLongSilences, type VoiceFlagger } from '../audio/silence.js';
+import type { Waveform } from '../audio/waveform.js';
+import { ge2eEmbeddingSize, ge2eMelBands } from '../models/convert/ge2e-to-onnx.js';
+
+export const embeddingSampleRate = 16000;
+export const embeddingSize = ge2eEmbeddingSize;
+const hopSamples = 160;
+const framesPerSecond = embeddingSampleRate / hopSamples;
+const melOptions = { sampleRate: embeddingSampleRate, fftSize: 400, hopSize: hopSamples, melBands: ge2eMelBands, padMode: 'reflect' } as const;
+const targetDbfs = -30;
+/** 1.6 s partial utterances ... */
+const partialFrames = 160;
+/** ... 1.3 of them per second: round(16000 / 1.3 / 160) = 77 frames apart. */
+const partialStepFrames = Math.round(embeddingSampleRate / 1.3 / hopSamples);
+/** The last partial is used only if audio covers this much of it. */
+const minLastPartialCoverage = 0.75;
+/** Below this much speech left after trimming, the untrimmed utterance is embedded instead. */
+const minTrimmedSeconds = 0.5;
+
+export interface SpeakerEncoderOptions {
+  threads?: number;
+  /** Voice decisions for silence trimming of utterances; default energy-based (swap in `sileroVoiceFlags`). */
+  voiceFlags?: VoiceFlagger;
+  /** Partials/windows per inference call. */
+  batchSize?: number;
+}
+
+export interface WindowEmbedding {
+  startSeconds: number;
+  endSeconds: number;
+  embedding: Float32Array;
+}
+
+export interface WindowOptions {
+  windowSeconds: number;
+  hopSeconds: number;
+  /** Only place windows inside these spans (e.g. VAD speech); default the whole signal. */
+  regions?: Array<{ startSeconds: number; endSeconds: number }>;
+  /** Spans shorter than this get no window. Default 0.4 s. */
+  minWindowSeconds?: number;
+}
+
+export class SpeakerEncoder {
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    private readonly voiceFlags: VoiceFlagger,
+    private readonly batchSize: number,
+  ) {}
+
+  static async load(onnxPath: string, options: SpeakerEncoderOptions = {}): Promise<SpeakerEncoder> {
+    const session = await ort.InferenceSession.create(onnxPath, {
+      intraOpNumThreads: options.threads ?? 1,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+    });
+    return new SpeakerEncoder(session, options.voiceFlags ?? energyVoiceFlags, options.batchSize ?? 64);
+  }
+
+  async close(): Promise<void> {
+    await this.session.release();
+  }
+
+  /** Embedding of one utterance: mean of its partial embeddings, L2-normalised. */
+  async embedUtterance(waveform: Waveform, signal?: AbortSignal): Promise<Float32Array> {
+    const loud = normalizeVolume(checkedSamples(waveform), targetDbfs, { increaseOnly: true });
+    const trimmed = await trimLongSilences(loud, embeddingSampleRate, this.voiceFlags);
+    const samples = trimmed.length >= minTrimmedSeconds * embeddingSampleRate ? trimmed : loud;
+    if (samples.length === 0) throw new VoxError('invalid_request', 'Cannot embed an empty recording.', { param: 'audio' });
+
+    const starts = partialStarts(samples.length);
+    const paddedLength = (starts[starts.length - 1]! + partialFrames) * hopSamples;
+    const padded = new Float32Array(Math.max(paddedLength, samples.length));
+    padded.set(samples);
+    const mel = melSpectrogram(padded, melOptions);
+    const partials = await this.embedSpans(mel.data, starts.map((start) => ({ startFrame: start, frames: partialFrames })), signal);
+    return normalise(meanOf(partials));
+  }
+
+  /**
+   * Embeddings of overlapping windows (for diarization). The whole signal's volume is normalised once; nothing is trimmed,
+   * so window times are times in the input. Each span is covered by windows at `hopSeconds`, the last one flush with
+   * the span's end; a span shorter than a window gets one window of its own length.
+   */
+  async embedWindows(waveform: Waveform, options: WindowOptions, signal?: AbortSignal): Promise<WindowEmbedding[]> {
+    const samples = normalizeVolume(checkedSamples(waveform), targetDbfs, { increaseOnly: true });
+    const totalSeconds = samples.length / embeddingSampleRate;
+    if (samples.length <= melOptions.fftSize / 2) return [];
+    const mel = melSpectrogram(samples, melOptions);
+    const windowFrames = Math.max(1, Math.round(options.windowSeconds * framesPerSecond));
+    const hopFrames = Math.max(1, Math.round(options.hopSeconds * framesPerSecond));
+    const minFrames = Math.round((options.minWindowSeconds ?? 0.4) * framesPerSecond);
+    const regions = options.regions ?? [{ startSeconds: 0, endSeconds: totalSeconds }];
+    const spans: Array<{ startFrame: number; frames: number }> = [];
+    for (const region of regions) {
+      const first = Math.max(0, Math.round(region.startSeconds * framesPerSecond));
+      const end = Math.min(mel.frames, Math.round(Math.min(region.endSeconds, totalSeconds) * framesPerSecond));
+      const length = end - first;
+      if (length < Math.max(1, minFrames)) continue;
+      if (length <= windowFrames) {
+        spans.push({ startFrame: first, frames: length });
+        continue;
+      }
+      let start = first;
+      for (; start + windowFrames <= end; start += hopFrames) spans.push({ startFrame: start, frames: windowFrames });
+      if (start - hopFrames + windowFrames < end) spans.push({ startFrame: end - windowFrames, frames: windowFrames });
+    }
+    const embeddings = await this.embedSpans(mel.data, spans, signal);
+    return spans.map((span, i) => ({
+      startSeconds: span.startFrame / framesPerSecond,
+      endSeconds: Math.min(totalSeconds, (span.startFrame + span.frames) / framesPerSecond),
+      embedding: embeddings[i]!,
+    }));
+  }
+
+  /** Runs the encoder over mel spans, batching spans of equal length together. */
+  private async embedSpans(mel: Float32Array, spans: Array<{ startFrame: number; frames: number }>, signal?: AbortSignal): Promise<Float32Array[]> {
+    const results = new Array<Float32Array>(spans.length);
+    const byLength = new Map<number, number[]>();
+    spans.forEach((span, i) => byLength.set(span.frames, [...(byLength.get(span.frames) ?? []), i]));
+    for (const [frames, indices] of byLength) {
+      for (let b = 0; b < indices.length; b += this.batchSize) {
+        signal?.throwIfAborted();
+        const batch = indices.slice(b, b + this.batchSize);
+        const input = new Float32Array(batch.length * frames * ge2eMelBands);
+        batch.forEach((spanIndex, row) => {
+          const start = spans[spanIndex]!.startFrame * ge2eMelBands;
+          input.set(mel.subarray(start, start + frames * ge2eMelBands), row * frames * ge2eMelBands);
+        });
+        const output = await this.session.run({ mels: new ort.Tensor('float32', input, [batch.length, frames, ge2eMelBands]) });
+        const data = output.embedding!.data as Float32Array;
+        batch.forEach((spanIndex, row) => {
+          results[spanIndex] = data.slice(row * embeddingSize, (row + 1) * embeddingSize);
+        });
+      }
+    }
+    return results;
+  }
+}
+
+function checkedSamples(waveform: Waveform): Float32Array {
+  if (waveform.sampleRate !== embeddingSampleRate || waveform.channels !== 1) {
+    throw new VoxError('internal', `Speaker embedding needs 16 kHz mono audio, got ${waveform.sampleRate} Hz x ${waveform.channels}.`);
+  }
+  return waveform.samples;
+}
+
+/** First mel frame of each partial utterance (Resemblyzer's `compute_partial_slices`). */
+export function partialStarts(sampleCount: number): number[] {
+  const frames = Math.ceil((sampleCount + 1) / hopSamples);
+  const steps = Math.max(1, frames - partialFrames + partialStepFrames + 1);
+  const starts: number[] = [];
+  for (let start = 0; start < steps; start += partialStepFrames) starts.push(start);
+  const last = starts[starts.length - 1]!;
+  const coverage = (sampleCount - last * hopSamples) / (partialFrames * hopSamples);
+  if (coverage < minLastPartialCoverage && starts.length > 1) starts.pop();
+  return starts;
+}
+
+function meanOf(vectors: Float32Array[]): Float32Array {
+  const mean = new Float32Array(embeddingSize);
+  for (const v of vectors) for (let i = 0; i < embeddingSize; i++) mean[i] = mean[i]! + v[i]! / vectors.length;
+  return mean;
+}
+
+function normalise(vector: Float32Array): Float32Array {
+  let norm = 0;
+  for (const v of vector) norm += v * v;
+  norm = Math.sqrt(norm);
+  return norm > 0 ? vector.map((v) => v / norm) : vector;
+}
+
+export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) throw new RangeError('embeddings of different sizes');
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    normA += a[i]! * a[i]!;
+    normB += b[i]! * b[i]!;
+  }
+  return normA > 0 && normB > 0 ? dot / Math.sqrt(normA * normB) : 0;
+}
+
+/** L2-normalised mean of several embeddings (e.g. a speaker's reference clips). */
+export function averageEmbedding(embeddings: Float32Array[]): Float32Array {
+  if (embeddings.length === 0) throw new RangeError('no embeddings to average');
+  return normalise(meanOf(embeddings));
+}

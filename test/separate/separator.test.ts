@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { decodeFile } from '../../src/audio/decode.js';
+import { relativeErrorDb, siSdr } from '../../bench/lib/sisdr.js';
+import type { Waveform } from '../../src/audio/waveform.js';
+import { SoundtrackSeparator } from '../../src/operations/separate/engines/soundtrack.js';
+import { stemNames, type StemName } from '../../src/operations/separate/separator.js';
+import { evalDir } from '../helpers/app.js';
+import { modelFile, testModelsDir } from '../helpers/models.js';
+
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  sep: Array<{ id: string; mixture: string; stems: Record<string, string> }>;
+};
+const dnrMixtures = manifest.sep.filter((entry) => entry.stems.speech);
+
+function sumOf(stems: Partial<Record<StemName, Waveform>>, length: number): Float32Array {
+  const sum = new Float32Array(length);
+  for (const stem of Object.values(stems)) stem.samples.forEach((v, i) => (sum[i]! += v));
+  return sum;
+}
+
+function difference(a: Float32Array, b: Float32Array): Float32Array {
+  return a.map((v, i) => v - b[i]!);
+}
+
+describe('soundtrack separator on eval/sep mixtures', () => {
+  let separator: SoundtrackSeparator;
+  before(async () => {
+    await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx')]);
+    separator = await SoundtrackSeparator.load(testModelsDir);
+  });
+
+  for (const entry of dnrMixtures) {
+    it(`${entry.id}: four stems of the input's shape that sum to it, dialogue better than the mixture`, async () => {
+      const mixture = await decodeFile(path.join(evalDir, entry.mixture));
+      const speech = await decodeFile(path.join(evalDir, entry.stems.speech!));
+      const { stems, warnings } = await separator.separate(mixture, { stems: [...stemNames] });
+      assert.deepEqual(Object.keys(stems).sort(), [...stemNames].sort());
+      assert.deepEqual(warnings, []);
+      for (const name of stemNames) {
+        const stem = stems[name]!;
+        assert.equal(stem.samples.length, mixture.samples.length, name);
+        assert.equal(stem.sampleRate, mixture.sampleRate, name);
+        assert.equal(stem.channels, mixture.channels, name);
+      }
+      const errorDb = relativeErrorDb(difference(sumOf(stems, mixture.samples.length), mixture.samples), mixture.samples);
+      assert.ok(errorDb < -60, `sum error ${errorDb.toFixed(1)} dB`);
+      const gain = siSdr(stems.dialogue!.samples, speech.samples) - siSdr(mixture.samples, speech.samples);
+      assert.ok(gain > 2, `dialogue SI-SDR improvement ${gain.toFixed(2)} dB`);
+    });
+  }
+
+  it('a subset of stems gives exactly those stems of the full separation', async () => {
+    const mixture = await decodeFile(path.join(evalDir, dnrMixtures[0]!.mixture));
+    const subset = await separator.separate(mixture, { stems: ['music', 'dialogue'] });
+    const all = await separator.separate(mixture, { stems: [...stemNames] });
+    assert.deepEqual(Object.keys(subset.stems).sort(), ['dialogue', 'music']);
+    for (const name of ['music', 'dialogue'] as const) {
+      const errorDb = relativeErrorDb(difference(subset.stems[name]!.samples, all.stems[name]!.samples), all.stems[name]!.samples);
+      assert.ok(errorDb < -100, `${name} differs by ${errorDb.toFixed(1)} dB`);
+    }
+  });
+
+  it('stereo at another rate: stems keep rate and channels; a silent channel gives silent stems', async () => {
+    const mono = await decodeFile(path.join(evalDir, dnrMixtures[1]!.mixture), { sampleRate: 32000, channels: 1 });
+    const frames = 32000 * 4;
+    const samples = new Float32Array(frames * 2);
+    for (let i = 0; i < frames; i++) samples[2 * i] = mono.samples[i]!;
+    const input: Waveform = { samples, sampleRate: 32000, channels: 2 };
+    const { stems } = await separator.separate(input, { stems: [...stemNames] });
+    for (const name of stemNames) {
+      const stem = stems[name]!;
+      assert.equal(stem.samples.length, samples.length);
+      assert.equal(stem.sampleRate, 32000);
+      assert.equal(stem.channels, 2);
+      for (let i = 0; i < frames; i++) assert.equal(stem.samples[2 * i + 1], 0, `${name} right channel sample ${i}`);
+    }
+    const errorDb = relativeErrorDb(difference(sumOf(stems, samples.length), samples), samples);
+    assert.ok(errorDb < -60, `sum error ${errorDb.toFixed(1)} dB`);
+    // The left channel carries speech over music: its dialogue stem is not silent.
+    let dialogueEnergy = 0;
+    for (let i = 0; i < frames; i++) dialogueEnergy += stems.dialogue!.samples[2 * i]! ** 2;
+    assert.ok(dialogueEnergy > 1, `dialogue energy ${dialogueEnergy}`);
+  });
+
+  it('a music+sfx soundtrack without speech gives a dialogue stem far below the input', async () => {
+    const entry = dnrMixtures[0]!;
+    const music = await decodeFile(path.join(evalDir, entry.stems.music!));
+    const sfx = await decodeFile(path.join(evalDir, entry.stems.sfx!));
+    const samples = music.samples.map((v, i) => v + sfx.samples[i]!);
+    const { stems } = await separator.separate({ samples, sampleRate: music.sampleRate, channels: 1 }, { stems: ['dialogue', 'music', 'sfx', 'ambience'] });
+    const levelDb = relativeErrorDb(stems.dialogue!.samples, samples);
+    assert.ok(levelDb < -6, `dialogue at ${levelDb.toFixed(1)} dB of the input`);
+  });
+});

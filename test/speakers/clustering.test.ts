@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { averageLinkage, clusterEmbeddings, cosineDistanceMatrix, cutDendrogram, labelsToTurns, smoothLabels } from '../../src/speakers/clustering.js';
+
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+/** Points scattered around `centres` on the unit sphere; `spread` is the noise scale. */
+function blobs(centres: number, perCentre: number, spread: number, seed: number, dimension = 16): { points: Float32Array[]; truth: number[] } {
+  const next = random(seed);
+  const directions = Array.from({ length: centres }, () => Float32Array.from({ length: dimension }, () => next() * 2 - 1));
+  const points: Float32Array[] = [];
+  const truth: number[] = [];
+  for (let i = 0; i < centres * perCentre; i++) {
+    const c = i % centres;
+    points.push(directions[c]!.map((v) => v + spread * (next() * 2 - 1)));
+    truth.push(c);
+  }
+  return { points, truth };
+}
+
+/** Same partition up to renaming. */
+function samePartition(a: number[], b: number[]): boolean {
+  const forward = new Map<number, number>();
+  const backward = new Map<number, number>();
+  return a.every((x, i) => {
+    const y = b[i]!;
+    if ((forward.has(x) && forward.get(x) !== y) || (backward.has(y) && backward.get(y) !== x)) return false;
+    forward.set(x, y);
+    backward.set(y, x);
+    return true;
+  });
+}
+
+describe('average-linkage clustering', () => {
+  test('the nearest-neighbour chain gives the same merge heights as the naive algorithm', () => {
+    const { points } = blobs(4, 6, 0.8, 3);
+    const n = points.length;
+    const distances = cosineDistanceMatrix(points);
+    const fast = averageLinkage(distances, n).map((m) => m.distance);
+    // Naive: repeatedly merge the closest pair, cluster distance = mean pairwise item distance.
+    let clusters = points.map((_, i) => [i]);
+    const naive: number[] = [];
+    while (clusters.length > 1) {
+      let best = { a: 0, b: 1, d: Infinity };
+      for (let a = 0; a < clusters.length; a++) {
+        for (let b = a + 1; b < clusters.length; b++) {
+          let sum = 0;
+          for (const i of clusters[a]!) for (const j of clusters[b]!) sum += distances[i * n + j]!;
+          const d = sum / (clusters[a]!.length * clusters[b]!.length);
+          if (d < best.d) best = { a, b, d };
+        }
+      }
+      naive.push(best.d);
+      clusters = [...clusters.filter((_, k) => k !== best.a && k !== best.b), [...clusters[best.a]!, ...clusters[best.b]!]];
+    }
+    assert.equal(fast.length, naive.length);
+    fast.forEach((d, i) => assert.ok(Math.abs(d - naive[i]!) < 1e-5, `merge ${i}: ${d} vs ${naive[i]}`));
+    assert.deepEqual(cutDendrogram(averageLinkage(distances, n), n, n), points.map((_, i) => i));
+  });
+
+  test('finds the number of well-separated speakers by itself', () => {
+    for (const speakers of [1, 2, 3, 5]) {
+      const { points, truth } = blobs(speakers, 12, 0.25, 10 + speakers);
+      const labels = clusterEmbeddings(points, { distanceThreshold: 0.3 });
+      assert.equal(new Set(labels).size, speakers, `${speakers} speakers`);
+      assert.ok(samePartition(labels, truth));
+    }
+  });
+
+  test('honours numSpeakers, minSpeakers and maxSpeakers', () => {
+    const { points } = blobs(4, 10, 0.25, 21);
+    assert.equal(new Set(clusterEmbeddings(points, { numSpeakers: 2 })).size, 2);
+    assert.equal(new Set(clusterEmbeddings(points, { numSpeakers: 6, minClusterSize: 1 })).size, 6);
+    assert.equal(new Set(clusterEmbeddings(points, { maxSpeakers: 3 })).size, 3);
+    const { points: pair } = blobs(2, 10, 0.25, 22);
+    assert.equal(new Set(clusterEmbeddings(pair, { minSpeakers: 3, minClusterSize: 1 })).size, 3);
+    assert.deepEqual(clusterEmbeddings([]), []);
+    assert.deepEqual(clusterEmbeddings([pair[0]!]), [0]);
+  });
+
+  test('a stray window does not become a speaker of its own', () => {
+    const { points, truth } = blobs(2, 15, 0.25, 31);
+    const stray = Float32Array.from({ length: 16 }, (_, i) => (i % 2 ? 1 : -1));
+    const labels = clusterEmbeddings([...points, stray]);
+    assert.equal(new Set(labels).size, 2);
+    assert.ok(samePartition(labels.slice(0, -1), truth));
+  });
+});
+
+describe('turns from window labels', () => {
+  test('mode filter removes one-window flips but keeps real changes', () => {
+    assert.deepEqual(smoothLabels([0, 0, 1, 0, 0, 1, 1, 1, 1], 3), [0, 0, 0, 0, 0, 1, 1, 1, 1]);
+  });
+
+  test('boundaries fall between window centres; short turns join their longer neighbour', () => {
+    const windows = Array.from({ length: 8 }, (_, i) => ({ startSeconds: i * 0.75, endSeconds: i * 0.75 + 1.5 }));
+    const turns = labelsToTurns(windows, [0, 0, 0, 1, 1, 1, 1, 1]);
+    assert.equal(turns.length, 2);
+    // Centres of windows 2 and 3 are at 2.25 and 3.0 s: the change is at 2.625 s.
+    assert.ok(Math.abs(turns[0]!.endSeconds - 2.63) < 0.011, String(turns[0]!.endSeconds));
+    assert.deepEqual([turns[0]!.startSeconds, turns[1]!.endSeconds, turns[0]!.speaker, turns[1]!.speaker], [0, 6.75, 0, 1]);
+    const short = labelsToTurns(windows, [0, 0, 0, 0, 1, 0, 0, 0], { minTurnSeconds: 1 });
+    assert.deepEqual(short.map((t) => t.speaker), [0]);
+    // A gap without windows separates turns; a short turn alone between gaps is kept.
+    const gapped = labelsToTurns([{ startSeconds: 0, endSeconds: 2 }, { startSeconds: 3, endSeconds: 3.3 }], [0, 1]);
+    assert.deepEqual(gapped.map((t) => [t.startSeconds, Number(t.endSeconds.toFixed(2)), t.speaker]), [
+      [0, 2, 0],
+      [3, 3.3, 1],
+    ]);
+  });
+});
