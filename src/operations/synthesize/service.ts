@@ -3,8 +3,9 @@ import { audioFormats } from '../../audio/encode.js';
 import { VoxError } from '../../errors.js';
 import type { OperationResult, RequestContext } from '../../http/context.js';
 
-export const emotions = ['neutral', 'happy', 'sad', 'angry', 'fearful', 'surprised', 'calm', 'excited', 'whisper'] as const;
-export type Emotion = (typeof emotions)[number];
+import { emotions } from './emotion.js';
+
+export { emotions, type Emotion } from './emotion.js';
 export const maxTextCharacters = 5000;
 
 export interface SynthesizeFields {

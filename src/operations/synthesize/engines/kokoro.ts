@@ -1,0 +1,219 @@
+/**
+ * Kokoro-82M v1.0 (int8, rewritten at pull time, see src/models/convert/kokoro.ts) on onnxruntime-node, 24 kHz.
+ * Text is normalised, split into sentences (a long first sentence is split at a clause so the first audio comes early),
+ * phonemised by espeak-ng (or pinyin for Mandarin) and synthesised chunk by chunk; the next chunk is phonemised while
+ * the current one runs. Emotions: see ../emotion.ts.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as ort from 'onnxruntime-node';
+import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
+import { VoxError } from '../../../errors.js';
+import { kokoroVoiceNames } from '../../../models/catalog.js';
+import { prosody as emotionProsody } from '../emotion.js';
+import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
+import { normalizeText } from '../text/normalize.js';
+import { splitClauses, splitSentences } from '../text/sentences.js';
+import { kokoroPhonemes } from './kokoro-phonemes.js';
+
+export const kokoroSampleRate = 24000;
+export const kokoroStyleSize = 256;
+/** Phoneme ids per run (the model's context is 512 positions including the two pads). */
+const maxTokens = 500;
+/** Target length (characters) of the first chunk of a long first sentence, for time to first audio. */
+const firstChunkCharacters = 24;
+const voiceRows = 510;
+
+const languageByPrefix: Record<string, string> = { a: 'en-us', b: 'en-gb', e: 'es', f: 'fr', h: 'hi', i: 'it', j: 'ja', p: 'pt-br', z: 'zh' };
+const defaultVoices: Record<string, string> = {
+  'en-us': 'af_heart',
+  'en-gb': 'bf_emma',
+  es: 'ef_dora',
+  fr: 'ff_siwis',
+  it: 'if_sara',
+  'pt-br': 'pf_dora',
+  hi: 'hf_alpha',
+  ja: 'jf_alpha',
+  zh: 'zf_xiaoxiao',
+};
+
+export interface KokoroOptions {
+  /** Directory of the `kokoro-82m` model (kokoro-v1.0-int8.onnx, vocab.json). */
+  modelDir: string;
+  /** Directory of the `kokoro-voices` model (<voice>.bin). */
+  voicesDir: string;
+  threads: number;
+}
+
+export class KokoroSynthesizer implements Synthesizer {
+  readonly engine = 'kokoro' as const;
+  readonly modelId = 'kokoro-82m';
+  readonly sampleRate = kokoroSampleRate;
+  private readonly voiceTables = new Map<string, Promise<Float32Array>>();
+
+  private constructor(
+    private readonly session: ort.InferenceSession,
+    private readonly vocab: Map<string, number>,
+    private readonly voicesDir: string,
+  ) {}
+
+  static async load(options: KokoroOptions): Promise<KokoroSynthesizer> {
+    const vocabJson = JSON.parse(await readFile(path.join(options.modelDir, 'vocab.json'), 'utf8')) as { vocab: Record<string, number> };
+    const session = await ort.InferenceSession.create(path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), {
+      intraOpNumThreads: options.threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+      logSeverityLevel: 3,
+      // Spinning workers burn the shared cores between runs without making runs faster here.
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
+    });
+    return new KokoroSynthesizer(session, new Map(Object.entries(vocabJson.vocab)), options.voicesDir);
+  }
+
+  languages(): string[] {
+    return Object.keys(defaultVoices);
+  }
+
+  voices(): BuiltinVoice[] {
+    return kokoroVoiceNames.map((id) => ({
+      id,
+      name: id.slice(3).replace(/^./, (c) => c.toUpperCase()),
+      engine: 'kokoro',
+      languages: [languageByPrefix[id[0]!]!],
+      gender: id[1] === 'f' ? 'female' : id[1] === 'm' ? 'male' : 'unknown',
+    }));
+  }
+
+  defaultVoice(language: string): string | undefined {
+    return defaultVoices[language];
+  }
+
+  /** Phoneme ids for a phoneme string (characters outside the vocabulary are dropped). */
+  tokenize(phonemes: string): number[] {
+    const ids: number[] = [];
+    for (const ch of phonemes) {
+      const id = this.vocab.get(ch);
+      if (id !== undefined) ids.push(id);
+    }
+    return ids;
+  }
+
+  /** The style vector for a voice selection at a given phoneme count (Kokoro's tables have one row per length). */
+  async style(voice: VoiceSelection, tokenCount: number): Promise<Float32Array> {
+    if ('style' in voice) {
+      if (voice.style.length !== kokoroStyleSize) throw new VoxError('invalid_request', `A Kokoro style vector has ${kokoroStyleSize} values.`, { param: 'voice' });
+      return voice.style;
+    }
+    const parts = 'id' in voice ? [{ id: voice.id, weight: 1 }] : voice.blend;
+    const total = parts.reduce((sum, p) => sum + p.weight, 0);
+    if (parts.length === 0 || !(total > 0)) throw new VoxError('invalid_request', 'A voice blend needs positive weights.', { param: 'voice' });
+    const row = Math.min(Math.max(tokenCount, 1), voiceRows - 1);
+    const style = new Float32Array(kokoroStyleSize);
+    for (const part of parts) {
+      const table = await this.voiceTable(part.id);
+      for (let i = 0; i < kokoroStyleSize; i++) style[i]! += (part.weight / total) * table[row * kokoroStyleSize + i]!;
+    }
+    return style;
+  }
+
+  async *synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk> {
+    const { language, signal } = request;
+    if (!defaultVoices[language]) throw new VoxError('unsupported_value', `Kokoro does not speak '${language}'.`, { param: 'language' });
+    const emotion = emotionProsody[request.emotion ?? 'neutral'];
+    const speed = (request.speed ?? 1) * emotion.rate;
+    const chunks = this.plan(normalizeText(request.text, language));
+    let next = chunks.length > 0 ? this.prepare(chunks[0]!, language, signal) : undefined;
+    for (let i = 0; i < chunks.length; i++) {
+      signal?.throwIfAborted();
+      const prepared = await next!;
+      next = i + 1 < chunks.length ? this.prepare(chunks[i + 1]!, language, signal) : undefined;
+      // Awaited on the next turn; if the caller stops early (abort, break) its failure must not go unhandled.
+      next?.catch(() => undefined);
+      if (prepared.ids.length === 0) continue;
+      for (const ids of splitTokens(prepared.ids, prepared.breaks)) {
+        const samples = await this.run(ids, await this.style(request.voice, ids.length), speed, emotion.f0Semitones, emotion.f0Range, emotion.voiced);
+        applySpectralTilt(samples, kokoroSampleRate, emotion.tiltDb);
+        applyGainDb(samples, emotion.gainDb);
+        guardPeak(samples);
+        yield { waveform: { samples, sampleRate: kokoroSampleRate, channels: 1 }, text: chunks[i]! };
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.session.release();
+  }
+
+  /** One model run: ids without pads -> 24 kHz samples. */
+  async run(ids: number[], style: Float32Array, speed: number, f0Semitones = 0, f0Range = 1, voiced = true): Promise<Float32Array> {
+    const tokens = BigInt64Array.from([0, ...ids, 0].map(BigInt));
+    const outputs = await this.session.run({
+      tokens: new ort.Tensor('int64', tokens, [1, tokens.length]),
+      style: new ort.Tensor('float32', style, [1, kokoroStyleSize]),
+      speed: new ort.Tensor('float32', Float32Array.from([speed]), [1]),
+      f0_scale: new ort.Tensor('float32', Float32Array.from([voiced ? 2 ** (f0Semitones / 12) : 0]), [1]),
+      f0_range: new ort.Tensor('float32', Float32Array.from([f0Range]), [1]),
+    });
+    return Float32Array.from(outputs.audio!.data as Float32Array);
+  }
+
+  /**
+   * Sentences; a long first sentence is cut after its first clause, or else after its first few words, so the first
+   * run is short (time to first audio). The cut costs a little intonation at that one boundary.
+   */
+  private plan(text: string): string[] {
+    const sentences = splitSentences(text);
+    const first = sentences[0];
+    if (!first || first.length <= firstChunkCharacters * 2) return sentences;
+    const clauses = splitClauses(first);
+    const lead = clauses[0]!;
+    if (clauses.length > 1 && lead.length >= firstChunkCharacters / 2 && lead.length <= firstChunkCharacters * 2) {
+      return [lead, clauses.slice(1).join(' '), ...sentences.slice(1)];
+    }
+    const words = first.split(' ');
+    let cut = 0;
+    let length = 0;
+    while (cut < words.length - 2 && length < firstChunkCharacters) length += words[cut++]!.length + 1;
+    return [words.slice(0, cut).join(' '), words.slice(cut).join(' '), ...sentences.slice(1)];
+  }
+
+  private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
+    const phonemes = await kokoroPhonemes(text, language, { signal });
+    const ids = this.tokenize(phonemes);
+    // Positions after punctuation or spaces are where an over-long chunk may be cut.
+    const breakIds = new Set([this.vocab.get(' '), this.vocab.get(','), this.vocab.get('.'), this.vocab.get(';'), this.vocab.get(':'), this.vocab.get('!'), this.vocab.get('?')]);
+    const breaks = new Set<number>();
+    ids.forEach((id, i) => breakIds.has(id) && breaks.add(i + 1));
+    return { ids, breaks };
+  }
+
+  private voiceTable(id: string): Promise<Float32Array> {
+    if (!kokoroVoiceNames.includes(id)) throw new VoxError('not_found', `Unknown Kokoro voice '${id}'.`, { param: 'voice' });
+    let table = this.voiceTables.get(id);
+    if (!table) {
+      table = readFile(path.join(this.voicesDir, `${id}.bin`)).then((bytes) => new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+      this.voiceTables.set(id, table);
+    }
+    return table;
+  }
+}
+
+/** Cuts ids into runs of at most maxTokens, preferring the last break position inside each run. */
+function splitTokens(ids: number[], breaks: Set<number>): number[][] {
+  const runs: number[][] = [];
+  let start = 0;
+  while (ids.length - start > maxTokens) {
+    let cut = start + maxTokens;
+    for (let p = cut; p > start + maxTokens / 2; p--) {
+      if (breaks.has(p)) {
+        cut = p;
+        break;
+      }
+    }
+    runs.push(ids.slice(start, cut));
+    start = cut;
+  }
+  runs.push(ids.slice(start));
+  return runs;
+}

@@ -1,0 +1,49 @@
+/** The capability every speech synthesis engine implements; the service picks an engine per language and voice. */
+import type { Waveform } from '../../audio/waveform.js';
+import type { Emotion } from './emotion.js';
+
+export type SynthesisEngine = 'kokoro' | 'espeak';
+
+export interface BuiltinVoice {
+  /** Stable id, unique across engines (`af_heart`, `espeak-de`). */
+  id: string;
+  name: string;
+  engine: SynthesisEngine;
+  /** Languages the voice was made for (lower-case codes as accepted by `synthesize`). */
+  languages: string[];
+  gender: 'female' | 'male' | 'unknown';
+}
+
+/**
+ * Which voice speaks: a built-in voice, a weighted blend of built-in voices (Kokoro), or a style vector fitted elsewhere
+ * (Kokoro: Float32Array of 256 values, e.g. for a cloned voice).
+ */
+export type VoiceSelection = { id: string } | { blend: Array<{ id: string; weight: number }> } | { style: Float32Array };
+
+export interface SynthesisRequest {
+  text: string;
+  language: string;
+  voice: VoiceSelection;
+  emotion?: Emotion;
+  /** Speaking-rate multiplier (0.25-4), applied on top of the emotion's rate. */
+  speed?: number;
+  signal?: AbortSignal;
+}
+
+export interface SynthesizedChunk {
+  /** Mono audio at the engine's `sampleRate`. */
+  waveform: Waveform;
+  /** The (normalised) text this chunk speaks. */
+  text: string;
+}
+
+export interface Synthesizer {
+  readonly engine: SynthesisEngine;
+  readonly modelId: string;
+  readonly sampleRate: number;
+  languages(): string[];
+  voices(): BuiltinVoice[];
+  /** Audio chunk by chunk (sentences; a long first sentence is split at a clause so audio starts early). */
+  synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk>;
+  close(): Promise<void>;
+}

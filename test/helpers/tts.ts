@@ -1,0 +1,59 @@
+/** Real engines for synthesis tests: models come through the model manager (registry packages, cached). */
+import { loadConfig } from '../../src/config.js';
+import { catalog } from '../../src/models/catalog.js';
+import { ModelManager } from '../../src/models/manager.js';
+import { pitchStatistics, trackPitch, type PitchStatistics } from '../../src/audio/pitch.js';
+import { KokoroSynthesizer } from '../../src/operations/synthesize/engines/kokoro.js';
+import type { SynthesizedChunk } from '../../src/operations/synthesize/synthesizer.js';
+
+export function modelManager(): ModelManager {
+  const config = loadConfig(process.env);
+  return new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
+}
+
+export async function loadKokoro(threads = 2): Promise<KokoroSynthesizer> {
+  const manager = modelManager();
+  const [modelDir, voicesDir] = [await manager.pull('kokoro-82m'), await manager.pull('kokoro-voices')];
+  return KokoroSynthesizer.load({ modelDir, voicesDir, threads });
+}
+
+export async function collect(chunks: AsyncIterable<SynthesizedChunk>): Promise<{ samples: Float32Array; sampleRate: number; chunks: number }> {
+  const parts: Float32Array[] = [];
+  let sampleRate = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk.waveform.samples);
+    sampleRate = chunk.waveform.sampleRate;
+  }
+  const samples = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    samples.set(p, offset);
+    offset += p.length;
+  }
+  return { samples, sampleRate, chunks: parts.length };
+}
+
+export interface SpeechMeasures extends PitchStatistics {
+  durationSeconds: number;
+  /** RMS over the 10 ms frames louder than -50 dBFS (speech only, pauses excluded). */
+  activeRmsDb: number;
+}
+
+export function measure(samples: Float32Array, sampleRate: number): SpeechMeasures {
+  const frame = Math.round(sampleRate / 100);
+  let sum = 0;
+  let count = 0;
+  for (let start = 0; start + frame <= samples.length; start += frame) {
+    let energy = 0;
+    for (let i = start; i < start + frame; i++) energy += samples[i]! * samples[i]!;
+    if (energy / frame > 1e-5) {
+      sum += energy;
+      count += frame;
+    }
+  }
+  return {
+    durationSeconds: samples.length / sampleRate,
+    activeRmsDb: count > 0 ? 10 * Math.log10(sum / count) : -Infinity,
+    ...pitchStatistics(trackPitch(samples, sampleRate)),
+  };
+}

