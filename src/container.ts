@@ -6,6 +6,8 @@ import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
 import { sileroVoiceFlags } from './audio/silence.js';
 import { SileroVad } from './audio/vad.js';
+import { EspeakSynthesizer } from './operations/synthesize/engines/espeak.js';
+import { KokoroSynthesizer } from './operations/synthesize/engines/kokoro.js';
 import { defaultWorldAddonPath, World } from './audio/world.js';
 import { WorldDspConverter } from './operations/convert/engines/world-dsp.js';
 import type { VoiceConverter } from './operations/convert/voice-converter.js';
@@ -13,11 +15,12 @@ import { SoundtrackSeparator } from './operations/separate/engines/soundtrack.js
 import type { Separator } from './operations/separate/separator.js';
 import { SpeechDiarizer } from './speakers/diarization.js';
 import { SpeakerEncoder } from './speakers/embedding.js';
+import { genderAnalyzer } from './voices/gender-analyzer.js';
 import { speakerAnalyzer } from './voices/speaker-analyzer.js';
 import { WhisperCppTranscriber } from './operations/transcribe/engines/whisper-cpp.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
-import { VoiceService } from './voices/service.js';
+import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
 import { Scheduler } from './jobs/scheduler.js';
 import { Metrics } from './metrics.js';
 import { catalog } from './models/catalog.js';
@@ -45,6 +48,8 @@ export interface Container {
   speakerEncoder: LoadedModel<SpeakerEncoder>;
   separator: LoadedModel<Separator>;
   converter: LoadedModel<VoiceConverter>;
+  kokoro: LoadedModel<KokoroSynthesizer>;
+  espeak: LoadedModel<EspeakSynthesizer>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -86,11 +91,19 @@ export function createContainer(config: Readonly<Config>): Container {
     return SoundtrackSeparator.load(config.modelsDir);
   });
   const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get()));
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator, converter];
-  const voices = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get())], builtins: [], maxAudioSeconds: config.maxAudioSeconds });
+  const kokoro = new LoadedModel('kokoro-82m', ['tts'], async () => {
+    const [modelDir, voicesDir] = await Promise.all([models.require('kokoro-82m'), models.require('kokoro-voices')]);
+    return KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
+  }, (m) => m.close());
+  const espeak = new LoadedModel('espeak-ng', ['tts'], () => EspeakSynthesizer.load(), (m) => m.close());
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
+  // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
+  const builtinVoices: BuiltinVoiceSource = { builtinVoices: () => synthesis.builtinVoices() };
+  const voices: VoiceService = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], maxAudioSeconds: config.maxAudioSeconds });
+  const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), speakerEncoder: () => speakerEncoder.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
-    synthesis: new SynthesisService(),
+    synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, separator: () => separator.get() }),
   };
@@ -110,6 +123,8 @@ export function createContainer(config: Readonly<Config>): Container {
     speakerEncoder,
     separator,
     converter,
+    kokoro,
+    espeak,
     operations,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());

@@ -115,8 +115,8 @@ program.command('transcribe <file>').description('Transcribe a local file')
   }));
 program.command('tts <text>').description('Speak text into a file')
   .requiredOption('--voice <id>', 'voice profile id').requiredOption('--out <file>', 'output file')
-  .option('--language <code>').option('--emotion <name>').option('--format <format>', 'mp3, wav, opus, flac, pcm', 'mp3')
-  .action((text: string, o: { voice: string; out: string; language?: string; emotion?: string; format: string }) => withContainer(async (container) => {
+  .option('--language <code>').option('--emotion <name>').addOption(new Option('--format <format>').choices(['mp3', 'wav', 'opus', 'flac', 'pcm', 'aac']).default('mp3'))
+  .action((text: string, o: { voice: string; out: string; language?: string; emotion?: string; format: 'mp3' }) => withContainer(async (container) => {
     await output(await container.operations.synthesis.synthesize({ text, voice_id: o.voice, language: o.language, emotion: o.emotion, format: o.format }, localContext(container, {})), o.out);
   }));
 program.command('vc <file>').description('Re-voice a local file')

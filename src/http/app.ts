@@ -71,7 +71,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   await app.register(operationRoutes, container.operations);
   await app.register(openaiRoutes, container.operations);
   await app.register(fileRoutes, { files: container.files });
-  await app.register(voiceRoutes, { voices: container.voices });
+  await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -40,7 +40,7 @@ export interface VoiceAnalyzer {
 }
 
 export interface BuiltinVoiceSource {
-  builtinVoices(): VoiceProfile[];
+  builtinVoices(): Promise<VoiceProfile[]>;
 }
 
 export interface CreateVoiceFields {
@@ -97,8 +97,12 @@ export class VoiceService {
     };
   }
 
-  list(filter: { language?: string; type?: 'builtin' | 'cloned' }): OperationResult {
-    const builtin = this.deps.builtins.flatMap((b) => b.builtinVoices());
+  private async builtinVoices(): Promise<VoiceProfile[]> {
+    return (await Promise.all(this.deps.builtins.map((b) => b.builtinVoices()))).flat();
+  }
+
+  async list(filter: { language?: string; type?: 'builtin' | 'cloned' }): Promise<OperationResult> {
+    const builtin = await this.builtinVoices();
     const cloned = this.deps.store.voices.list().map((r) => this.toProfile(r));
     const language = filter.language?.toLowerCase();
     const voices = [...builtin, ...cloned].filter(
@@ -114,16 +118,16 @@ export class VoiceService {
     return record;
   }
 
-  profile(voiceId: string): VoiceProfile {
-    const builtin = this.deps.builtins.flatMap((b) => b.builtinVoices()).find((v) => v.voice_id === voiceId);
+  async profile(voiceId: string): Promise<VoiceProfile> {
+    const builtin = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
     if (builtin) return builtin;
     const record = this.deps.store.voices.get(voiceId);
     if (!record) throw new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param: 'voice_id' });
     return this.toProfile(record);
   }
 
-  get(voiceId: string): OperationResult {
-    return { kind: 'json', body: this.profile(voiceId) };
+  async get(voiceId: string): Promise<OperationResult> {
+    return { kind: 'json', body: await this.profile(voiceId) };
   }
 
   async create(fields: CreateVoiceFields, context: RequestContext): Promise<OperationResult> {
@@ -185,8 +189,8 @@ export class VoiceService {
     }
   }
 
-  update(voiceId: string, changes: PatchVoiceFields): OperationResult {
-    this.rejectBuiltin(voiceId);
+  async update(voiceId: string, changes: PatchVoiceFields): Promise<OperationResult> {
+    await this.rejectBuiltin(voiceId);
     if (changes.name !== undefined && changes.name.trim() === '') throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
     const updated = this.deps.store.voices.update(voiceId, {
       ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
@@ -198,7 +202,7 @@ export class VoiceService {
   }
 
   async delete(voiceId: string): Promise<OperationResult> {
-    this.rejectBuiltin(voiceId);
+    await this.rejectBuiltin(voiceId);
     const record = this.record(voiceId);
     // Files first: if this crashes half-way, the record still points at what is left and a retry removes it.
     await this.deps.store.blobs.delete(record.blobPrefix);
@@ -237,8 +241,8 @@ export class VoiceService {
     return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
   }
 
-  private rejectBuiltin(voiceId: string): void {
-    if (this.deps.builtins.some((b) => b.builtinVoices().some((v) => v.voice_id === voiceId))) {
+  private async rejectBuiltin(voiceId: string): Promise<void> {
+    if ((await this.builtinVoices()).some((v) => v.voice_id === voiceId)) {
       throw new VoxError('invalid_request', `'${voiceId}' is a built-in voice; only cloned voices can be changed or deleted.`, { param: 'voice_id' });
     }
   }

@@ -141,10 +141,6 @@ describe('auth and error envelope', () => {
     assertEnvelope(headerOnly.body, 415, 'unsupported_media_type', headerOnly.statusCode);
   });
 
-  test('text-to-speech without an engine answers 501 after validation', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'Hello.', voice_id: 'x' } });
-    assertEnvelope(r.body, 501, 'not_implemented', r.statusCode);
-  });
 });
 
 describe('rate limits', () => {

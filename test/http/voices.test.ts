@@ -43,6 +43,7 @@ describe('voices API', () => {
     assert.equal(profile.type, 'cloned');
     assert.deepEqual(profile.languages, ['en']);
     assert.deepEqual(profile.labels, { accent: 'american' });
+    assert.equal(profile.gender_estimate, 'female');
     assert.ok(profile.reference_seconds > 8 && profile.reference_seconds < 7.84 + 5.93, `speech only: ${profile.reference_seconds}`);
 
     const auth = { authorization: `Bearer ${t.keyWith(['tts'])}` };

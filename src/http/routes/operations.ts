@@ -5,7 +5,7 @@ import type { SynthesisService } from '../../operations/synthesize/service.js';
 import type { TranscriptionService } from '../../operations/transcribe/service.js';
 import type { VoiceConversionService } from '../../operations/convert/service.js';
 import { requestContext, sendResult } from '../context.js';
-import { openaiTranscriptionBody, separateBody, transcribeBody, ttsBody, vcBody, type OpenaiTranscriptionBody, type SeparateBody, type TranscribeBody, type TtsBody, type VcBody } from '../schemas/audio.js';
+import { openaiSpeechBody, openaiTranscriptionBody, separateBody, transcribeBody, ttsBody, vcBody, type OpenaiSpeechBody, type OpenaiTranscriptionBody, type SeparateBody, type TranscribeBody, type TtsBody, type VcBody } from '../schemas/audio.js';
 
 export interface OperationRoutesOptions {
   transcription: TranscriptionService;
@@ -42,6 +42,11 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
 
 /** OpenAI-compatible aliases (same services, OpenAI's field names). */
 export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, services) => {
+  app.post<{ Body: OpenaiSpeechBody }>('/v1/audio/speech', {
+    config: { scope: 'tts' },
+    schema: { summary: 'OpenAI-compatible text-to-speech', tags: ['openai'], security, body: openaiSpeechBody, response: errors },
+  }, async (request, reply) => sendResult(reply, await services.synthesis.synthesizeOpenai(request.body, requestContext(request))));
+
   app.post<{ Body: OpenaiTranscriptionBody }>('/v1/audio/transcriptions', {
     config: { scope: 'transcribe' },
     schema: { summary: 'OpenAI-compatible transcription', tags: ['openai'], security, consumes: multipart, body: openaiTranscriptionBody, response: errors },

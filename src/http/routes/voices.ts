@@ -1,5 +1,6 @@
 /** Voice profiles: scope `voices` to write, any key to read. */
 import type { FastifyPluginAsync } from 'fastify';
+import type { SynthesisService } from '../../operations/synthesize/service.js';
 import type { VoiceService } from '../../voices/service.js';
 import { requestContext, sendResult } from '../context.js';
 import { createVoiceBody, listVoicesQuery, patchVoiceBody, voiceParams, type CreateVoiceBody, type ListVoicesQuery, type PatchVoiceBody, type VoiceParams } from '../schemas/voices.js';
@@ -7,7 +8,7 @@ import { createVoiceBody, listVoicesQuery, patchVoiceBody, voiceParams, type Cre
 const security = [{ bearerAuth: [] }];
 const tags = ['voices'];
 
-export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService }> = async (app, { voices }) => {
+export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: SynthesisService }> = async (app, { voices, synthesis }) => {
   app.post<{ Body: CreateVoiceBody }>('/v1/voices', {
     config: { scope: 'voices' },
     schema: { summary: 'Clone a voice from reference clips (consent required)', tags, security, consumes: ['multipart/form-data'], body: createVoiceBody },
@@ -16,17 +17,22 @@ export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService }> = async (
   app.get<{ Querystring: ListVoicesQuery }>('/v1/voices', {
     config: { scope: 'any' },
     schema: { summary: 'Built-in and cloned voices', tags, security, querystring: listVoicesQuery },
-  }, async (request, reply) => sendResult(reply, voices.list(request.query)));
+  }, async (request, reply) => sendResult(reply, await voices.list(request.query)));
 
   app.get<{ Params: VoiceParams }>('/v1/voices/:voice_id', {
     config: { scope: 'any' },
     schema: { summary: 'One voice profile', tags, security, params: voiceParams },
-  }, async (request, reply) => sendResult(reply, voices.get(request.params.voice_id)));
+  }, async (request, reply) => sendResult(reply, await voices.get(request.params.voice_id)));
+
+  app.get<{ Params: VoiceParams }>('/v1/voices/:voice_id/preview', {
+    config: { scope: 'any' },
+    schema: { summary: 'A short sample in the voice (mp3)', tags, security, params: voiceParams },
+  }, async (request, reply) => sendResult(reply, await synthesis.preview(request.params.voice_id, requestContext(request))));
 
   app.patch<{ Params: VoiceParams; Body: PatchVoiceBody }>('/v1/voices/:voice_id', {
     config: { scope: 'voices' },
     schema: { summary: 'Rename, describe or label a cloned voice', tags, security, params: voiceParams, body: patchVoiceBody },
-  }, async (request, reply) => sendResult(reply, voices.update(request.params.voice_id, request.body)));
+  }, async (request, reply) => sendResult(reply, await voices.update(request.params.voice_id, request.body)));
 
   app.delete<{ Params: VoiceParams }>('/v1/voices/:voice_id', {
     config: { scope: 'voices' },

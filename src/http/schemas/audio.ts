@@ -50,6 +50,18 @@ export const ttsBody = Type.Object({
 }, { additionalProperties: false });
 export type TtsBody = Static<typeof ttsBody>;
 
+/** OpenAI's /v1/audio/speech body, so the official SDKs work unchanged. */
+export const openaiSpeechBody = Type.Object({
+  model: Type.Optional(Type.String({ description: 'Accepted for compatibility; the engine follows the voice.' })),
+  input: Type.String({ description: 'Text to speak (1-5000 characters).' }),
+  voice: Type.String({ minLength: 1, description: "OpenAI voice names map to Kokoro voices (alloy -> af_alloy, ...); any voice_id works too." }),
+  response_format: Type.Optional(closedSet(audioFormats, 'mp3 (default), opus, aac, flac, wav or pcm.')),
+  speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
+  instructions: Type.Optional(Type.String({ maxLength: 2000, description: 'Mapped to an emotion by keywords (e.g. cheerful -> happy, whisper -> whisper).' })),
+  stream_format: Type.Optional(Type.String()),
+});
+export type OpenaiSpeechBody = Static<typeof openaiSpeechBody>;
+
 export const vcBody = Type.Object({
   audio: fileField('Recording to re-voice.'),
   target_voice_id: Type.String({ minLength: 1 }),

@@ -44,7 +44,7 @@ export class VoiceConversionService {
   }
 
   async convert(fields: ConvertFields, context: RequestContext): Promise<OperationResult> {
-    const profile = this.deps.voices.profile(fields.target_voice_id);
+    const profile = await this.deps.voices.profile(fields.target_voice_id);
     if (profile.type !== 'cloned') {
       throw new VoxError('unsupported_value', `'${fields.target_voice_id}' is a built-in voice; voice conversion targets cloned voices (POST /v1/voices).`, { param: 'target_voice_id' });
     }

@@ -1,11 +1,36 @@
-/** POST /v1/audio/tts: validation and orchestration. Engines plug in behind `Synthesizer`. */
-import { audioFormats } from '../../audio/encode.js';
-import { VoxError } from '../../errors.js';
+/**
+ * POST /v1/audio/tts (and OpenAI's /v1/audio/speech): picks the engine for the voice and language, synthesizes
+ * sentence by sentence, and encodes once (or streams as sentences are ready).
+ */
+import type { Readable } from 'node:stream';
+import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder, type AudioFormat } from '../../audio/encode.js';
+import type { Waveform } from '../../audio/waveform.js';
+import { unsupportedValue, VoxError } from '../../errors.js';
 import type { OperationResult, RequestContext } from '../../http/context.js';
-
-import { emotions } from './emotion.js';
+import type { Scheduler } from '../../jobs/scheduler.js';
+import type { Metrics } from '../../metrics.js';
+import { resample } from '../../audio/resample.js';
+import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
+import type { VoiceProfile, VoiceService } from '../../voices/service.js';
+import { profileEmbedding } from '../../voices/speaker-analyzer.js';
+import { emotions, isEmotion, type Emotion } from './emotion.js';
+import type { EspeakSynthesizer } from './engines/espeak.js';
+import type { KokoroSynthesizer } from './engines/kokoro.js';
+import type { SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 
 export { emotions, type Emotion } from './emotion.js';
+/** Spoken by every candidate Kokoro voice when matching a cloned voice (one sentence per language group). */
+const matchingSentences: Record<string, string> = {
+  'en-us': 'The quick brown fox jumps over the lazy dog near the river bank.',
+  'en-gb': 'The quick brown fox jumps over the lazy dog near the river bank.',
+  es: 'El rápido zorro marrón salta sobre el perro perezoso junto al río.',
+  fr: 'Le renard brun rapide saute par-dessus le chien paresseux près de la rivière.',
+  it: 'La volpe marrone veloce salta sopra il cane pigro vicino al fiume.',
+  'pt-br': 'A rápida raposa marrom pula sobre o cão preguiçoso perto do rio.',
+  hi: 'तेज़ भूरी लोमड़ी नदी के किनारे आलसी कुत्ते के ऊपर कूदती है।',
+  ja: '素早い茶色の狐が川のそばで怠け者の犬を飛び越える。',
+  zh: '敏捷的棕色狐狸在河边跳过了懒惰的狗。',
+};
 export const maxTextCharacters = 5000;
 
 export interface SynthesizeFields {
@@ -14,21 +39,216 @@ export interface SynthesizeFields {
   language?: string;
   emotion?: string;
   speed?: number;
-  format?: string;
+  format?: AudioFormat;
   sample_rate?: number;
   stream?: boolean;
 }
 
+export interface SynthesisDependencies {
+  scheduler: Scheduler;
+  metrics: Metrics;
+  voices: VoiceService;
+  kokoro: () => Promise<KokoroSynthesizer>;
+  espeak: () => Promise<EspeakSynthesizer>;
+  speakerEncoder: () => Promise<SpeakerEncoder>;
+}
+
+/** OpenAI's voice names and the Kokoro voices closest in character. */
+const openaiVoices: Record<string, string> = {
+  alloy: 'af_alloy', echo: 'am_echo', fable: 'bm_fable', onyx: 'am_onyx', nova: 'af_nova', shimmer: 'af_sky',
+  ash: 'am_adam', ballad: 'bm_george', coral: 'af_heart', sage: 'af_sarah', verse: 'am_michael',
+};
+
+/** Keywords in OpenAI's free-text `instructions` that select an emotion (first match wins). */
+const instructionKeywords: Array<[RegExp, Emotion]> = [
+  [/whisper/i, 'whisper'],
+  [/excit|enthusias|energetic/i, 'excited'],
+  [/happy|cheer|joy|upbeat|bright/i, 'happy'],
+  [/sad|melanchol|sorrow|gloomy/i, 'sad'],
+  [/angry|anger|furious|irritat/i, 'angry'],
+  [/fear|scared|afraid|anxious|nervous/i, 'fearful'],
+  [/surpris|amazed|astonish/i, 'surprised'],
+  [/calm|soothing|relax|gentle|soft/i, 'calm'],
+];
+
+export interface OpenaiSpeechFields {
+  input: string;
+  voice: string;
+  response_format?: AudioFormat;
+  speed?: number;
+  instructions?: string;
+}
+
+interface Plan {
+  synthesizer: Synthesizer;
+  language: string;
+  voice: VoiceSelection;
+  warnings: string[];
+}
+
+/** 'EN_us' -> 'en-us'. */
+const normalizeLanguage = (tag: string): string => tag.trim().toLowerCase().replace(/_/g, '-');
+
 export class SynthesisService {
+  private languagesCache: string[] | undefined;
+
+  constructor(private readonly deps: SynthesisDependencies) {}
+
   capabilities() {
-    return { available: false, languages: [] as string[], emotions: [...emotions], formats: [...audioFormats], max_text_characters: maxTextCharacters };
+    return { available: true, languages: this.languagesCache ?? [], emotions: [...emotions], formats: [...audioFormats], max_text_characters: maxTextCharacters, streaming: true };
   }
 
-  async synthesize(fields: SynthesizeFields, _context: RequestContext): Promise<OperationResult> {
-    if (fields.text.trim().length === 0) throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
-    if ([...fields.text].length > maxTextCharacters) {
-      throw new VoxError('payload_too_large', `'text' has ${[...fields.text].length} characters; the limit is ${maxTextCharacters}.`, { param: 'text' });
-    }
-    throw new VoxError('not_implemented', 'Text-to-speech is not available yet on this server: its engine has not landed.');
+  /** Built-in voices of both engines, as voice profiles. */
+  async builtinVoices(): Promise<VoiceProfile[]> {
+    const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
+    this.languagesCache ??= [...new Set([...kokoro.languages(), ...espeak.languages()])].sort();
+    return [...kokoro.voices(), ...espeak.voices()].map((v) => ({
+      voice_id: v.id,
+      name: v.name,
+      type: 'builtin',
+      languages: v.languages,
+      gender_estimate: v.gender === 'unknown' ? null : v.gender,
+      created_at: null,
+      description: v.engine === 'kokoro' ? 'Kokoro-82M neural voice' : 'espeak-ng formant voice',
+      labels: {},
+      reference_seconds: 0,
+      engine: v.engine,
+    }));
   }
+
+  /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
+  async synthesizeOpenai(fields: OpenaiSpeechFields, context: RequestContext): Promise<OperationResult> {
+    const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
+    return this.synthesize({
+      text: fields.input,
+      voice_id: openaiVoices[fields.voice.toLowerCase()] ?? fields.voice,
+      ...(emotion ? { emotion } : {}),
+      ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
+      format: fields.response_format ?? 'mp3',
+    }, context);
+  }
+
+  /** A short sample of a voice in its first language. */
+  async preview(voiceId: string, context: RequestContext): Promise<OperationResult> {
+    const profile = await this.deps.voices.profile(voiceId);
+    const language = profile.languages[0] ?? 'en-us';
+    const text = matchingSentences[language] ?? matchingSentences[language.split('-')[0]!] ?? 'Hello! This is a short preview of my voice.';
+    return this.synthesize({ text, voice_id: voiceId, language, format: 'mp3' }, context);
+  }
+
+  async synthesize(fields: SynthesizeFields, context: RequestContext): Promise<OperationResult> {
+    const text = fields.text.trim();
+    if (text.length === 0) throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
+    if ([...text].length > maxTextCharacters) {
+      throw new VoxError('payload_too_large', `'text' has ${[...text].length} characters; the limit is ${maxTextCharacters}.`, { param: 'text' });
+    }
+    const emotion = fields.emotion ?? 'neutral';
+    if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
+    const profile = await this.deps.voices.profile(fields.voice_id);
+    const plan = await this.plan(profile, fields.language);
+    const format = fields.format ?? 'mp3';
+    const sampleRate = outputSampleRate(format, fields.sample_rate ?? plan.synthesizer.sampleRate);
+    const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1 };
+    // Rough speaking time, for the scheduler's lane choice: ~15 characters per second.
+    const estimatedSeconds = [...text].length / 15;
+    const headers = { 'x-voxd-engine': plan.synthesizer.engine, ...(plan.warnings.length > 0 ? { 'x-voxd-warnings': plan.warnings.join(' | ') } : {}) };
+
+    if (fields.stream) {
+      return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
+        const chunks = plan.synthesizer.synthesize({ ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
+        // The first sentence is made before answering, so errors still get a JSON envelope and a status code.
+        const first = await chunks.next();
+        const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
+        const pump = async (): Promise<void> => {
+          try {
+            for (let next = first; !next.done; next = await chunks.next()) await encoder.write(next.value.waveform.samples);
+            encoder.end();
+          } catch (error) {
+            context.log.warn({ err: error }, 'streamed synthesis stopped');
+            encoder.abort();
+          }
+        };
+        context.signal.addEventListener('abort', () => encoder.abort(), { once: true });
+        void pump();
+        return { kind: 'stream', stream: encoder.output as Readable, contentType: contentTypes[format], headers };
+      });
+    }
+
+    const waveform = await this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
+      const startedAt = performance.now();
+      const audio = await collect(plan.synthesizer.synthesize({ ...request, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      const audioSeconds = audio.samples.length / audio.sampleRate;
+      this.deps.metrics.recordInference({ operation: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId }, elapsedSeconds, audioSeconds);
+      context.log.info({ op: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9) }, 'synthesized');
+      return audio;
+    });
+    return { kind: 'audio', bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }), contentType: contentTypes[format], headers };
+  }
+
+  /**
+   * Kokoro speaks its nine languages in any of its voices (cross-lingual when the voice was made for another one);
+   * every other language goes to espeak-ng. Cloned voices use Kokoro's closest built-in voice of the same gender.
+   */
+  private async plan(profile: VoiceProfile, requested: string | undefined): Promise<Plan> {
+    const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
+    const kokoroLanguages = kokoro.languages();
+    const language = normalizeLanguage(requested ?? profile.languages[0] ?? 'en-us');
+    const kokoroLanguage = kokoroLanguages.includes(language) ? language : language === 'en' ? 'en-us' : language === 'pt' ? 'pt-br' : undefined;
+    const supported = [...new Set([...kokoroLanguages, ...espeak.languages()])].sort();
+    if (!kokoroLanguage && !espeak.resolve(language)) throw unsupportedValue('language', requested ?? language, supported);
+    const warnings: string[] = [];
+    if (profile.type === 'builtin' && profile.engine === 'kokoro') {
+      if (kokoroLanguage) return { synthesizer: kokoro, language: kokoroLanguage, voice: { id: profile.voice_id }, warnings };
+      warnings.push(`${profile.voice_id} has no model for '${language}': an espeak-ng voice speaks it.`);
+      return { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` }, warnings };
+    }
+    if (profile.type === 'builtin') {
+      if (kokoroLanguage && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by espeak-ng's rules for it.`);
+      return { synthesizer: espeak, language, voice: { id: kokoroLanguage && !espeak.resolve(language) ? profile.voice_id : `espeak-${espeak.resolve(language) ?? profile.languages[0]}` }, warnings };
+    }
+    if (kokoroLanguage) return { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro), warnings };
+    warnings.push(`Cloned voices speak '${language}' through espeak-ng for now.`);
+    return { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` }, warnings };
+  }
+
+  /**
+   * A cloned voice in a Kokoro language speaks with a blend of the three Kokoro voices (of that language) whose speech
+   * is closest to the profile by speaker embedding, weighted by similarity. Found once per profile and language
+   * (every candidate speaks one sentence) and kept with the profile.
+   */
+  private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer): Promise<VoiceSelection> {
+    const record = this.deps.voices.record(voiceId);
+    const target = profileEmbedding(record.analysis);
+    if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
+    const { analysis } = await this.deps.voices.derived(record, `kokoro-blend-${language}`, async () => {
+      const encoder = await this.deps.speakerEncoder();
+      const scored: Array<{ id: string; similarity: number }> = [];
+      const sameLanguage = kokoro.voices().filter((v) => v.languages.includes(language));
+      const sameGender = sameLanguage.filter((v) => v.gender === record.genderEstimate);
+      for (const voice of sameGender.length >= 2 ? sameGender : sameLanguage) {
+        const speech = await collect(kokoro.synthesize({ text: matchingSentences[language] ?? matchingSentences['en-us']!, language, voice: { id: voice.id } }), kokoro.sampleRate);
+        const embedding = await encoder.embedUtterance(await resample(speech, embeddingSampleRate));
+        scored.push({ id: voice.id, similarity: cosineSimilarity(embedding, target) });
+      }
+      const best = scored.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
+      // Sharper than proportional: the closest voice dominates unless the others are nearly as close.
+      const weights = best.map((v) => Math.exp((v.similarity - best[0]!.similarity) * 20));
+      const total = weights.reduce((a, b) => a + b, 0);
+      return { analysis: { blend: best.map((v, i) => ({ id: v.id, weight: Math.round((weights[i]! / total) * 1000) / 1000, similarity: Math.round(v.similarity * 1000) / 1000 })) }, files: {} };
+    });
+    return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
+  }
+}
+
+async function collect(chunks: AsyncIterable<SynthesizedChunk>, sampleRate: number): Promise<Waveform> {
+  const parts: Float32Array[] = [];
+  for await (const chunk of chunks) parts.push(chunk.waveform.samples);
+  const samples = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    samples.set(part, offset);
+    offset += part.length;
+  }
+  return { samples, sampleRate, channels: 1 };
 }

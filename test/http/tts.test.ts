@@ -1,0 +1,111 @@
+/** Text-to-speech through HTTP with the real engines (Kokoro int8, espeak-ng). */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import { decodeFile } from '../../src/audio/decode.js';
+import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.js';
+import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../helpers/app.js';
+import { modelFile } from '../helpers/models.js';
+
+async function decoded(bytes: Buffer, extension: string): Promise<Waveform> {
+  const file = path.join(makeTempDir('tts'), `out.${extension}`);
+  writeFileSync(file, bytes);
+  return decodeFile(file);
+}
+
+describe('POST /v1/audio/tts', () => {
+  let t: TestApp;
+  before(async () => {
+    await Promise.all(['kokoro-82m', 'kokoro-voices', 'silero-vad', 'resemblyzer-ge2e'].map((id) => modelFile(id, '')));
+    t = await buildTestApp();
+  });
+  after(async () => t.close());
+
+  const tts = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload });
+
+  for (const [language, voice, text] of [
+    ['en-us', 'af_heart', 'The weather is lovely today, so we will walk to the market.'],
+    ['es', 'ef_dora', 'Buenos días, hoy vamos al mercado con tres amigos.'],
+    ['sw', 'espeak-sw', 'Habari ya asubuhi, leo tunakwenda sokoni na marafiki.'],
+  ] as const) {
+    test(`${language} (${voice}) decodes to non-silent audio of plausible length`, async () => {
+      const r = await tts({ text, voice_id: voice, language, format: 'wav' });
+      assert.equal(r.statusCode, 200, r.body);
+      assert.equal(r.headers['content-type'], 'audio/wav');
+      const audio = await decoded(r.rawPayload, 'wav');
+      const words = text.split(/\s+/).length;
+      const seconds = durationSeconds(audio);
+      assert.ok(seconds > words * 0.2 && seconds < words * 0.9, `${seconds} s for ${words} words`);
+      assert.ok(rmsDb(audio.samples) > -35, `level ${rmsDb(audio.samples)}`);
+    });
+  }
+
+  test('mp3 by default; sample_rate honoured; a voice speaks another Kokoro language', async () => {
+    const r = await tts({ text: 'Bonjour à tous.', voice_id: 'af_heart', language: 'fr', sample_rate: 16000 });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.equal(r.headers['content-type'], 'audio/mpeg');
+    assert.equal((await decoded(r.rawPayload, 'mp3')).sampleRate, 16000);
+  });
+
+  test('unknown emotion / language -> 422 listing the valid ones; unknown voice -> 404', async () => {
+    const emotion = await tts({ text: 'Hi.', voice_id: 'af_heart', emotion: 'bored' });
+    assert.equal(emotion.statusCode, 422);
+    const language = await tts({ text: 'Hi.', voice_id: 'af_heart', language: 'tlh' });
+    assert.equal(language.statusCode, 422);
+    assert.match(language.json().error.message, /en-us/);
+    assert.equal((await tts({ text: 'Hi.', voice_id: 'nobody' })).statusCode, 404);
+  });
+
+  test('streaming sends audio before the whole text is synthesised', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const text = Array.from({ length: 6 }, (_, i) => `This is sentence number ${i + 1} of a longer paragraph that takes a while to speak.`).join(' ');
+    const started = performance.now();
+    const response = await fetch(`http://127.0.0.1:${port}/v1/audio/tts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text, voice_id: 'am_michael', stream: true, format: 'mp3' }),
+    });
+    assert.equal(response.status, 200);
+    const reader = response.body!.getReader();
+    const chunks: Uint8Array[] = [];
+    let firstByteMs = 0;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      if (chunks.length === 0) firstByteMs = performance.now() - started;
+      chunks.push(r.value);
+    }
+    const totalMs = performance.now() - started;
+    assert.ok(firstByteMs < totalMs * 0.6, `first audio at ${firstByteMs.toFixed(0)} ms of ${totalMs.toFixed(0)} ms`);
+    const audio = await decoded(Buffer.concat(chunks), 'mp3');
+    assert.ok(durationSeconds(audio) > 15, `streamed ${durationSeconds(audio)} s`);
+  });
+
+  test('the official OpenAI SDK speech call works', async () => {
+    if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const client = new OpenAI({ apiKey: t.key, baseURL: `http://127.0.0.1:${port}/v1` });
+    const speech = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'Hello from an OpenAI client.', response_format: 'wav', instructions: 'Speak in a cheerful tone.' });
+    const audio = await decoded(Buffer.from(await speech.arrayBuffer()), 'wav');
+    assert.ok(durationSeconds(audio) > 1 && rmsDb(audio.samples) > -35);
+  });
+
+  test('a cloned voice speaks English through the closest blend of Kokoro voices; preview works', async () => {
+    const boundary = '----voxdtts';
+    const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
+    const parts: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`)];
+    for (const name of ['2033-164914-0001.wav', '2033-164914-0003.wav']) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\n\r\n`), clip(name), Buffer.from('\r\n'));
+    parts.push(Buffer.from(`--${boundary}--\r\n`));
+    const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: Buffer.concat(parts) });
+    assert.equal(created.statusCode, 201, created.body);
+    const voiceId = created.json().voice_id as string;
+    const r = await tts({ text: 'Good evening, and welcome to the reading.', voice_id: voiceId, format: 'wav' });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.ok(rmsDb((await decoded(r.rawPayload, 'wav')).samples) > -35);
+    const preview = await t.app.inject({ method: 'GET', url: `/v1/voices/${voiceId}/preview`, headers: { authorization: `Bearer ${t.key}` } });
+    assert.equal(preview.statusCode, 200);
+    assert.equal(preview.headers['content-type'], 'audio/mpeg');
+  });
+});
