@@ -134,7 +134,7 @@ export function createContainer(config: Readonly<Config>): Container {
       await Promise.allSettled(loadedModels.map((m) => m.get()));
     },
     capabilities: async () => ({
-      tts: operations.synthesis.capabilities(),
+      tts: await operations.synthesis.capabilities(),
       vc: operations.conversion.capabilities(),
       separate: operations.separation.capabilities(),
       transcribe: operations.transcription.capabilities(),

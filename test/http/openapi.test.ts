@@ -43,6 +43,7 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
     assert.deepEqual(caps.separate.stems, ['dialogue', 'music', 'sfx', 'ambience']);
     assert.ok(caps.tts.emotions.includes('whisper'));
     assert.ok(caps.tts.formats.includes('opus'));
+    assert.ok(caps.tts.languages.length >= 80, `${caps.tts.languages.length} TTS languages`);
     assert.equal(caps.limits.max_audio_seconds, 7200);
     assert.ok(caps.models.some((m: { id: string }) => m.id === 'silero-vad'));
   });

@@ -90,18 +90,26 @@ interface Plan {
 const normalizeLanguage = (tag: string): string => tag.trim().toLowerCase().replace(/_/g, '-');
 
 export class SynthesisService {
-  private languagesCache: string[] | undefined;
-
   constructor(private readonly deps: SynthesisDependencies) {}
 
-  capabilities() {
-    return { available: true, languages: this.languagesCache ?? [], emotions: [...emotions], formats: [...audioFormats], max_text_characters: maxTextCharacters, streaming: true };
+  async capabilities() {
+    const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()].map((p) => p.catch(() => undefined)));
+    const languages = [...new Set([...(kokoro?.languages() ?? []), ...(espeak?.languages() ?? [])])].sort();
+    return {
+      available: languages.length > 0,
+      languages,
+      neural_languages: kokoro?.languages() ?? [],
+      engines: [kokoro && { engine: kokoro.engine, model: kokoro.modelId }, espeak && { engine: espeak.engine, model: espeak.modelId }].filter(Boolean),
+      emotions: [...emotions],
+      formats: [...audioFormats],
+      max_text_characters: maxTextCharacters,
+      streaming: true,
+    };
   }
 
   /** Built-in voices of both engines, as voice profiles. */
   async builtinVoices(): Promise<VoiceProfile[]> {
     const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
-    this.languagesCache ??= [...new Set([...kokoro.languages(), ...espeak.languages()])].sort();
     return [...kokoro.voices(), ...espeak.voices()].map((v) => ({
       voice_id: v.id,
       name: v.name,
