@@ -25,6 +25,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+log "building the WORLD vocoder addon (voice conversion)"
+bash native/build-world.sh >/dev/null
+
 log "building"
 npm run build --silent
 
