@@ -116,9 +116,11 @@ describe('world-dsp voice conversion of a long input', { timeout: 300_000 }, () 
         (name) => decodeFile(clip(name), { sampleRate: 16000, channels: 1 }),
       ),
     );
-    const samples = new Float32Array(parts.reduce((n, p) => n + p.samples.length, 0));
+    // Twice over: about 70 s, so three chunks and two cuts.
+    const all = [...parts, ...parts];
+    const samples = new Float32Array(all.reduce((n, p) => n + p.samples.length, 0));
     let offset = 0;
-    for (const part of parts) {
+    for (const part of all) {
       samples.set(part.samples, offset);
       offset += part.samples.length;
     }
