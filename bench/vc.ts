@@ -18,7 +18,8 @@ import { decodeFile } from '../src/audio/decode.js';
 import { World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { speakerF0Range, WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
-import { SpeakerEncoder } from '../src/speakers/embedding.js';
+import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
+import { errorRate } from './lib/wer.js';
 import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
 import { ge2eModelPath, modelFile } from '../test/helpers/models.js';
 import { repoRoot, sharedDir, worldAddon } from '../test/helpers/vc-assets.js';
@@ -78,7 +79,7 @@ export async function runVcBench(options: VcBenchOptions = {}) {
     const [reference, ...heldOut] = clips as [Clip, ...Clip[]];
     const profile = await converter.analyseTarget([await load(reference)]);
     const heldOutEmbeddings = await Promise.all(heldOut.map(embed));
-    const targetEmbedding = normalise(mean(heldOutEmbeddings));
+    const targetEmbedding = averageEmbedding(heldOutEmbeddings);
     for (const [sourceSpeaker, sourceClips] of bySpeaker) {
       if (sourceSpeaker === targetSpeaker) continue;
       const sourceClip = sourceClips[0]!;
@@ -97,16 +98,16 @@ export async function runVcBench(options: VcBenchOptions = {}) {
       let wer: { source: string; output: string; wer: number } | null = null;
       if (options.transcribe) {
         const [a, b] = [await options.transcribe(source16k), await options.transcribe(output16k)];
-        wer = { source: a, output: b, wer: wordErrorRate(a, b) };
+        wer = { source: a, output: b, wer: errorRate(a, b, 'en').rate };
       }
       const pair: PairResult = {
         source: sourceClip.id,
         sourceGender: sourceClip.gender,
         target: targetSpeaker,
         targetGender: reference.gender,
-        similarityOutputToTarget: dot(outputEmbedding, targetEmbedding),
-        similaritySourceToTarget: dot(sourceEmbedding, targetEmbedding),
-        similarityOutputToSource: dot(outputEmbedding, sourceEmbedding),
+        similarityOutputToTarget: cosineSimilarity(outputEmbedding, targetEmbedding),
+        similaritySourceToTarget: cosineSimilarity(sourceEmbedding, targetEmbedding),
+        similarityOutputToSource: cosineSimilarity(outputEmbedding, sourceEmbedding),
         f0Correlation,
         engineF0Correlation: result.f0Correlation,
         sameDuration: result.waveform.samples.length === source.samples.length && result.waveform.sampleRate === source.sampleRate,
@@ -192,36 +193,6 @@ function pearson(xs: number[], ys: number[]): number {
   return sxy / Math.sqrt(sxx * syy);
 }
 
-/** Word error rate of `hypothesis` against `reference` (lower-cased words, punctuation ignored). */
-export function wordErrorRate(reference: string, hypothesis: string): number {
-  const words = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean);
-  const r = words(reference);
-  const h = words(hypothesis);
-  let previous = Array.from({ length: h.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= r.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= h.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return r.length === 0 ? 0 : previous[h.length]! / r.length;
-}
-
-function mean(vectors: Float32Array[]): Float32Array {
-  const out = new Float32Array(vectors[0]!.length);
-  for (const v of vectors) for (let i = 0; i < out.length; i++) out[i] = out[i]! + v[i]! / vectors.length;
-  return out;
-}
-
-function normalise(v: Float32Array): Float32Array {
-  const norm = Math.sqrt(dot(v, v)) || 1;
-  return v.map((x) => x / norm);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 'bench', 'vc.ts')) {
   const { values } = parseArgs({

@@ -23,6 +23,7 @@ import { resample } from '../../../audio/resample.js';
 import { frameCount, peak, toMono, type Waveform } from '../../../audio/waveform.js';
 import type { World, WorldAnalysis, WorldOptions } from '../../../audio/world.js';
 import { VoxError } from '../../../errors.js';
+import { averageEmbedding, cosineSimilarity } from '../../../speakers/embedding.js';
 import type { ConversionResult, ConvertOptions, TargetProfileStats, VoiceConverter } from '../voice-converter.js';
 
 const sampleRate = 16000;
@@ -167,7 +168,7 @@ export class WorldDspConverter implements VoiceConverter {
       voicedLogEnvelope: stats.voicedLogEnvelope,
       unvoicedLogEnvelope: stats.unvoicedLogEnvelope,
     };
-    if (embeddings.length > 0) blobs.embedding = normalise(mean(embeddings));
+    if (embeddings.length > 0) blobs.embedding = averageEmbedding(embeddings);
     return {
       engine: this.engine,
       version: 1,
@@ -274,7 +275,7 @@ export class WorldDspConverter implements VoiceConverter {
       const converted = this.applyPlan(analysis, measures, { ...plan, alpha: key });
       const y = await this.shared.world.synthesise(converted, (excerpt.to - excerpt.from) * hop, this.shared.worldOptions);
       const embedding = await this.embedder!.embedUtterance({ samples: Float32Array.from(y), sampleRate, channels: 1 }, signal);
-      const value = dot(embedding, target.embedding!);
+      const value = cosineSimilarity(embedding, target.embedding!);
       scores.set(key, value);
       return value;
     };
@@ -567,23 +568,6 @@ function robust(values: number[]): [number, number] {
 function percentile(values: Float64Array, p: number): number {
   const sorted = Float64Array.from(values).sort();
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
-}
-
-function mean(vectors: Float32Array[]): Float32Array {
-  const out = new Float32Array(vectors[0]!.length);
-  for (const v of vectors) for (let i = 0; i < out.length; i++) out[i] = out[i]! + v[i]! / vectors.length;
-  return out;
-}
-
-function normalise(v: Float32Array): Float32Array {
-  const norm = Math.sqrt(dot(v, v)) || 1;
-  return v.map((x) => x / norm);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }
 
 function clamp(value: number, low: number, high: number): number {
