@@ -79,9 +79,8 @@ class Bluestein {
   }
 
   run(input: Float64Array, output: Float64Array, inverse: boolean): void {
-    const { size, a, b, chirpRe } = this;
+    const { size, a, b, chirpRe, chirpIm } = this;
     const sign = inverse ? 1 : -1;
-    const chirpIm = this.chirpIm;
     a.fill(0);
     for (let n = 0; n < size; n++) {
       // x[n] * conj(c[n]) forward, x[n] * c[n] inverse
