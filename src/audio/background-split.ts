@@ -7,7 +7,8 @@
  *   A long median beat short-median harmonic/percussive separation here: tonal effects (horns, bird calls) went to
  *   music with HPSS (bench/separation.ts: sfx SI-SDRi -1.0 dB with HPSS, +6.5 dB with this).
  */
-import { fftSizeFor, hannWindow, istft, magnitude, RealFft, runningPercentile, stft } from './spectral.js';
+import { fftSizeFor, magnitude, runningPercentile } from './spectral-masks.js';
+import { istft, stft, type StftOptions } from './stft.js';
 
 export interface BackgroundParts {
   music: Float32Array;
@@ -37,9 +38,9 @@ export function splitBackground(background: Float32Array, sampleRate: number, op
   const fftSize = fftSizeFor(sampleRate, 0.046);
   // Half overlap: the masks are smooth, and it halves the cost against quarter overlap.
   const hop = fftSize / 2;
-  const window = hannWindow(fftSize);
-  const fft = new RealFft(fftSize);
-  const spec = stft(background, fftSize, hop, window, fft);
+  // Centred frames, zero padded, periodic Hann window.
+  const stftOptions: StftOptions = { fftSize, hopSize: hop, padMode: 'constant' };
+  const spec = stft(background, stftOptions);
   const { frames, bins } = spec;
   const mag = magnitude(spec);
   const framesPerSecond = sampleRate / hop;
@@ -72,8 +73,8 @@ export function splitBackground(background: Float32Array, sampleRate: number, op
     sfxRe[i] = spec.re[i]! * s;
     sfxIm[i] = spec.im[i]! * s;
   }
-  const music = istft({ ...spec, re: musicRe, im: musicIm }, window, fft);
-  const sfx = istft({ ...spec, re: sfxRe, im: sfxIm }, window, fft);
+  const music = istft({ ...spec, re: musicRe, im: musicIm }, { ...stftOptions, length: background.length });
+  const sfx = istft({ ...spec, re: sfxRe, im: sfxIm }, { ...stftOptions, length: background.length });
   // Ambience takes the exact remainder, so the three parts sum to the background to float precision.
   const ambience = new Float32Array(background.length);
   for (let i = 0; i < ambience.length; i++) ambience[i] = background[i]! - music[i]! - sfx[i]!;

@@ -1,113 +1,26 @@
 /**
- * Short-time Fourier transform of any size, window and hop (librosa's framing conventions), and its inverse.
- *
- * Power-of-two sizes go straight to fft.js; other sizes (e.g. 400 = 25 ms at 16 kHz) use Bluestein's chirp-z algorithm on
- * top of a power-of-two fft.js transform, which is exact up to rounding. Everything is computed in float64.
+ * Short-time Fourier transform of any size, window and hop (librosa's framing conventions), its inverse, and the
+ * analysis windows. Transforms come from ./fft.ts; everything is computed in float64 and stored in float32.
  */
-import FFT from 'fft.js';
+import { RealFft } from './fft.js';
 
-/** Complex DFT of one fixed size. Not thread-safe: reuse one per loop, not across concurrent callers. */
-export class Fft {
-  private readonly direct: FFT | undefined;
-  private readonly bluestein: { fft: FFT; chirpRe: Float64Array; chirpIm: Float64Array; filter: number[] } | undefined;
-  private readonly input: number[];
-  private readonly output: number[];
-
-  constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 2) throw new RangeError(`FFT size must be an integer >= 2, got ${size}`);
-    if ((size & (size - 1)) === 0) {
-      this.direct = new FFT(size);
-      this.input = this.direct.createComplexArray();
-      this.output = this.direct.createComplexArray();
-      return;
-    }
-    // Bluestein: X[k] = conj(c[k]) * sum_n (x[n] conj(c[n])) c[k - n] with c[n] = exp(i pi n^2 / N), a convolution of
-    // length >= 2N - 1 done with a power-of-two FFT.
-    let padded = 1;
-    while (padded < 2 * size - 1) padded *= 2;
-    const fft = new FFT(padded);
-    const chirpRe = new Float64Array(size);
-    const chirpIm = new Float64Array(size);
-    for (let n = 0; n < size; n++) {
-      // n^2 mod 2N keeps the angle small, so the chirp stays accurate for large n.
-      const angle = (Math.PI * ((n * n) % (2 * size))) / size;
-      chirpRe[n] = Math.cos(angle);
-      chirpIm[n] = Math.sin(angle);
-    }
-    const kernel = fft.createComplexArray();
-    for (let n = 0; n < size; n++) {
-      kernel[2 * n] = chirpRe[n]!;
-      kernel[2 * n + 1] = chirpIm[n]!;
-      if (n > 0) {
-        kernel[2 * (padded - n)] = chirpRe[n]!;
-        kernel[2 * (padded - n) + 1] = chirpIm[n]!;
-      }
-    }
-    const filter = fft.createComplexArray();
-    fft.transform(filter, kernel);
-    this.bluestein = { fft, chirpRe, chirpIm, filter };
-    this.input = fft.createComplexArray();
-    this.output = fft.createComplexArray();
-  }
-
-  /** In-place forward transform (sign -1, unnormalised) of re + i im. */
-  forward(re: Float64Array, im: Float64Array): void {
-    if (this.direct) {
-      for (let n = 0; n < this.size; n++) {
-        this.input[2 * n] = re[n]!;
-        this.input[2 * n + 1] = im[n]!;
-      }
-      this.direct.transform(this.output, this.input);
-      for (let k = 0; k < this.size; k++) {
-        re[k] = this.output[2 * k]!;
-        im[k] = this.output[2 * k + 1]!;
-      }
-      return;
-    }
-    const { fft, chirpRe, chirpIm, filter } = this.bluestein!;
-    const a = this.input;
-    a.fill(0);
-    for (let n = 0; n < this.size; n++) {
-      // x[n] * conj(c[n])
-      a[2 * n] = re[n]! * chirpRe[n]! + im[n]! * chirpIm[n]!;
-      a[2 * n + 1] = im[n]! * chirpRe[n]! - re[n]! * chirpIm[n]!;
-    }
-    const spectrum = this.output;
-    fft.transform(spectrum, a);
-    for (let k = 0; k < spectrum.length / 2; k++) {
-      const xr = spectrum[2 * k]!;
-      const xi = spectrum[2 * k + 1]!;
-      const fr = filter[2 * k]!;
-      const fi = filter[2 * k + 1]!;
-      a[2 * k] = xr * fr - xi * fi;
-      a[2 * k + 1] = xr * fi + xi * fr;
-    }
-    fft.inverseTransform(spectrum, a);
-    for (let k = 0; k < this.size; k++) {
-      const yr = spectrum[2 * k]!;
-      const yi = spectrum[2 * k + 1]!;
-      re[k] = yr * chirpRe[k]! + yi * chirpIm[k]!;
-      im[k] = yi * chirpRe[k]! - yr * chirpIm[k]!;
-    }
-  }
-
-  /** In-place inverse transform, normalised by 1/N. */
-  inverse(re: Float64Array, im: Float64Array): void {
-    // ifft(x) = conj(fft(conj(x))) / N
-    for (let n = 0; n < this.size; n++) im[n] = -im[n]!;
-    this.forward(re, im);
-    for (let n = 0; n < this.size; n++) {
-      re[n] = re[n]! / this.size;
-      im[n] = -im[n]! / this.size;
-    }
-  }
-}
+export { Fft } from './fft.js';
 
 /** Hann window; periodic (the DFT-even form scipy's `get_window('hann', n)` and librosa use) unless `symmetric`. */
 export function hannWindow(length: number, symmetric = false): Float64Array {
   const window = new Float64Array(length);
   const denominator = symmetric ? length - 1 : length;
   for (let n = 0; n < length; n++) window[n] = 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / denominator);
+  return window;
+}
+
+/** Vorbis power-complementary window (w[n]^2 + w[n + length/2]^2 = 1), as used by DeepFilterNet. */
+export function vorbisWindow(length: number): Float64Array {
+  const window = new Float64Array(length);
+  for (let n = 0; n < length; n++) {
+    const s = Math.sin((Math.PI * (n + 0.5)) / length);
+    window[n] = Math.sin(0.5 * Math.PI * s * s);
+  }
   return window;
 }
 
@@ -176,13 +89,13 @@ export function forEachStftFrame(samples: Float32Array, options: StftOptions, vi
   const window = fullWindow(options);
   const read = frameReader(samples, options);
   const frames = stftFrameCount(samples.length, options);
-  const fft = new Fft(options.fftSize);
+  const fft = new RealFft(options.fftSize);
+  const frame = new Float64Array(options.fftSize);
   const re = new Float64Array(options.fftSize);
   const im = new Float64Array(options.fftSize);
   for (let t = 0; t < frames; t++) {
-    read(t * options.hopSize, re, window);
-    im.fill(0);
-    fft.forward(re, im);
+    read(t * options.hopSize, frame, window);
+    fft.forward(frame, re, im);
     visit(t, re, im);
   }
   return frames;
@@ -212,25 +125,13 @@ export function istft(spectrogram: Spectrogram, options: StftOptions & { length?
   const fullLength = fftSize + hopSize * (frames - 1);
   const signal = new Float64Array(fullLength);
   const windowSum = new Float64Array(fullLength);
-  const fft = new Fft(fftSize);
-  const re = new Float64Array(fftSize);
-  const im = new Float64Array(fftSize);
+  const fft = new RealFft(fftSize);
+  const frame = new Float64Array(fftSize);
   for (let t = 0; t < frames; t++) {
-    for (let k = 0; k < bins; k++) {
-      re[k] = spectrogram.re[t * bins + k]!;
-      im[k] = spectrogram.im[t * bins + k]!;
-    }
-    // Hermitian symmetry gives the negative frequencies of a real frame.
-    for (let k = bins; k < fftSize; k++) {
-      re[k] = re[fftSize - k]!;
-      im[k] = -im[fftSize - k]!;
-    }
-    im[0] = 0;
-    if (fftSize % 2 === 0) im[fftSize / 2] = 0;
-    fft.inverse(re, im);
+    fft.inverse(spectrogram.re.subarray(t * bins, (t + 1) * bins), spectrogram.im.subarray(t * bins, (t + 1) * bins), frame);
     const start = t * hopSize;
     for (let n = 0; n < fftSize; n++) {
-      signal[start + n] = signal[start + n]! + re[n]! * window[n]!;
+      signal[start + n] = signal[start + n]! + frame[n]! * window[n]!;
       windowSum[start + n] = windowSum[start + n]! + window[n]! * window[n]!;
     }
   }

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { RealFft, stft, istft, vorbisWindow, type Spectrogram } from '../../../audio/spectral.js';
+import { istft, stft, vorbisWindow, type Spectrogram, type StftOptions } from '../../../audio/stft.js';
 import type { DialogueModel } from './dialogue-model.js';
 
 export interface DeepFilterConfig {
@@ -99,8 +99,8 @@ export class DeepFilterNet3Model implements DialogueModel {
   readonly id = 'deepfilternet3';
   readonly sampleRate: number;
   private readonly widths: number[];
-  private readonly window: Float32Array;
-  private readonly fft: RealFft;
+  /** libDF's framing: centred, zero padded, Vorbis window. */
+  private readonly stftOptions: StftOptions;
   /** exp(-hop / sr / tau), rounded to 2 decimals as libDF does. */
   private readonly alpha: number;
 
@@ -112,8 +112,7 @@ export class DeepFilterNet3Model implements DialogueModel {
   ) {
     this.sampleRate = config.sampleRate;
     this.widths = erbBandWidths(config.sampleRate, config.fftSize, config.nbErb, config.minNbErbFreqs);
-    this.window = vorbisWindow(config.fftSize);
-    this.fft = new RealFft(config.fftSize);
+    this.stftOptions = { fftSize: config.fftSize, hopSize: config.hopSize, window: vorbisWindow(config.fftSize), padMode: 'constant' };
     this.alpha = Math.round(Math.exp(-config.hopSize / config.sampleRate / config.normTauSeconds) * 100) / 100;
   }
 
@@ -131,7 +130,7 @@ export class DeepFilterNet3Model implements DialogueModel {
     const { fftSize, hopSize, nbErb, nbDf, dfOrder, dfLookahead, convLookahead } = this.config;
     // libDF's analysis scale: the unnormalised inverse FFT then restores the amplitude.
     const scale = (2 * hopSize) / (fftSize * fftSize);
-    const spec = stft(samples, fftSize, hopSize, this.window, this.fft);
+    const spec = stft(samples, this.stftOptions);
     const { frames, bins } = spec;
     for (let i = 0; i < spec.re.length; i++) {
       spec.re[i]! *= scale;
@@ -182,7 +181,7 @@ export class DeepFilterNet3Model implements DialogueModel {
         im[t * bins + f] = accIm;
       }
     }
-    const out = istft({ ...spec, re, im } satisfies Spectrogram, this.window, this.fft);
+    const out = istft({ ...spec, re, im } satisfies Spectrogram, { ...this.stftOptions, length: samples.length });
     for (let i = 0; i < out.length; i++) out[i]! /= scale;
     return out;
   }

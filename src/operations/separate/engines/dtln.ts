@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import ort from 'onnxruntime-node';
-import { RealFft } from '../../../audio/spectral.js';
+import { RealFft } from '../../../audio/fft.js';
 import type { DialogueModel } from './dialogue-model.js';
 
 const blockLength = 512;

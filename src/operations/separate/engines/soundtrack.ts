@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import { resample } from '../../../audio/resample.js';
-import { extendBandByMask } from '../../../audio/spectral.js';
+import { extendBandByMask } from '../../../audio/spectral-masks.js';
 import { splitBackground } from '../../../audio/background-split.js';
 import type { Waveform } from '../../../audio/waveform.js';
 import { stemNames, type SeparationResult, type Separator, type StemName } from '../separator.js';
