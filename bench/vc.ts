@@ -5,10 +5,10 @@
  *
  * Per pair: Resemblyzer cosine of output and source to the held-out target clip, and of output to the source; F0
  * contour correlation with the source (Harvest on both, log-F0, frames voiced in both); exact duration; RTF.
- * WER needs the ASR engine (another branch): pass a transcriber to `runVcBench({ transcribe })` and the source and
- * output transcripts are compared; without one, `wer` fields are null.
+ * Words: with `--wer`, whisper base (the transcription engine) transcribes source and output, and the output's WER
+ * against the source's transcript is reported (the `transcribe` hook of `runVcBench`); without it, `wer` is null.
  *
- * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--limit N] [--dio] [--blend-low x] [--blend-high y]
+ * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--wer] [--limit N] [--dio]
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -18,8 +18,11 @@ import { decodeFile } from '../src/audio/decode.js';
 import { World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { speakerF0Range, WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
-import { SpeakerEncoder } from '../src/speakers/embedding.js';
-import { ge2eOnnx, repoRoot, sharedDir, worldAddon } from '../test/helpers/vc-assets.js';
+import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
+import { errorRate } from './lib/wer.js';
+import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
+import { ge2eModelPath, modelFile } from '../test/helpers/models.js';
+import { repoRoot, sharedDir, worldAddon } from '../test/helpers/vc-assets.js';
 
 interface Clip {
   id: string;
@@ -53,8 +56,6 @@ export type Transcribe = (waveform: Waveform) => Promise<string>;
 export interface VcBenchOptions {
   limit?: number;
   harvest?: boolean;
-  blendLow?: number;
-  blendHigh?: number;
   transcribe?: Transcribe;
 }
 
@@ -63,8 +64,8 @@ export async function runVcBench(options: VcBenchOptions = {}) {
   const bySpeaker = new Map<string, Clip[]>();
   for (const clip of manifest.vc) bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
   const world = World.load(await worldAddon());
-  const encoder = await SpeakerEncoder.load(await ge2eOnnx(), { threads: 2 });
-  const converter = new WorldDspConverter(world, encoder, { harvest: options.harvest ?? true, blendLow: options.blendLow, blendHigh: options.blendHigh });
+  const encoder = await SpeakerEncoder.load(await ge2eModelPath(), { threads: 2 });
+  const converter = new WorldDspConverter(world, encoder, { harvest: options.harvest ?? true });
   const load = (clip: Clip) => decodeFile(path.join(sharedDir, 'eval', clip.audio), { sampleRate: 16000, channels: 1 });
   const cache = new Map<string, Float32Array>();
   const embed = async (clip: Clip) => {
@@ -78,7 +79,7 @@ export async function runVcBench(options: VcBenchOptions = {}) {
     const [reference, ...heldOut] = clips as [Clip, ...Clip[]];
     const profile = await converter.analyseTarget([await load(reference)]);
     const heldOutEmbeddings = await Promise.all(heldOut.map(embed));
-    const targetEmbedding = normalise(mean(heldOutEmbeddings));
+    const targetEmbedding = averageEmbedding(heldOutEmbeddings);
     for (const [sourceSpeaker, sourceClips] of bySpeaker) {
       if (sourceSpeaker === targetSpeaker) continue;
       const sourceClip = sourceClips[0]!;
@@ -97,16 +98,16 @@ export async function runVcBench(options: VcBenchOptions = {}) {
       let wer: { source: string; output: string; wer: number } | null = null;
       if (options.transcribe) {
         const [a, b] = [await options.transcribe(source16k), await options.transcribe(output16k)];
-        wer = { source: a, output: b, wer: wordErrorRate(a, b) };
+        wer = { source: a, output: b, wer: errorRate(a, b, 'en').rate };
       }
       const pair: PairResult = {
         source: sourceClip.id,
         sourceGender: sourceClip.gender,
         target: targetSpeaker,
         targetGender: reference.gender,
-        similarityOutputToTarget: dot(outputEmbedding, targetEmbedding),
-        similaritySourceToTarget: dot(sourceEmbedding, targetEmbedding),
-        similarityOutputToSource: dot(outputEmbedding, sourceEmbedding),
+        similarityOutputToTarget: cosineSimilarity(outputEmbedding, targetEmbedding),
+        similaritySourceToTarget: cosineSimilarity(sourceEmbedding, targetEmbedding),
+        similarityOutputToSource: cosineSimilarity(outputEmbedding, sourceEmbedding),
         f0Correlation,
         engineF0Correlation: result.f0Correlation,
         sameDuration: result.waveform.samples.length === source.samples.length && result.waveform.sampleRate === source.sampleRate,
@@ -117,7 +118,7 @@ export async function runVcBench(options: VcBenchOptions = {}) {
       };
       pairs.push(pair);
       process.stderr.write(
-        `${pair.source} -> ${pair.target}: out->target ${pair.similarityOutputToTarget.toFixed(3)} (source ${pair.similaritySourceToTarget.toFixed(3)}), out->source ${pair.similarityOutputToSource.toFixed(3)}, f0 r ${f0Correlation.toFixed(3)}, rtf ${pair.rtf.toFixed(3)} (cpu ${pair.cpuRtf.toFixed(3)})\n`,
+        `${pair.source} -> ${pair.target}: out->target ${pair.similarityOutputToTarget.toFixed(3)} (source ${pair.similaritySourceToTarget.toFixed(3)}), out->source ${pair.similarityOutputToSource.toFixed(3)}, f0 r ${f0Correlation.toFixed(3)}, rtf ${pair.rtf.toFixed(3)} (cpu ${pair.cpuRtf.toFixed(3)})${wer ? `, wer ${wer.wer.toFixed(2)}` : ''}\n`,
       );
       if (options.limit && pairs.length >= options.limit) break;
     }
@@ -140,9 +141,20 @@ export async function runVcBench(options: VcBenchOptions = {}) {
     maxRtf: Math.max(...pairs.map((p) => p.rtf)),
     meanCpuRtf: average((p) => p.cpuRtf),
     loadAverage: os.loadavg()[0],
-    meanWerIncrease: options.transcribe ? average((p) => p.wer?.wer ?? 0) : null,
+    /** Output transcript against the source's (both by whisper base). */
+    meanWer: options.transcribe ? average((p) => p.wer?.wer ?? 0) : null,
+    maxWer: options.transcribe ? Math.max(...pairs.map((p) => p.wer?.wer ?? 0)) : null,
   };
   return { engine: converter.engine, modelId: converter.modelId, options: { ...options, transcribe: Boolean(options.transcribe) }, summary, pairs };
+}
+
+/** Whisper base through the transcription engine, greedy, English. */
+async function whisperTranscribe(): Promise<Transcribe> {
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+  return async (waveform) => {
+    const result = await transcriber.transcribe(waveform.samples, { language: 'en', temperature: 0 });
+    return result.segments.map((segment) => segment.text).join(' ').trim();
+  };
 }
 
 /** 16 kHz mono copy for the encoder and pitch tracker. */
@@ -181,46 +193,15 @@ function pearson(xs: number[], ys: number[]): number {
   return sxy / Math.sqrt(sxx * syy);
 }
 
-/** Word error rate of `hypothesis` against `reference` (lower-cased words, punctuation ignored). */
-export function wordErrorRate(reference: string, hypothesis: string): number {
-  const words = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}' ]+/gu, ' ').split(/\s+/).filter(Boolean);
-  const r = words(reference);
-  const h = words(hypothesis);
-  let previous = Array.from({ length: h.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= r.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= h.length; j++) row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (r[i - 1] === h[j - 1] ? 0 : 1));
-    previous = row;
-  }
-  return r.length === 0 ? 0 : previous[h.length]! / r.length;
-}
-
-function mean(vectors: Float32Array[]): Float32Array {
-  const out = new Float32Array(vectors[0]!.length);
-  for (const v of vectors) for (let i = 0; i < out.length; i++) out[i] = out[i]! + v[i]! / vectors.length;
-  return out;
-}
-
-function normalise(v: Float32Array): Float32Array {
-  const norm = Math.sqrt(dot(v, v)) || 1;
-  return v.map((x) => x / norm);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 'bench', 'vc.ts')) {
   const { values } = parseArgs({
-    options: { limit: { type: 'string' }, dio: { type: 'boolean' }, 'blend-low': { type: 'string' }, 'blend-high': { type: 'string' }, out: { type: 'string' } },
+    options: { wer: { type: 'boolean' }, limit: { type: 'string' }, dio: { type: 'boolean' }, out: { type: 'string' } },
   });
   const report = await runVcBench({
     limit: values.limit ? Number(values.limit) : undefined,
     harvest: !values.dio,
-    blendLow: values['blend-low'] ? Number(values['blend-low']) : undefined,
-    blendHigh: values['blend-high'] ? Number(values['blend-high']) : undefined,
+    transcribe: values.wer ? await whisperTranscribe() : undefined,
   });
   const out = values.out ?? path.join(repoRoot, 'bench', 'results', 'vc.json');
   await mkdir(path.dirname(out), { recursive: true });

@@ -8,7 +8,8 @@ import { World } from '../../src/audio/world.js';
 import { speakerF0Range, WorldDspConverter } from '../../src/operations/convert/engines/world-dsp.js';
 import { loadProfileStats, storeProfileStats, type TargetProfileStats } from '../../src/operations/convert/voice-converter.js';
 import { SpeakerEncoder } from '../../src/speakers/embedding.js';
-import { ge2eOnnx, sharedDir, worldAddon } from '../helpers/vc-assets.js';
+import { ge2eModelPath } from '../helpers/models.js';
+import { sharedDir, worldAddon } from '../helpers/vc-assets.js';
 
 const clip = (name: string) => path.join(sharedDir, 'eval', 'vc', name);
 const sourcePath = clip('resemblyzer_librispeech/2033-164914-0001.wav'); // male, 16 kHz
@@ -27,7 +28,7 @@ describe('world-dsp voice conversion', { timeout: 300_000 }, () => {
 
   before(async () => {
     world = World.load(await worldAddon());
-    encoder = await SpeakerEncoder.load(await ge2eOnnx(), { threads: 2 });
+    encoder = await SpeakerEncoder.load(await ge2eModelPath(), { threads: 2 });
     converter = new WorldDspConverter(world, encoder);
     const analysed = await converter.analyseTarget([await decodeFile(targetReference, { sampleRate: 16000, channels: 1 })]);
     // The lead stores the stats with the profile: convert from a stored copy.
@@ -102,5 +103,37 @@ describe('world-dsp voice conversion', { timeout: 300_000 }, () => {
     const controller = new AbortController();
     controller.abort();
     await assert.rejects(converter.convert(source, profile, { preserveEmotion: true, signal: controller.signal }));
+  });
+});
+
+describe('world-dsp voice conversion of a long input', { timeout: 300_000 }, () => {
+  it('goes through in chunks: exact length, speech everywhere the source has it', async () => {
+    const world = World.load(await worldAddon());
+    const converter = new WorldDspConverter(world, null);
+    const profile = await converter.analyseTarget([await decodeFile(targetReference, { sampleRate: 16000, channels: 1 })]);
+    const parts = await Promise.all(
+      ['resemblyzer_librispeech/2033-164914-0001.wav', 'resemblyzer_librispeech/2033-164914-0003.wav', 'rtvc_samples/1320_00000.wav', 'rtvc_samples/8230_00000.wav', 'resemblyzer_librispeech/3005-163389-0001.wav', 'resemblyzer_librispeech/3005-163389-0008.wav'].map(
+        (name) => decodeFile(clip(name), { sampleRate: 16000, channels: 1 }),
+      ),
+    );
+    // Twice over: about 70 s, so three chunks and two cuts.
+    const all = [...parts, ...parts];
+    const samples = new Float32Array(all.reduce((n, p) => n + p.samples.length, 0));
+    let offset = 0;
+    for (const part of all) {
+      samples.set(part.samples, offset);
+      offset += part.samples.length;
+    }
+    const long: Waveform = { samples, sampleRate: 16000, channels: 1 };
+    assert.ok(samples.length / 16000 > 2 * 20, 'needs more than two 20 s chunks');
+    const result = await converter.convert(long, profile, { preserveEmotion: true });
+    assert.equal(result.waveform.samples.length, samples.length);
+    assert.ok(result.warnings.some((w) => w.includes('F0 ratio')), 'without an embedder the warp comes from the F0 ratio');
+    for (let start = 0; start + 32000 <= samples.length; start += 32000) {
+      const sourceDb = rmsDb(samples.subarray(start, start + 32000));
+      const outputDb = rmsDb(result.waveform.samples.subarray(start, start + 32000));
+      if (sourceDb > -45) assert.ok(Math.abs(outputDb - sourceDb) < 6, `at ${start / 16000} s: output ${outputDb.toFixed(1)} dB, source ${sourceDb.toFixed(1)} dB`);
+    }
+    assert.ok(result.f0Correlation > 0.85, `F0 correlation ${result.f0Correlation}`);
   });
 });
