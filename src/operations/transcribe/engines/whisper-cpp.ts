@@ -3,70 +3,9 @@
  * libuv thread pool with its own decoding state. Words come from the model's tokens with DTW (cross-attention)
  * timestamps; a word's probability is the geometric mean of its tokens' probabilities.
  */
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { VoxError } from '../../../errors.js';
-import { packageRoot } from '../../../version.js';
 import { whisperLanguages } from '../languages.js';
 import type { ChunkTranscript, RecognizedSegment, RecognizedWord, TranscribeChunkOptions, Transcriber } from '../transcriber.js';
-
-interface NativeToken {
-  id: number;
-  bytes: Buffer;
-  probability: number;
-  logProbability: number;
-  startSeconds: number;
-  endSeconds: number;
-  dtwSeconds: number;
-}
-
-interface NativeSegment {
-  startSeconds: number;
-  endSeconds: number;
-  text: string;
-  noSpeechProbability: number;
-  tokens: NativeToken[];
-}
-
-interface NativeResult {
-  language: string;
-  languageProbability: number;
-  segments: NativeSegment[];
-}
-
-interface NativeOptions {
-  language: string;
-  prompt?: string;
-  threads: number;
-  temperature: number;
-  temperatureIncrement: number;
-  beamSize: number;
-  bestOf: number;
-  entropyThreshold: number;
-  logprobThreshold: number;
-  noSpeechThreshold: number;
-  suppressNonSpeech: boolean;
-}
-
-interface WhisperAddon {
-  load(modelPath: string, options: { dtwPreset: number }): Promise<object>;
-  transcribe(model: object, samples: Float32Array, options: NativeOptions, abortFlag: Int32Array): Promise<NativeResult>;
-  info(model: object): { multilingual: boolean; type: string; vocabularySize: number; textLayers: number };
-}
-
-export const addonPath = path.join(packageRoot, 'native/build/voxd_whisper.node');
-
-/** whisper.cpp's alignment-head presets (enum whisper_alignment_heads_preset) by model name. */
-const dtwPresets: Record<string, number> = {
-  'tiny.en': 3, tiny: 4, 'base.en': 5, base: 6, 'small.en': 7, small: 8, 'medium.en': 9, medium: 10,
-  'large-v1': 11, 'large-v2': 12, 'large-v3': 13, 'large-v3-turbo': 14,
-};
-
-/** 'ggml-base.bin' -> 'base', 'ggml-large-v3-turbo-q5_0.bin' -> 'large-v3-turbo'. */
-export function modelNameFromFile(file: string): string | undefined {
-  const stem = path.basename(file).replace(/^ggml-/, '').replace(/\.bin$/, '').replace(/-q\d_\d$|-q\d_k$/, '');
-  return stem in dtwPresets ? stem : undefined;
-}
+import { WhisperModel, type WhisperToken } from './whisper-native.js';
 
 /** Scripts written without spaces between words: each token (or character) is its own word, as Whisper does. */
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
@@ -74,19 +13,11 @@ const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 /** Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds). */
 const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6 };
 
-function loadAddon(): WhisperAddon {
-  try {
-    return createRequire(import.meta.url)(addonPath) as WhisperAddon;
-  } catch (error) {
-    throw new VoxError('model_unavailable', 'The whisper.cpp addon is not built: run scripts/setup.sh (native/build-whisper.sh).', { cause: error });
-  }
-}
-
 /** Groups tokens into words: a new word starts at a leading space (or at every character for unspaced scripts). */
-export function tokensToWords(tokens: NativeToken[], segmentEndSeconds: number, language: string): RecognizedWord[] {
-  const groups: NativeToken[][] = [];
+export function tokensToWords(tokens: WhisperToken[], segmentEndSeconds: number, language: string): RecognizedWord[] {
+  const groups: WhisperToken[][] = [];
   const perCharacter = unspacedLanguages.has(language);
-  let pending: NativeToken[] = [];
+  let pending: WhisperToken[] = [];
   const flush = (): void => {
     if (pending.length > 0) groups.push(pending);
     pending = [];
@@ -124,53 +55,35 @@ export class WhisperCppTranscriber implements Transcriber {
   readonly languages = whisperLanguages;
 
   private constructor(
-    private readonly addon: WhisperAddon,
-    private readonly model: object,
+    private readonly model: WhisperModel,
     readonly modelId: string,
     private readonly threads: number,
   ) {}
 
   static async load(modelPath: string, options: { modelId: string; threads: number; modelName?: string }): Promise<WhisperCppTranscriber> {
-    const addon = loadAddon();
-    const name = options.modelName ?? modelNameFromFile(modelPath);
-    const model = await addon.load(modelPath, { dtwPreset: name ? dtwPresets[name]! : 0 });
-    return new WhisperCppTranscriber(addon, model, options.modelId, options.threads);
+    const model = await WhisperModel.load(modelPath, options.modelName ? { modelName: options.modelName } : {});
+    return new WhisperCppTranscriber(model, options.modelId, options.threads);
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
-    options.signal?.throwIfAborted();
-    const abortFlag = new Int32Array(1);
-    const onAbort = (): void => {
-      abortFlag[0] = 1;
-    };
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let result: NativeResult;
-    try {
-      result = await this.addon.transcribe(this.model, samples, {
-        ...decoding,
-        language: options.language,
-        ...(options.prompt ? { prompt: options.prompt } : {}),
-        threads: this.threads,
-        temperature: options.temperature,
-        suppressNonSpeech: true,
-      }, abortFlag);
-    } catch (error) {
-      if (abortFlag[0]) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
-      throw new VoxError('internal', 'Transcription failed.', { cause: error });
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-    }
-    const segments: RecognizedSegment[] = result.segments.map((segment) => {
-      const logProbabilities = segment.tokens.map((t) => t.logProbability);
-      return {
-        startSeconds: segment.startSeconds,
-        endSeconds: segment.endSeconds,
-        text: segment.text,
-        words: tokensToWords(segment.tokens, segment.endSeconds, result.language),
-        averageLogProbability: logProbabilities.length > 0 ? logProbabilities.reduce((a, b) => a + b, 0) / logProbabilities.length : 0,
-        noSpeechProbability: segment.noSpeechProbability,
-      };
-    });
+    const result = await this.model.transcribe(samples, {
+      ...decoding,
+      language: options.language,
+      ...(options.prompt ? { prompt: options.prompt } : {}),
+      threads: this.threads,
+      temperature: options.temperature,
+      // Conditioning text comes from the caller's prompt.
+      noContext: true,
+      suppressNonSpeech: true,
+    }, options.signal);
+    const segments: RecognizedSegment[] = result.segments.map((segment) => ({
+      startSeconds: segment.startSeconds,
+      endSeconds: segment.endSeconds,
+      text: segment.text,
+      words: tokensToWords(segment.tokens, segment.endSeconds, result.language),
+      averageLogProbability: segment.averageLogProbability,
+      noSpeechProbability: segment.noSpeechProbability,
+    }));
     return { language: result.language, languageProbability: result.languageProbability, segments, temperature: options.temperature };
   }
 }

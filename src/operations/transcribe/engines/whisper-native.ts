@@ -1,0 +1,156 @@
+/**
+ * Typed binding of voxd's whisper.cpp addon (native/whisper-addon, built by native/build-whisper.sh).
+ *
+ * A model is loaded once (flash attention off, DTW token timestamps on with the model's alignment-head preset) and kept
+ * until it is garbage-collected. Each transcribe() runs on the libuv thread pool with its own whisper_state, so calls on
+ * one model or on several models may overlap and the event loop stays free; each call needs the state's memory (about
+ * 50 MB for base) on top of the shared weights. An AbortSignal stops a running call through whisper.cpp's abort callback,
+ * which whisper.cpp polls after each graph computation: after the current encoder pass (about a second per 30 s window
+ * on 2 cores) or decoder step.
+ */
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { VoxError } from '../../../errors.js';
+import { packageRoot } from '../../../version.js';
+
+export interface WhisperToken {
+  id: number;
+  /** The token's raw bytes: a token may hold part of a multi-byte character, so decode whole words, not tokens. */
+  bytes: Buffer;
+  /** Probability of the token under the model (0..1). */
+  probability: number;
+  logProbability: number;
+  /** whisper.cpp's timestamp-token times (coarse). */
+  startSeconds: number;
+  endSeconds: number;
+  /** Cross-attention (DTW) time of the token: where its sound starts. */
+  dtwSeconds: number;
+}
+
+export interface WhisperSegment {
+  startSeconds: number;
+  endSeconds: number;
+  text: string;
+  noSpeechProbability: number;
+  /** Mean log-probability of the segment's text tokens. */
+  averageLogProbability: number;
+  /** Text tokens only (special and timestamp tokens are left out). */
+  tokens: WhisperToken[];
+}
+
+export interface WhisperResult {
+  /** The language given, or the one detected when 'auto' was asked. */
+  language: string;
+  /** The detector's probability of that language (1 when the language was given). */
+  languageProbability: number;
+  segments: WhisperSegment[];
+}
+
+export interface WhisperDecodeOptions {
+  /** ISO 639-1 code or 'auto' (detected on the first 30 s). */
+  language: string;
+  /** Translate to English instead of transcribing. */
+  translate?: boolean;
+  /** Initial prompt: vocabulary hints or the previous text. */
+  prompt?: string;
+  threads?: number;
+  /** First temperature; on a failed decoding (entropy or log-probability threshold) it rises by temperatureIncrement up to 1. */
+  temperature?: number;
+  /** 0 disables the fallback. */
+  temperatureIncrement?: number;
+  entropyThreshold?: number;
+  logprobThreshold?: number;
+  noSpeechThreshold?: number;
+  /** Beam search when above 1, greedy otherwise. */
+  beamSize?: number;
+  /** Candidates sampled at temperatures above 0. */
+  bestOf?: number;
+  /** Do not condition a 30 s window on the text of the previous one. */
+  noContext?: boolean;
+  suppressBlank?: boolean;
+  /** Suppress non-speech tokens (symbols, music notes, speaker labels). */
+  suppressNonSpeech?: boolean;
+  singleSegment?: boolean;
+}
+
+export interface WhisperModelInfo {
+  multilingual: boolean;
+  /** 'tiny', 'base', 'small', ... */
+  type: string;
+  vocabularySize: number;
+  textLayers: number;
+}
+
+interface NativeAddon {
+  load(modelPath: string, options: { dtwPreset: number }): Promise<object>;
+  transcribe(model: object, samples: Float32Array, options: WhisperDecodeOptions, abortFlag: Int32Array): Promise<WhisperResult>;
+  info(model: object): WhisperModelInfo;
+}
+
+export const whisperAddonPath = path.join(packageRoot, 'native/build/voxd_whisper.node');
+
+/** whisper.cpp's alignment-head presets (enum whisper_alignment_heads_preset) by model name. */
+const dtwPresets: Record<string, number> = {
+  'tiny.en': 3, tiny: 4, 'base.en': 5, base: 6, 'small.en': 7, small: 8, 'medium.en': 9, medium: 10,
+  'large-v1': 11, 'large-v2': 12, 'large-v3': 13, 'large-v3-turbo': 14,
+};
+
+/** 'ggml-base.bin' -> 'base', 'ggml-large-v3-turbo-q5_0.bin' -> 'large-v3-turbo'. */
+export function modelNameFromFile(file: string): string | undefined {
+  const stem = path.basename(file).replace(/^ggml-/, '').replace(/\.bin$/, '').replace(/-q\d_\d$|-q\d_k$/, '');
+  return stem in dtwPresets ? stem : undefined;
+}
+
+let addon: NativeAddon | undefined;
+function loadAddon(): NativeAddon {
+  try {
+    addon ??= createRequire(import.meta.url)(whisperAddonPath) as NativeAddon;
+    return addon;
+  } catch (error) {
+    throw new VoxError('model_unavailable', 'The whisper.cpp addon is not built: run native/build-whisper.sh.', { cause: error });
+  }
+}
+
+export class WhisperModel {
+  private constructor(
+    private readonly native: NativeAddon,
+    private readonly handle: object,
+  ) {}
+
+  /**
+   * Loads a ggml model. `modelName` picks the DTW alignment heads (default: guessed from the file name); without a
+   * known name, DTW is off and tokens' dtwSeconds are -0.01.
+   */
+  static async load(modelPath: string, options: { modelName?: string } = {}): Promise<WhisperModel> {
+    const native = loadAddon();
+    const name = options.modelName ?? modelNameFromFile(modelPath);
+    try {
+      return new WhisperModel(native, await native.load(modelPath, { dtwPreset: name ? dtwPresets[name] ?? 0 : 0 }));
+    } catch (error) {
+      throw new VoxError('model_unavailable', `whisper.cpp could not load ${modelPath}.`, { cause: error });
+    }
+  }
+
+  info(): WhisperModelInfo {
+    return this.native.info(this.handle);
+  }
+
+  /** Transcribes 16 kHz mono samples in -1..1. Rejects with VoxError 'aborted' when the signal fires. */
+  async transcribe(samples: Float32Array, options: WhisperDecodeOptions, signal?: AbortSignal): Promise<WhisperResult> {
+    signal?.throwIfAborted();
+    // Shared with the worker thread, which polls it between graph computations.
+    const abortFlag = new Int32Array(1);
+    const onAbort = (): void => {
+      abortFlag[0] = 1;
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.native.transcribe(this.handle, samples, options, abortFlag);
+    } catch (error) {
+      if (abortFlag[0]) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
+      throw new VoxError('internal', 'Transcription failed.', { cause: error });
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+}

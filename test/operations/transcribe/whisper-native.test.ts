@@ -1,0 +1,119 @@
+/** The whisper.cpp addon on real recordings: the converted base model, plus whisper.cpp's tiny test model for plumbing. */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { before, describe, test } from 'node:test';
+import { errorRate } from '../../../bench/lib/wer.js';
+import { decodeFile } from '../../../src/audio/decode.js';
+import { VoxError } from '../../../src/errors.js';
+import { WhisperModel, type WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
+import { evalDir, sharedModelsDir } from '../../helpers/app.js';
+import { modelFile } from '../../helpers/models.js';
+
+const speech = async (relative: string): Promise<Float32Array> =>
+  (await decodeFile(path.join(evalDir, relative), { sampleRate: 16000, channels: 1 })).samples;
+
+const text = (result: WhisperResult): string => result.segments.map((s) => s.text).join('').trim();
+
+describe('whisper.cpp addon', () => {
+  test('loads whisper.cpp test model (plumbing) and reports its info', async () => {
+    const model = await WhisperModel.load(path.join(sharedModelsDir, 'whisper-test/for-tests-ggml-tiny.bin'), { modelName: 'tiny' });
+    const info = model.info();
+    assert.equal(info.type, 'tiny');
+    assert.equal(info.multilingual, true);
+    assert.equal(info.vocabularySize, 51865);
+    assert.equal(info.textLayers, 4);
+  });
+
+  test('a missing model file is model_unavailable', async () => {
+    await assert.rejects(WhisperModel.load('/nonexistent/ggml-base.bin'), (e: unknown) => e instanceof VoxError && e.code === 'model_unavailable');
+  });
+
+  describe('whisper base (converted)', () => {
+    let model: WhisperModel;
+    before(async () => {
+      model = await WhisperModel.load(await modelFile('whisper-base', 'ggml-base.bin'));
+    });
+
+    test('model info', () => {
+      assert.deepEqual(model.info(), { multilingual: true, type: 'base', vocabularySize: 51865, textLayers: 6 });
+    });
+
+    test('English: text close to the reference; tokens with probabilities and DTW times inside the audio', async () => {
+      const samples = await speech('asr/pv_leopard/test.wav');
+      const durationSeconds = samples.length / 16000;
+      const result = await model.transcribe(samples, { language: 'en', threads: 2, beamSize: 5, bestOf: 5 });
+      assert.equal(result.language, 'en');
+      const wer = errorRate('Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel.', text(result), 'en');
+      assert.ok(wer.rate <= 0.1, `WER ${wer.rate}: ${text(result)}`);
+      const tokens = result.segments.flatMap((s) => s.tokens);
+      assert.ok(tokens.length >= 15);
+      let previousDtw = 0;
+      for (const token of tokens) {
+        assert.ok(token.probability >= 0 && token.probability <= 1, `p=${token.probability}`);
+        assert.ok(Math.abs(Math.log(token.probability) - token.logProbability) < 1e-3 || token.probability < 1e-6);
+        // DTW times are those of the cross-attention alignment: monotone, and inside the audio.
+        assert.ok(token.dtwSeconds >= previousDtw && token.dtwSeconds <= durationSeconds, `dtw ${token.dtwSeconds} after ${previousDtw}`);
+        previousDtw = token.dtwSeconds;
+      }
+      // Real alignment, not interpolation: speech starts at about 0.5 s and "gospel" at about 4.9 s.
+      assert.ok(tokens[0]!.dtwSeconds > 0.2 && tokens[0]!.dtwSeconds < 0.9, `first token at ${tokens[0]!.dtwSeconds}`);
+      const gospel = tokens.find((t) => t.bytes.toString('utf8').includes('gospel'));
+      assert.ok(gospel && Math.abs(gospel.dtwSeconds - 4.9) < 0.5, `gospel at ${gospel?.dtwSeconds}`);
+      for (const segment of result.segments) {
+        assert.ok(segment.averageLogProbability < 0 && segment.averageLogProbability > -1, String(segment.averageLogProbability));
+        assert.ok(segment.noSpeechProbability >= 0 && segment.noSpeechProbability < 0.5);
+        assert.ok(segment.startSeconds >= 0 && segment.endSeconds <= durationSeconds + 0.01);
+      }
+    });
+
+    test('auto detects Spanish with its probability', async () => {
+      const result = await model.transcribe(await speech('asr/pv_leopard/test_es.wav'), { language: 'auto', threads: 2 });
+      assert.equal(result.language, 'es');
+      assert.ok(result.languageProbability > 0.5 && result.languageProbability <= 1, String(result.languageProbability));
+      assert.ok(errorRate('Las arenas son blanquecinas de grano medio y tiene muy poca asistencia.', text(result), 'es').rate < 0.3, text(result));
+    });
+
+    test('the event loop stays free during a transcription, and concurrent calls on one model are independent', async () => {
+      const [english, spanish] = await Promise.all([speech('asr/pv_leopard/test.wav'), speech('asr/pv_leopard/test_es.wav')]);
+      let ticks = 0;
+      let longestGapMs = 0;
+      let last = performance.now();
+      const timer = setInterval(() => {
+        const now = performance.now();
+        longestGapMs = Math.max(longestGapMs, now - last);
+        last = now;
+        ticks++;
+      }, 10);
+      const started = performance.now();
+      const [en, es] = await Promise.all([
+        model.transcribe(english, { language: 'en', threads: 1 }),
+        model.transcribe(spanish, { language: 'es', threads: 1 }),
+      ]);
+      const elapsedMs = performance.now() - started;
+      clearInterval(timer);
+      assert.match(text(en), /apostle of the middle classes/i);
+      assert.match(text(es), /arenas son blanquecinas/i);
+      assert.ok(ticks >= (elapsedMs / 10) * 0.5, `${ticks} ticks in ${elapsedMs} ms`);
+      assert.ok(longestGapMs < 250, `timer blocked for ${longestGapMs} ms`);
+    });
+
+    test('an AbortSignal stops a running transcription', async () => {
+      // About 66 s of speech: three 30 s windows, each one encoder pass and its decoding.
+      const clip = await speech('asr/whisper_cpp/jfk.wav');
+      const samples = new Float32Array(clip.length * 6);
+      for (let i = 0; i < 6; i++) samples.set(clip, i * clip.length);
+      const options = { language: 'en', threads: 2, beamSize: 1 };
+      let started = performance.now();
+      await model.transcribe(samples, options);
+      const fullRunMs = performance.now() - started;
+      const controller = new AbortController();
+      started = performance.now();
+      setTimeout(() => controller.abort(), 200);
+      await assert.rejects(model.transcribe(samples, options, controller.signal), (e: unknown) => e instanceof VoxError && e.code === 'aborted');
+      // whisper.cpp polls the flag after each graph computation: here at the end of the first encoder pass.
+      const abortedAfterMs = performance.now() - started;
+      assert.ok(abortedAfterMs < 0.6 * fullRunMs, `aborted after ${abortedAfterMs} ms; a full run takes ${fullRunMs} ms`);
+      await assert.rejects(model.transcribe(samples, options, controller.signal), (e: unknown) => (e as Error).name === 'AbortError');
+    });
+  });
+});
