@@ -61,6 +61,7 @@ struct TranscribeJob {
   bool translate = false;
   bool noContext = true;
   bool singleSegment = false;
+  int audioContext = 0;
   // results
   std::string error;
   std::string detectedLanguage;
@@ -224,6 +225,7 @@ void transcribeExecute(napi_env, void* data) {
   params.no_context = job->noContext;
   params.translate = job->translate;
   params.single_segment = job->singleSegment;
+  params.audio_ctx = job->audioContext;
   params.print_progress = false;
   params.print_realtime = false;
   params.print_timestamps = false;
@@ -362,6 +364,7 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   readBool(env, options, "translate", job->translate);
   readBool(env, options, "noContext", job->noContext);
   readBool(env, options, "singleSegment", job->singleSegment);
+  readInt(env, options, "audioContext", job->audioContext);
 
   void* flag = nullptr;
   CHECK(env, napi_get_typedarray_info(env, argv[3], &type, &length, &flag, nullptr, nullptr));

@@ -66,6 +66,22 @@ describe('whisper.cpp addon', () => {
       }
     });
 
+    test('a context cut to the audio (plus padding) gives the same words and DTW times as the full window, cheaper', async () => {
+      const samples = await speech('asr/pv_leopard/test.wav');
+      const cpu = async (audioContext: number): Promise<{ result: WhisperResult; cpuSeconds: number }> => {
+        const before = process.cpuUsage();
+        const result = await model.transcribe(samples, { language: 'en', threads: 2, beamSize: 5, bestOf: 5, audioContext });
+        const used = process.cpuUsage(before);
+        return { result, cpuSeconds: (used.user + used.system) / 1e6 };
+      };
+      const full = await cpu(0);
+      const reduced = await cpu(Math.ceil((samples.length / 16000) * 50) + 64);
+      assert.equal(text(reduced.result).toLowerCase(), text(full.result).toLowerCase());
+      const gospel = reduced.result.segments.flatMap((s) => s.tokens).find((t) => t.bytes.toString('utf8').includes('gospel'));
+      assert.ok(gospel && Math.abs(gospel.dtwSeconds - 4.9) < 0.5, `gospel at ${gospel?.dtwSeconds}`);
+      assert.ok(reduced.cpuSeconds < 0.6 * full.cpuSeconds, `reduced ${reduced.cpuSeconds} s CPU, full ${full.cpuSeconds} s`);
+    });
+
     test('auto detects Spanish with its probability', async () => {
       const result = await model.transcribe(await speech('asr/pv_leopard/test_es.wav'), { language: 'auto', threads: 2 });
       assert.equal(result.language, 'es');

@@ -71,6 +71,11 @@ export interface WhisperDecodeOptions {
   /** Suppress non-speech tokens (symbols, music notes, speaker labels). */
   suppressNonSpeech?: boolean;
   singleSegment?: boolean;
+  /**
+   * Encoder frames to use (50 per second, at most 1500 = 30 s; 0 = all). Fewer frames make short audio cheaper to
+   * encode; the audio must fit in them.
+   */
+  audioContext?: number;
 }
 
 export interface WhisperModelInfo {
