@@ -30,7 +30,8 @@ async function run(file: string, language: string, diarize?: { numSpeakers?: num
   const diarizer = diarize ? new SpeechDiarizer(await container.speakerEncoder.get()) : undefined;
   const started = performance.now();
   const transcript = await transcribeFile({ transcriber, vad }, { path: file, language, speakers: diarize ?? {}, maxAudioSeconds: 86400, ...(diarizer ? { diarizer } : {}) });
-  return { transcript, seconds: (performance.now() - started) / 1000 };
+  const seconds = (performance.now() - started) / 1000;
+  return { transcript, seconds, turns: diarizer?.finish(diarize) ?? [] };
 }
 
 /** Peak RSS of a child process transcribing a long file (the child runs this script with --long). */
@@ -106,10 +107,14 @@ for (const entry of manifest.diar) {
   const reference = parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8'));
   const uem = entry.uem ? parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) : undefined;
   const free = await run(path.join(evalDir, entry.audio), 'en', {});
-  const hypothesis = free.transcript.segments.flatMap((s) => s.words.map((w) => ({ speaker: w.speaker ?? '?', startSeconds: w.start, endSeconds: w.end })));
-  const der = diarizationErrorRate(reference, turnsFromWords(hypothesis), { collarSeconds: 0.25, durationSeconds: entry.duration_s, ...(uem ? { uem } : {}) });
-  diarization.push({ id: entry.id, speakers_true: entry.num_speakers, speakers_found: free.transcript.speakers.length, der: round(der.der), miss_seconds: round(der.missSeconds, 2), false_alarm_seconds: round(der.falseAlarmSeconds, 2), confusion_seconds: round(der.confusionSeconds, 2) });
-  process.stdout.write(`${entry.id} DER=${round(der.der)} speakers=${free.transcript.speakers.length}/${entry.num_speakers}\n`);
+  const scoring = { collarSeconds: 0.25, durationSeconds: entry.duration_s, ...(uem ? { uem } : {}) };
+  // Diarization proper: the speaker turns of the request's diarizer.
+  const der = diarizationErrorRate(reference, free.turns, scoring);
+  // Speaker-attributed transcript: turns rebuilt from the words' speakers and times (also counts ASR's missed words).
+  const words = free.transcript.segments.flatMap((s) => s.words.map((w) => ({ speaker: w.speaker ?? '?', startSeconds: w.start, endSeconds: w.end })));
+  const wordDer = diarizationErrorRate(reference, turnsFromWords(words), scoring);
+  diarization.push({ id: entry.id, speakers_true: entry.num_speakers, speakers_found: free.transcript.speakers.length, der: round(der.der), miss_seconds: round(der.missSeconds, 2), false_alarm_seconds: round(der.falseAlarmSeconds, 2), confusion_seconds: round(der.confusionSeconds, 2), word_der: round(wordDer.der) });
+  process.stdout.write(`${entry.id} DER=${round(der.der)} word DER=${round(wordDer.der)} speakers=${free.transcript.speakers.length}/${entry.num_speakers}\n`);
 }
 
 /** Word-level speaker labels -> turns (consecutive words of one speaker joined across gaps under 0.5 s). */

@@ -113,5 +113,14 @@ describe('turns from window labels', () => {
       [0, 2, 0],
       [3, 3.3, 1],
     ]);
+    // A speaker's short pause is bridged; a longer one, or one between two speakers, is not.
+    const paused = [{ startSeconds: 0, endSeconds: 2 }, { startSeconds: 2.8, endSeconds: 4 }, { startSeconds: 6, endSeconds: 7 }, { startSeconds: 7.5, endSeconds: 9 }];
+    const bridged = labelsToTurns(paused, [0, 0, 0, 1]);
+    assert.deepEqual(bridged.map((t) => [t.startSeconds, Number(t.endSeconds.toFixed(2)), t.speaker]), [
+      [0, 4, 0],
+      [6, 7, 0],
+      [7.5, 9, 1],
+    ]);
+    assert.equal(labelsToTurns(paused, [0, 0, 0, 1], { bridgeGapSeconds: 0 }).length, 4);
   });
 });
