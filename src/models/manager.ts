@@ -213,6 +213,11 @@ export class ModelManager {
         await removeQuietly(path.join(staging, 'unpacked'));
         return true;
       }
+      case 'model': {
+        const dir = await this.require(source.id);
+        for (const name of source.files) await copyFile(path.join(dir, name), path.join(rawDir, name));
+        return true;
+      }
       case 'url': {
         for (const file of source.files) {
           log(`${spec.id}: downloading ${file.name}`);
