@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
@@ -29,9 +29,11 @@ async function run(file: string, language: string, diarize?: { numSpeakers?: num
   const [transcriber, vad] = await Promise.all([container.asr.get(), container.vad.get()]);
   const diarizer = diarize ? new SpeechDiarizer(await container.speakerEncoder.get()) : undefined;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const transcript = await transcribeFile({ transcriber, vad }, { path: file, language, speakers: diarize ?? {}, maxAudioSeconds: 86400, ...(diarizer ? { diarizer } : {}) });
   const seconds = (performance.now() - started) / 1000;
-  return { transcript, seconds, turns: diarizer?.finish(diarize) ?? [] };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { transcript, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, turns: diarizer?.finish(diarize) ?? [] };
 }
 
 /** Peak RSS of a child process transcribing a long file (the child runs this script with --long). */
@@ -70,12 +72,14 @@ interface UtteranceRow {
 const asr: UtteranceRow[] = [];
 let audioSeconds = 0;
 let elapsedSeconds = 0;
+let cpuSeconds = 0;
 for (const entry of manifest.asr) {
   const file = path.join(evalDir, entry.audio);
   const given = await run(file, entry.language);
   const auto = await run(file, 'auto');
   audioSeconds += entry.duration_s * 2;
   elapsedSeconds += given.seconds + auto.seconds;
+  cpuSeconds += given.cpuSeconds + auto.cpuSeconds;
   const givenRate = errorRate(entry.transcript, given.transcript.text, entry.language);
   const autoRate = errorRate(entry.transcript, auto.transcript.text, entry.language);
   const row: UtteranceRow = {
@@ -139,10 +143,13 @@ const results = {
   per_language: perLanguage,
   language_detection_accuracy: round(detected / asr.length),
   rtf_short_clips: round(elapsedSeconds / audioSeconds),
+  // Wall-clock RTF depends on what else runs on the machine; CPU seconds per audio second much less.
+  cpu_seconds_per_audio_second_short_clips: round(cpuSeconds / audioSeconds),
+  load_average_1min: round(loadavg()[0]!, 2),
   diarization,
   long_file: long,
   utterances: asr,
 };
 writeFileSync(path.join(packageRoot, 'bench/results/transcription.json'), `${JSON.stringify(results, null, 2)}\n`);
-process.stdout.write(`${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, long_file: long }, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, cpu_seconds_per_audio_second_short_clips: results.cpu_seconds_per_audio_second_short_clips, long_file: long }, null, 2)}\n`);
 await container.close();

@@ -41,7 +41,15 @@ export interface VoiceAnalyzer {
 
 export interface BuiltinVoiceSource {
   builtinVoices(): Promise<VoiceProfile[]>;
+  /**
+   * Speech in one of these built-in voices (16 kHz mono, speech only), standing in for a cloned profile's reference
+   * clips wherever an engine analyses a voice (e.g. a built-in voice as voice-conversion target).
+   */
+  referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform[]>;
 }
+
+type Derived = { analysis: Record<string, unknown>; files: Record<string, Buffer> };
+type DeriveFunction = (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>;
 
 export interface CreateVoiceFields {
   name: string;
@@ -69,6 +77,11 @@ function parseLabels(text: string | undefined): Record<string, string> {
     throw new VoxError('invalid_request', "'labels' must be a JSON object of strings.", { param: 'labels' });
   }
   return parsed as Record<string, string>;
+}
+
+function embeddingOf(speakerAnalysis: unknown): Float32Array | undefined {
+  const embedding = (speakerAnalysis as { embedding?: number[] } | undefined)?.embedding;
+  return embedding ? Float32Array.from(embedding) : undefined;
 }
 
 export class VoiceService {
@@ -220,15 +233,14 @@ export class VoiceService {
   }
 
   /**
-   * Derived data of a profile computed on first use (e.g. an engine's statistics of the speaker) and kept with the
-   * profile: JSON in the record, arrays as blobs under the profile's prefix (so deleting the profile removes them).
+   * Derived data of a profile computed on first use (e.g. an engine's statistics of the speaker) and kept: for a cloned
+   * profile, JSON in its record and arrays as blobs under its prefix (so deleting the profile removes them); for a
+   * built-in voice, under `builtin/<voice_id>/`, computed from speech synthesised in that voice.
    */
-  async derived(
-    record: VoiceRecord,
-    name: string,
-    compute: (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>,
-    signal?: AbortSignal,
-  ): Promise<{ analysis: Record<string, unknown>; files: Record<string, Buffer> }> {
+  async derived(voiceId: string, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
+    const source = await this.builtinSourceOf(voiceId);
+    if (source) return this.derivedBuiltin(voiceId, source, name, compute, signal);
+    const record = this.record(voiceId);
     const stored = record.analysis[name] as { analysis: Record<string, unknown>; files: string[] } | undefined;
     if (stored) {
       const files: Record<string, Buffer> = {};
@@ -238,6 +250,40 @@ export class VoiceService {
     const computed = await compute(await this.referenceClips(record, signal));
     for (const [file, bytes] of Object.entries(computed.files)) await this.deps.store.blobs.putBytes(`${record.blobPrefix}/${name}-${file}`, bytes);
     this.deps.store.voices.update(record.id, { analysis: { ...record.analysis, [name]: { analysis: computed.analysis, files: Object.keys(computed.files) } } });
+    return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
+  }
+
+  /**
+   * The speaker embedding of any voice: made at creation for a cloned profile, computed once from reference speech
+   * (by the same speaker analyzer) for a built-in one. Undefined when no speaker analyzer is configured.
+   */
+  async speakerEmbedding(voiceId: string, signal?: AbortSignal): Promise<Float32Array | undefined> {
+    const analyzer = this.deps.analyzers.find((a) => a.name === 'speaker');
+    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf(this.record(voiceId).analysis.speaker);
+    if (!analyzer) return undefined;
+    const controller = new AbortController();
+    const { analysis } = await this.derived(voiceId, 'speaker', async (clips) => ({ ...(await analyzer.analyse(clips, signal ?? controller.signal)), files: {} }), signal);
+    return embeddingOf(analysis);
+  }
+
+  private async builtinSourceOf(voiceId: string): Promise<BuiltinVoiceSource | undefined> {
+    for (const source of this.deps.builtins) if ((await source.builtinVoices()).some((v) => v.voice_id === voiceId)) return source;
+    return undefined;
+  }
+
+  private async derivedBuiltin(voiceId: string, source: BuiltinVoiceSource, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
+    const blobs = this.deps.store.blobs;
+    const prefix = `builtin/${voiceId}/${name}`;
+    if (await blobs.exists(`${prefix}.json`)) {
+      const stored = JSON.parse(await readFile(blobs.pathOf(`${prefix}.json`), 'utf8')) as { analysis: Record<string, unknown>; files: string[] };
+      const files: Record<string, Buffer> = {};
+      for (const file of stored.files) files[file] = await readFile(blobs.pathOf(`${prefix}-${file}`));
+      return { analysis: stored.analysis, files };
+    }
+    const computed = await compute(await source.referenceSpeech(voiceId, signal));
+    for (const [file, bytes] of Object.entries(computed.files)) await blobs.putBytes(`${prefix}-${file}`, bytes);
+    // The index is written last: an interrupted computation is simply redone.
+    await blobs.putBytes(`${prefix}.json`, Buffer.from(JSON.stringify({ analysis: computed.analysis, files: Object.keys(computed.files) })));
     return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
   }
 

@@ -40,9 +40,3 @@ export function speakerAnalyzer(encoder: () => Promise<SpeakerEncoder>): VoiceAn
     },
   };
 }
-
-/** The stored profile embedding of a voice analysed by `speakerAnalyzer`. */
-export function profileEmbedding(analysis: Record<string, unknown>): Float32Array | undefined {
-  const speaker = analysis.speaker as { embedding?: number[] } | undefined;
-  return speaker?.embedding ? Float32Array.from(speaker.embedding) : undefined;
-}

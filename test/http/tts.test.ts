@@ -7,8 +7,11 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { decodeFile } from '../../src/audio/decode.js';
 import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.js';
+import { resample } from '../../src/audio/resample.js';
+import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
+import { worldAddon } from '../helpers/vc-assets.js';
 
 async function decoded(bytes: Buffer, extension: string): Promise<Waveform> {
   const file = path.join(makeTempDir('tts'), `out.${extension}`);
@@ -19,7 +22,7 @@ async function decoded(bytes: Buffer, extension: string): Promise<Waveform> {
 describe('POST /v1/audio/tts', () => {
   let t: TestApp;
   before(async () => {
-    await Promise.all(['kokoro-82m', 'kokoro-voices', 'silero-vad', 'resemblyzer-ge2e'].map((id) => modelFile(id, '')));
+    await Promise.all([...['kokoro-82m', 'kokoro-voices', 'silero-vad', 'resemblyzer-ge2e'].map((id) => modelFile(id, '')), worldAddon()]);
     t = await buildTestApp();
   });
   after(async () => t.close());
@@ -92,7 +95,7 @@ describe('POST /v1/audio/tts', () => {
     assert.ok(durationSeconds(audio) > 1 && rmsDb(audio.samples) > -35);
   });
 
-  test('a cloned voice speaks English through the closest blend of Kokoro voices; preview works', async () => {
+  test('a cloned voice speaks English through the closest blend of Kokoro voices, Swahili through espeak-ng + conversion; preview works', async () => {
     const boundary = '----voxdtts';
     const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
     const parts: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`)];
@@ -107,5 +110,22 @@ describe('POST /v1/audio/tts', () => {
     const preview = await t.app.inject({ method: 'GET', url: `/v1/voices/${voiceId}/preview`, headers: { authorization: `Bearer ${t.key}` } });
     assert.equal(preview.statusCode, 200);
     assert.equal(preview.headers['content-type'], 'audio/mpeg');
+
+    // A language only espeak-ng speaks: espeak-ng, then voice conversion toward the profile.
+    const text = 'Habari ya asubuhi, leo tunakwenda sokoni na marafiki zetu wawili.';
+    const cloned = await tts({ text, voice_id: voiceId, language: 'sw', format: 'wav' });
+    assert.equal(cloned.statusCode, 200, cloned.body);
+    assert.equal(cloned.headers['x-voxd-engine'], 'espeak+world-dsp');
+    const plain = await tts({ text, voice_id: 'espeak-sw', format: 'wav' });
+    const encoder = await SpeakerEncoder.load(await modelFile('resemblyzer-ge2e', 'ge2e.onnx'));
+    const embed = async (w: Waveform) => encoder.embedUtterance(await resample(w, 16000));
+    const reference = averageEmbedding(await Promise.all(['2033-164914-0001.wav', '2033-164914-0003.wav'].map(async (name) => embed(await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech', name))))));
+    const [convertedAudio, plainAudio] = [await decoded(cloned.rawPayload, 'wav'), await decoded(plain.rawPayload, 'wav')];
+    assert.ok(rmsDb(convertedAudio.samples) > -35);
+    // Same words, same timing: conversion keeps the duration.
+    assert.ok(Math.abs(durationSeconds(convertedAudio) - durationSeconds(plainAudio)) < 0.05);
+    const [toConverted, toPlain] = [cosineSimilarity(await embed(convertedAudio), reference), cosineSimilarity(await embed(plainAudio), reference)];
+    assert.ok(toConverted > toPlain + 0.05, `similarity to the profile: converted ${toConverted.toFixed(3)}, plain espeak ${toPlain.toFixed(3)}`);
+    await encoder.close();
   });
 });

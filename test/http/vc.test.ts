@@ -1,4 +1,4 @@
-/** Voice conversion through HTTP: a real clip re-voiced as a profile cloned from real clips. */
+/** Voice conversion through HTTP: a real clip re-voiced as a profile cloned from real clips, and as a built-in voice. */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,7 +18,7 @@ describe('POST /v1/audio/vc', () => {
   let t: TestApp;
   let voiceId: string;
   before(async () => {
-    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), worldAddon()]);
+    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', ''), worldAddon()]);
     t = await buildTestApp();
     const boundary = '----voxdvc';
     const parts: Buffer[] = [
@@ -78,6 +78,18 @@ describe('POST /v1/audio/vc', () => {
     const body = r.json();
     assert.match(body.url, /^\/v1\/audio\/files\//);
     for (const key of ['similarity_to_target', 'similarity_to_source', 'f0_correlation']) assert.equal(typeof body[key], 'number');
+  });
+
+  test('a built-in voice as target: analysed once from its own speech, then converted toward it', async () => {
+    const first = await convert({ target_voice_id: 'af_heart', response_format: 'json' });
+    assert.equal(first.statusCode, 200, first.body);
+    const body = first.json();
+    assert.ok(body.similarity_to_target > body.source_similarity_to_target, `to target ${body.similarity_to_target}, source was ${body.source_similarity_to_target}`);
+    // The analysis is stored with the built-in voice and reused.
+    assert.ok(await t.container.store.blobs.exists('builtin/af_heart/world-dsp.json'));
+    const second = await convert({ target_voice_id: 'af_heart', response_format: 'json' });
+    assert.equal(second.statusCode, 200);
+    assert.equal(second.json().similarity_to_target, body.similarity_to_target);
   });
 
   test('unknown target -> 404; garbage audio -> 415', async () => {

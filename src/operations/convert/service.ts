@@ -1,4 +1,4 @@
-/** POST /v1/audio/vc: re-voice a recording as a cloned voice profile. */
+/** POST /v1/audio/vc: re-voice a recording as a voice profile (cloned or built-in). */
 import { writeFile } from 'node:fs/promises';
 import { decodeFile } from '../../audio/decode.js';
 import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, type AudioFormat } from '../../audio/encode.js';
@@ -12,8 +12,7 @@ import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
 import type { VoiceService } from '../../voices/service.js';
-import { profileEmbedding } from '../../voices/speaker-analyzer.js';
-import { loadProfileStats, storeProfileStats, type VoiceConverter } from './voice-converter.js';
+import { loadProfileStats, storeProfileStats, type TargetProfileStats, type VoiceConverter } from './voice-converter.js';
 
 export interface ConvertFields {
   target_voice_id: string;
@@ -36,18 +35,28 @@ export interface ConversionDependencies {
 
 const round = (v: number): number => Math.round(v * 1000) / 1000;
 
+/**
+ * The converter's statistics of a target voice, computed once per voice and engine and kept with the voice (from the
+ * reference clips of a cloned profile, or from speech synthesised in a built-in voice).
+ */
+export async function conversionTarget(voices: VoiceService, converter: VoiceConverter, voiceId: string, signal?: AbortSignal): Promise<TargetProfileStats> {
+  const stored = await voices.derived(voiceId, converter.engine, async (clips) => {
+    const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
+    return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
+  }, signal);
+  return loadProfileStats({ json: JSON.stringify(stored.analysis), blobs: stored.files });
+}
+
 export class VoiceConversionService {
   constructor(private readonly deps: ConversionDependencies) {}
 
   capabilities() {
-    return { available: this.deps.converter !== undefined, formats: [...audioFormats], preserve_emotion: true, targets: 'cloned voices', response_formats: ['audio', 'json'] };
+    return { available: this.deps.converter !== undefined, formats: [...audioFormats], preserve_emotion: true, targets: 'cloned and built-in voices', response_formats: ['audio', 'json'] };
   }
 
   async convert(fields: ConvertFields, context: RequestContext): Promise<OperationResult> {
-    const profile = await this.deps.voices.profile(fields.target_voice_id);
-    if (profile.type !== 'cloned') {
-      throw new VoxError('unsupported_value', `'${fields.target_voice_id}' is a built-in voice; voice conversion targets cloned voices (POST /v1/voices).`, { param: 'target_voice_id' });
-    }
+    // 404 for an unknown voice, before the upload is looked at.
+    await this.deps.voices.profile(fields.target_voice_id);
     const input = await admitAudio(uploadedFile(context.uploads, 'audio'), this.deps.limits, context.signal);
     const loadConverter = this.deps.converter;
     if (!loadConverter) throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');
@@ -55,13 +64,7 @@ export class VoiceConversionService {
 
     const outcome = await this.deps.scheduler.run('vc', input.durationSeconds, context.signal, async (signal) => {
       const converter = await loadConverter();
-      const record = this.deps.voices.record(fields.target_voice_id);
-      // The engine's statistics of the target are computed once per profile and kept with it.
-      const stored = await this.deps.voices.derived(record, converter.engine, async (clips) => {
-        const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
-        return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
-      }, signal);
-      const target = loadProfileStats({ json: JSON.stringify(stored.analysis), blobs: stored.files });
+      const target = await conversionTarget(this.deps.voices, converter, fields.target_voice_id, signal);
       const source = await decodeFile(input.path, { channels: 1, maxSeconds: this.deps.limits.maxAudioSeconds, ...(signal ? { signal } : {}) });
       const startedAt = performance.now();
       const result = await converter.convert(source, target, { preserveEmotion, ...(signal ? { signal } : {}) });
@@ -69,7 +72,7 @@ export class VoiceConversionService {
       const audioSeconds = source.samples.length / source.sampleRate;
       this.deps.metrics.recordInference({ operation: 'vc', engine: converter.engine, model: converter.modelId }, elapsedSeconds, audioSeconds);
       context.log.info({ op: 'vc', engine: converter.engine, model: converter.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / audioSeconds }, 'converted');
-      const similarity = await this.similarities(source, result.waveform, profileEmbedding(record.analysis), signal);
+      const similarity = await this.similarities(source, result.waveform, await this.deps.voices.speakerEmbedding(fields.target_voice_id, signal), signal);
       return { waveform: result.waveform, f0Correlation: result.f0Correlation, warnings: result.warnings, ...similarity };
     });
 

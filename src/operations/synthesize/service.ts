@@ -12,11 +12,12 @@ import type { Metrics } from '../../metrics.js';
 import { resample } from '../../audio/resample.js';
 import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
 import type { VoiceProfile, VoiceService } from '../../voices/service.js';
-import { profileEmbedding } from '../../voices/speaker-analyzer.js';
+import { conversionTarget } from '../convert/service.js';
+import type { TargetProfileStats, VoiceConverter } from '../convert/voice-converter.js';
 import { emotions, isEmotion, type Emotion } from './emotion.js';
 import type { EspeakSynthesizer } from './engines/espeak.js';
 import type { KokoroSynthesizer } from './engines/kokoro.js';
-import type { SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
+import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 
 export { emotions, type Emotion } from './emotion.js';
 /** Spoken by every candidate Kokoro voice when matching a cloned voice (one sentence per language group). */
@@ -51,7 +52,14 @@ export interface SynthesisDependencies {
   kokoro: () => Promise<KokoroSynthesizer>;
   espeak: () => Promise<EspeakSynthesizer>;
   speakerEncoder: () => Promise<SpeakerEncoder>;
+  /** Voice conversion, for cloned voices in languages only espeak-ng speaks (absent: those use a plain espeak voice). */
+  converter?: () => Promise<VoiceConverter>;
 }
+
+/** A short text read by built-in voices to stand in for reference clips (about 10 s, varied phonemes). */
+const referenceText =
+  'The quick brown fox jumps over the lazy dog near the river bank. Every morning, she walks to the market and buys fresh bread, ' +
+  'cheese and a few ripe apples. Would you like to join us for dinner on Thursday evening?';
 
 /** OpenAI's voice names and the Kokoro voices closest in character. */
 const openaiVoices: Record<string, string> = {
@@ -84,6 +92,8 @@ interface Plan {
   language: string;
   voice: VoiceSelection;
   warnings: string[];
+  /** Each chunk is then converted to this voice (a cloned voice in a language only espeak-ng speaks). */
+  convertTo?: { converter: VoiceConverter; target: TargetProfileStats };
 }
 
 /** 'EN_us' -> 'en-us'. */
@@ -159,11 +169,12 @@ export class SynthesisService {
     const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1 };
     // Rough speaking time, for the scheduler's lane choice: ~15 characters per second.
     const estimatedSeconds = [...text].length / 15;
-    const headers = { 'x-voxd-engine': plan.synthesizer.engine, ...(plan.warnings.length > 0 ? { 'x-voxd-warnings': plan.warnings.join(' | ') } : {}) };
+    const engine = plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine;
+    const headers = { 'x-voxd-engine': engine, ...(plan.warnings.length > 0 ? { 'x-voxd-warnings': plan.warnings.join(' | ') } : {}) };
 
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
-        const chunks = plan.synthesizer.synthesize({ ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
+        const chunks = speak(plan, { ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
         // The first sentence is made before answering, so errors still get a JSON envelope and a status code.
         const first = await chunks.next();
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
@@ -184,7 +195,7 @@ export class SynthesisService {
 
     const waveform = await this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
       const startedAt = performance.now();
-      const audio = await collect(plan.synthesizer.synthesize({ ...request, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
+      const audio = await collect(speak(plan, { ...request, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       const audioSeconds = audio.samples.length / audio.sampleRate;
       this.deps.metrics.recordInference({ operation: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId }, elapsedSeconds, audioSeconds);
@@ -216,8 +227,30 @@ export class SynthesisService {
       return { synthesizer: espeak, language, voice: { id: kokoroLanguage && !espeak.resolve(language) ? profile.voice_id : `espeak-${espeak.resolve(language) ?? profile.languages[0]}` }, warnings };
     }
     if (kokoroLanguage) return { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro), warnings };
-    warnings.push(`Cloned voices speak '${language}' through espeak-ng for now.`);
-    return { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` }, warnings };
+    // Other languages: espeak-ng speaks, then voice conversion moves its voice to the profile's.
+    const espeakVoice = { id: `espeak-${espeak.resolve(language)}` };
+    if (!this.deps.converter) {
+      warnings.push(`No voice-conversion engine is installed: '${language}' is spoken by a plain espeak-ng voice.`);
+      return { synthesizer: espeak, language, voice: espeakVoice, warnings };
+    }
+    const converter = await this.deps.converter();
+    return { synthesizer: espeak, language, voice: espeakVoice, warnings, convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id) } };
+  }
+
+  /**
+   * Speech in a built-in voice standing in for reference clips (16 kHz mono): its language's matching sentence and a
+   * short English text read with that language's rules (timbre and pitch, not the words, are what is analysed).
+   */
+  async referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform[]> {
+    const profile = await this.deps.voices.profile(voiceId);
+    const plan = await this.plan(profile, profile.languages[0]);
+    const texts = [matchingSentences[plan.language], referenceText].filter((t): t is string => t !== undefined);
+    const clips: Waveform[] = [];
+    for (const text of texts) {
+      const speech = await collect(speak(plan, { text, language: plan.language, voice: plan.voice, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
+      clips.push(await resample(speech, embeddingSampleRate, signal));
+    }
+    return clips;
   }
 
   /**
@@ -227,9 +260,9 @@ export class SynthesisService {
    */
   private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer): Promise<VoiceSelection> {
     const record = this.deps.voices.record(voiceId);
-    const target = profileEmbedding(record.analysis);
+    const target = await this.deps.voices.speakerEmbedding(voiceId);
     if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
-    const { analysis } = await this.deps.voices.derived(record, `kokoro-blend-${language}`, async () => {
+    const { analysis } = await this.deps.voices.derived(voiceId, `kokoro-blend-${language}`, async () => {
       const encoder = await this.deps.speakerEncoder();
       const scored: Array<{ id: string; similarity: number }> = [];
       const sameLanguage = kokoro.voices().filter((v) => v.languages.includes(language));
@@ -246,6 +279,19 @@ export class SynthesisService {
       return { analysis: { blend: best.map((v, i) => ({ id: v.id, weight: Math.round((weights[i]! / total) * 1000) / 1000, similarity: Math.round(v.similarity * 1000) / 1000 })) }, files: {} };
     });
     return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
+  }
+}
+
+/** The plan's engine speaking, chunk by chunk; converted to the plan's target voice when it has one. */
+async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<SynthesizedChunk> {
+  for await (const chunk of plan.synthesizer.synthesize(request)) {
+    if (!plan.convertTo) {
+      yield chunk;
+      continue;
+    }
+    // The spoken emotion's intonation is kept, moved into the target's register.
+    const converted = await plan.convertTo.converter.convert(chunk.waveform, plan.convertTo.target, { preserveEmotion: true, ...(request.signal ? { signal: request.signal } : {}) });
+    yield { ...chunk, waveform: converted.waveform };
   }
 }
 

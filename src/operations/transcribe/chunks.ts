@@ -71,6 +71,11 @@ export class SampleWindow {
     return this.endSample;
   }
 
+  /** First sample still held. */
+  get availableFrom(): number {
+    return this.startSample;
+  }
+
   /** Copies [from, to) (clamped to what was decoded). */
   take(fromSample: number, toSample: number): Float32Array {
     const from = Math.max(fromSample, this.startSample);

@@ -62,6 +62,9 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const durationSeconds = totalSamples / asrSampleRate;
   const segments = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: 1, padSeconds: 0.4, maxSpeechSeconds: maxChunkSeconds });
   const chunks = planChunks(segments, maxChunkSeconds);
+  const diarizationRegions = request.diarizer ? speechSegments(probabilities, durationSeconds) : [];
+  let regionIndex = 0;
+  let regionCursorSeconds = 0;
 
   // Pass 2: recognition, chunk by chunk, while decoding.
   const recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }> = [];
@@ -76,9 +79,21 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
       if (!final && window.availableUntil < endSample) return;
       const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
-      for (const piece of chunk.pieces) {
-        const from = Math.floor(piece.originalStartSeconds * asrSampleRate);
-        await request.diarizer?.addSpeech(window.take(from, from + Math.floor(piece.durationSeconds * asrSampleRate)), piece.originalStartSeconds, request.signal);
+      // The diarizer gets the tight speech regions inside this chunk, not the padded pieces: windows over pauses make
+      // poor speaker embeddings.
+      while (regionIndex < diarizationRegions.length && diarizationRegions[regionIndex]!.startSeconds < chunk.originalEndSeconds) {
+        const region = diarizationRegions[regionIndex]!;
+        const fromSeconds = Math.max(region.startSeconds, regionCursorSeconds);
+        const toSeconds = Math.min(region.endSeconds, chunk.originalEndSeconds);
+        // Samples before the window's start were discarded: take() returns what is left, from its real start.
+        const from = Math.max(Math.floor(fromSeconds * asrSampleRate), window.availableFrom);
+        if (toSeconds * asrSampleRate > from) await request.diarizer?.addSpeech(window.take(from, Math.floor(toSeconds * asrSampleRate)), from / asrSampleRate, request.signal);
+        // A region running past the chunk continues with the next one.
+        if (region.endSeconds > chunk.originalEndSeconds) {
+          regionCursorSeconds = chunk.originalEndSeconds;
+          break;
+        }
+        regionIndex++;
       }
       const prompt = [request.prompt, previousText].filter(Boolean).join(' ').slice(-800);
       const result = await deps.transcriber.transcribe(samples, { language, prompt, temperature: request.temperature ?? 0, signal: request.signal });
