@@ -10,14 +10,15 @@ const result = (segments: Array<[number, number, string]>): WhisperResult => ({
   segments: segments.map(([startSeconds, endSeconds, text]) => ({ startSeconds, endSeconds, text, noSpeechProbability: 0, averageLogProbability: -0.2, tokens: [] })),
 });
 
-test('a decoding that fits the audio is accepted', () => {
+test('a decoding that fits the audio is accepted, also when its last end time falls in the padding', () => {
   assert.equal(looksRunOn(result([[0, 2.4, ' Hello there.'], [2.6, 5.2, ' General Kenobi.']]), 5.3), false);
+  assert.equal(looksRunOn(result([[0, 6, ' Der Raum wurde als Leichenhalle genutzt.']]), 5.26), false);
 });
 
 test('a segment repeated (case and spacing aside) is a run-on', () => {
   assert.equal(looksRunOn(result([[0, 5, ' Der Raum wurde genutzt.'], [5, 5.2, 'der raum wurde genutzt. ']]), 5.3), true);
 });
 
-test('a segment ending well after the audio is a run-on', () => {
-  assert.equal(looksRunOn(result([[0, 4.8, ' He began a complaint.'], [4.8, 7.8, ' Against the wizard.']]), 5), true);
+test('a segment starting where the audio has ended is a run-on', () => {
+  assert.equal(looksRunOn(result([[0, 4.8, ' He began a complaint.'], [4.9, 6.2, ' Against the wizard.']]), 5), true);
 });

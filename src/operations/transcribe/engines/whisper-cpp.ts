@@ -24,13 +24,14 @@ const contextPaddingFrames = 64;
 const reducedContextMaxSeconds = 20;
 
 /**
- * A reduced-context decoding that repeated itself or ran past the audio: the sign that the model did not see where the
- * audio ends. Such chunks are decoded again with the full window.
+ * A reduced-context decoding that repeated itself or started a segment where the audio has ended: the sign that the
+ * model did not see where the audio ends. Such chunks are decoded again with the full window. (A last segment's end
+ * time may fall inside the padding: that alone is normal.)
  */
 export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean {
   const texts = result.segments.map((segment) => segment.text.trim().toLowerCase()).filter((text) => text.length > 0);
   if (new Set(texts).size < texts.length) return true;
-  return result.segments.some((segment) => segment.endSeconds > audioSeconds + 0.5);
+  return result.segments.some((segment) => segment.text.trim().length > 0 && segment.startSeconds >= audioSeconds - 0.2);
 }
 
 /** Groups tokens into words: a new word starts at a leading space (or at every character for unspaced scripts). */
