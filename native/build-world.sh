@@ -2,8 +2,9 @@
 # Builds the WORLD vocoder (modified-BSD C++, by M. Morise) as voxd's Node-API addon `world.node`.
 # WORLD's sources come from the PyPI sdist of pyworld (which ships them under lib/World), fetched with pip and
 # verified by sha256; they are never committed here. Only our binding (native/world/addon.cc) lives in the repo.
-# Output: ${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/world/node<abi>/world.node (path printed on stdout), the path
-# src/audio/world.ts looks in. Idempotent: a build stamped with the same WORLD version and binding source is reused.
+# Output: native/build/world.node (path printed on stdout), beside the whisper addon, where src/audio/world.ts looks.
+# The build itself is kept in ${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/world/node<abi>/ and reused by every checkout
+# while the WORLD version and the binding source are unchanged.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build"
@@ -12,7 +13,14 @@ sha256=1b93e53cddb67a0e4faa34d6cf919ac6c662feb1c8c0ed901d71b595ab396aa3
 abi="$(node -p process.versions.modules)"
 stamp="pyworld-$version $(sha256sum "$here/world/addon.cc" | cut -d' ' -f1)"
 out="$cache/world/node$abi"
-if [ -f "$out/world.node" ] && [ "$(cat "$out/build.id" 2>/dev/null)" = "$stamp" ]; then echo "$out/world.node"; exit 0; fi
+installed="$here/build/world.node"
+install_addon() {
+  mkdir -p "$here/build"
+  cp "$out/world.node" "$installed.tmp" && mv "$installed.tmp" "$installed"
+  cp "$out/WORLD-LICENSE.txt" "$here/build/WORLD-LICENSE.txt"
+  echo "$installed"
+}
+if [ -f "$out/world.node" ] && [ "$(cat "$out/build.id" 2>/dev/null)" = "$stamp" ]; then install_addon; exit 0; fi
 mkdir -p "$cache/pyworld"
 sdist="$cache/pyworld/pyworld-$version.tar.gz"
 
@@ -45,4 +53,4 @@ cp "$src/../LICENSE.txt" "$tmp/WORLD-LICENSE.txt"
 rm -f "$tmp"/*.o
 echo "$stamp" > "$tmp/build.id"
 rm -rf "$out" && mkdir -p "$(dirname "$out")" && mv "$tmp" "$out"
-echo "$out/world.node"
+install_addon

@@ -4,9 +4,9 @@
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { homedir } from 'node:os';
 import path from 'node:path';
 import { VoxError } from '../errors.js';
+import { packageRoot } from '../version.js';
 
 export interface WorldOptions {
   sampleRate: number;
@@ -57,9 +57,9 @@ export class World {
   }
 }
 
-/** Where native/build-world.sh puts the addon for the running Node ABI. */
-export function defaultWorldAddonPath(cacheDir = path.join(homedir(), '.cache', 'voxd')): string {
-  return path.join(cacheDir, 'build', 'world', `node${process.versions.modules}`, 'world.node');
+/** Where native/build-world.sh puts the addon (beside the whisper.cpp one). */
+export function defaultWorldAddonPath(): string {
+  return path.join(packageRoot, 'native', 'build', 'world.node');
 }
 
 function flatten(options: WorldOptions): Record<string, number> {
