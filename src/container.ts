@@ -99,8 +99,8 @@ export function createContainer(config: Readonly<Config>): Container {
   const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   const builtinVoices: BuiltinVoiceSource = { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) };
-  const voices: VoiceService = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], maxAudioSeconds: config.maxAudioSeconds });
-  const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() });
+  const voices: VoiceService = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
+  const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis,

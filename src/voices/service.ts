@@ -13,6 +13,7 @@ import { speechSegments, type SileroVad } from '../audio/vad.js';
 import { rmsDb, type Waveform } from '../audio/waveform.js';
 import { VoxError } from '../errors.js';
 import type { OperationResult, RequestContext, UploadedFile } from '../http/context.js';
+import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { Store, VoiceRecord } from '../storage/store.js';
 
 export const referenceSampleRate = 16000;
@@ -91,6 +92,7 @@ export class VoiceService {
       vad: () => Promise<SileroVad>;
       analyzers: VoiceAnalyzer[];
       builtins: BuiltinVoiceSource[];
+      speakerEncoder: () => Promise<SpeakerEncoder>;
       maxAudioSeconds: number;
     },
   ) {}
@@ -254,15 +256,17 @@ export class VoiceService {
   }
 
   /**
-   * The speaker embedding of any voice: made at creation for a cloned profile, computed once from reference speech
-   * (by the same speaker analyzer) for a built-in one. Undefined when no speaker analyzer is configured.
+   * The speaker embedding of any voice: made at creation for a cloned profile; for a built-in voice, the mean GE2E
+   * embedding of its reference speech, computed once and kept.
    */
   async speakerEmbedding(voiceId: string, signal?: AbortSignal): Promise<Float32Array | undefined> {
-    const analyzer = this.deps.analyzers.find((a) => a.name === 'speaker');
     if (!(await this.builtinSourceOf(voiceId))) return embeddingOf(this.record(voiceId).analysis.speaker);
-    if (!analyzer) return undefined;
-    const controller = new AbortController();
-    const { analysis } = await this.derived(voiceId, 'speaker', async (clips) => ({ ...(await analyzer.analyse(clips, signal ?? controller.signal)), files: {} }), signal);
+    const { analysis } = await this.derived(voiceId, 'speaker', async (clips) => {
+      const encoder = await this.deps.speakerEncoder();
+      const embeddings: Float32Array[] = [];
+      for (const clip of clips) embeddings.push(await encoder.embedUtterance(clip, signal));
+      return { analysis: { embedding: Array.from(averageEmbedding(embeddings), (v) => Math.round(v * 1e6) / 1e6) }, files: {} };
+    }, signal);
     return embeddingOf(analysis);
   }
 

@@ -10,7 +10,7 @@ import type { OperationResult, RequestContext } from '../../http/context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { resample } from '../../audio/resample.js';
-import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
+import { cosineSimilarity, embeddingSampleRate } from '../../speakers/embedding.js';
 import type { VoiceProfile, VoiceService } from '../../voices/service.js';
 import { conversionTarget } from '../convert/service.js';
 import type { TargetProfileStats, VoiceConverter } from '../convert/voice-converter.js';
@@ -20,7 +20,7 @@ import type { KokoroSynthesizer } from './engines/kokoro.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 
 export { emotions, type Emotion } from './emotion.js';
-/** Spoken by every candidate Kokoro voice when matching a cloned voice (one sentence per language group). */
+/** One sentence per Kokoro language: voice previews and the reference speech of built-in voices. */
 const matchingSentences: Record<string, string> = {
   'en-us': 'The quick brown fox jumps over the lazy dog near the river bank.',
   'en-gb': 'The quick brown fox jumps over the lazy dog near the river bank.',
@@ -51,7 +51,6 @@ export interface SynthesisDependencies {
   voices: VoiceService;
   kokoro: () => Promise<KokoroSynthesizer>;
   espeak: () => Promise<EspeakSynthesizer>;
-  speakerEncoder: () => Promise<SpeakerEncoder>;
   /** Voice conversion, for cloned voices in languages only espeak-ng speaks (absent: those use a plain espeak voice). */
   converter?: () => Promise<VoiceConverter>;
 }
@@ -254,23 +253,21 @@ export class SynthesisService {
   }
 
   /**
-   * A cloned voice in a Kokoro language speaks with a blend of the three Kokoro voices (of that language) whose speech
-   * is closest to the profile by speaker embedding, weighted by similarity. Found once per profile and language
-   * (every candidate speaks one sentence) and kept with the profile.
+   * A cloned voice in a Kokoro language speaks with a blend of the three Kokoro voices (of that language) closest to the
+   * profile by speaker embedding, weighted by similarity. The built-in voices' embeddings are computed once for all
+   * profiles; the blend is kept with the profile.
    */
   private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer): Promise<VoiceSelection> {
     const record = this.deps.voices.record(voiceId);
     const target = await this.deps.voices.speakerEmbedding(voiceId);
     if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
     const { analysis } = await this.deps.voices.derived(voiceId, `kokoro-blend-${language}`, async () => {
-      const encoder = await this.deps.speakerEncoder();
       const scored: Array<{ id: string; similarity: number }> = [];
       const sameLanguage = kokoro.voices().filter((v) => v.languages.includes(language));
       const sameGender = sameLanguage.filter((v) => v.gender === record.genderEstimate);
       for (const voice of sameGender.length >= 2 ? sameGender : sameLanguage) {
-        const speech = await collect(kokoro.synthesize({ text: matchingSentences[language] ?? matchingSentences['en-us']!, language, voice: { id: voice.id } }), kokoro.sampleRate);
-        const embedding = await encoder.embedUtterance(await resample(speech, embeddingSampleRate));
-        scored.push({ id: voice.id, similarity: cosineSimilarity(embedding, target) });
+        const embedding = await this.deps.voices.speakerEmbedding(voice.id);
+        if (embedding) scored.push({ id: voice.id, similarity: cosineSimilarity(embedding, target) });
       }
       const best = scored.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
       // Sharper than proportional: the closest voice dominates unless the others are nearly as close.
