@@ -133,10 +133,10 @@ export const kokoroVoiceNames = kokoroVoiceHashes.map(([name]) => name);
 const kokoroModel: ModelSpec = {
   id: 'kokoro-82m',
   task: 'tts',
-  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger and F0 controls added at pull time; phoneme vocabulary',
+  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, pad durations capped and F0 controls added at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
   files: [
-    { name: 'kokoro-v1.0-int8.onnx', bytes: 92833701, sha256: 'f76441645ff2ea09ca39982266e42455216ac071dc6dd8b80ff452481f4261df' },
+    { name: 'kokoro-v1.0-int8.onnx', bytes: 92834742, sha256: '04f78264e4216ae462378f7a54498ec964646163e41928d919714021c3616cfa' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
   ],
   sources: [

@@ -164,12 +164,25 @@ export class SynthesisService {
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
         const chunks = plan.synthesizer.synthesize({ ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
-        // The first sentence is made before answering, so errors still get a JSON envelope and a status code.
-        const first = await chunks.next();
+        // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
+        // answering, so errors still get a JSON envelope and a status code.
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
+        let first: IteratorResult<SynthesizedChunk>;
+        try {
+          first = await chunks.next();
+        } catch (error) {
+          encoder.abort();
+          throw error;
+        }
         const pump = async (): Promise<void> => {
           try {
-            for (let next = first; !next.done; next = await chunks.next()) await encoder.write(next.value.waveform.samples);
+            for (let current = first; !current.done; ) {
+              // The next piece is synthesised while this one is encoded and sent.
+              const following = chunks.next();
+              following.catch(() => undefined);
+              await encoder.write(current.value.waveform.samples);
+              current = await following;
+            }
             encoder.end();
           } catch (error) {
             context.log.warn({ err: error }, 'streamed synthesis stopped');
