@@ -133,10 +133,10 @@ export const kokoroVoiceNames = kokoroVoiceHashes.map(([name]) => name);
 const kokoroModel: ModelSpec = {
   id: 'kokoro-82m',
   task: 'tts',
-  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, pad durations capped and F0 controls added at pull time; phoneme vocabulary',
+  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped and F0 controls added at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
   files: [
-    { name: 'kokoro-v1.0-int8.onnx', bytes: 92834742, sha256: '04f78264e4216ae462378f7a54498ec964646163e41928d919714021c3616cfa' },
+    { name: 'kokoro-v1.0-int8.onnx', bytes: 92834347, sha256: 'f99cb6f72c68863115d10d9318d1ab956cc4830bbb2f748773596b10dab8813c' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
   ],
   sources: [

@@ -2,8 +2,8 @@
  * Kokoro-82M v1.0 (int8, rewritten at pull time, see src/models/convert/kokoro.ts) on onnxruntime-node, 24 kHz.
  * Text is normalised, split into sentences (a long first sentence is split after its first clause or first words so
  * the first audio comes early), phonemised by espeak-ng (or pinyin for Mandarin) and synthesised piece by piece; the
- * next piece is phonemised while the current one runs. Silence at joins is trimmed (the model pads every run with
- * ~0.2 s of it at the start). Emotions: see ../emotion.ts.
+ * next piece is phonemised while the current one runs. Silence at joins is trimmed (the model starts every run with
+ * 0.35-0.45 s of it). Emotions: see ../emotion.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -27,6 +27,11 @@ const maxTokens = 500;
  * which one run makes in a few hundred milliseconds (time to first audio).
  */
 const firstPieceCharacters = 14;
+/**
+ * A first sentence up to this long is not cut: cutting costs intonation (each run has its own F0 contour, and the
+ * emotions' F0 range then acts on short pieces) and such a sentence is a run of at most ~3 s of speech.
+ */
+const wholeFirstSentenceCharacters = 48;
 /** Silence kept at a chunk's start, and at its end when the chunk stops inside a sentence (joins without gaps). */
 const joinSilenceSeconds = { leading: 0.04, trailing: 0.1 };
 const voiceRows = 510;
@@ -181,7 +186,7 @@ export class KokoroSynthesizer implements Synthesizer {
   private plan(text: string): Piece[] {
     const sentences = splitSentences(text).map((sentence) => ({ text: sentence, endsSentence: true }));
     const first = sentences[0];
-    if (!first || first.text.length <= firstPieceCharacters * 1.5) return sentences;
+    if (!first || first.text.length <= wholeFirstSentenceCharacters) return sentences;
     const clauses = splitClauses(first.text);
     const lead = clauses[0]!;
     if (clauses.length > 1 && lead.length >= firstPieceCharacters / 2 && lead.length <= firstPieceCharacters * 2) {
