@@ -1,18 +1,34 @@
 /**
- * Text-to-speech bench: speed (time to first audio, real-time factor, by wall clock and by CPU time) and per-emotion
- * prosody relative to neutral, for Kokoro and espeak-ng. Writes bench/results/tts.json.
+ * Text-to-speech bench, for Kokoro and espeak-ng. Writes bench/results/tts.json.
+ * - speed: time to first audio, real-time factor by wall clock and by CPU time (engine level), and time to the first
+ *   streamed byte of a one-sentence HTTP request (real server, pcm and mp3);
+ * - joins: silence where a streamed text is cut into pieces;
+ * - round trip: synthesised fixed sentences transcribed by whisper base (our transcription engine), WER per language
+ *   (CER for ja, zh, ko) for the nine Kokoro languages and 20 languages only espeak-ng speaks;
+ * - cloned voices: profiles made from speakers of ../shared/eval/vc speak two sentences; the output counts as closer to
+ *   its own profile than to another one when its speaker embedding's cosine to its own profile is higher;
+ * - per-emotion prosody relative to neutral.
  *
  * Wall-clock numbers depend on what else runs on the machine, so the load average is recorded beside them, and the
  * CPU-time RTF (process CPU seconds per audio second) is reported as the load-independent measure.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { resample } from '../src/audio/resample.js';
+import { decodeFile } from '../src/audio/decode.js';
+import type { Waveform } from '../src/audio/waveform.js';
 import { emotions } from '../src/operations/synthesize/emotion.js';
 import { EspeakSynthesizer } from '../src/operations/synthesize/engines/espeak.js';
 import type { SynthesisRequest, Synthesizer } from '../src/operations/synthesize/synthesizer.js';
+import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
+import { cosineSimilarity, embeddingSampleRate, SpeakerEncoder } from '../src/speakers/embedding.js';
+import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../test/helpers/app.js';
+import { modelFile } from '../test/helpers/models.js';
 import { collect, loadKokoro, measure } from '../test/helpers/tts.js';
+import { errorRate } from './lib/wer.js';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const threads = Number(process.env.VOXD_THREADS ?? 2);
@@ -39,6 +55,7 @@ interface SpeedSample {
   language: string;
   text: string;
   firstAudioMs: number;
+  firstAudioCpuMs: number;
   totalMs: number;
   audioSeconds: number;
   rtf: number;
@@ -49,15 +66,20 @@ async function timed(engine: Synthesizer, request: SynthesisRequest): Promise<Om
   const cpuStart = process.cpuUsage();
   const start = performance.now();
   let firstAudioMs = 0;
+  let firstAudioCpuMs = 0;
   let samples = 0;
   for await (const chunk of engine.synthesize(request)) {
-    if (firstAudioMs === 0) firstAudioMs = performance.now() - start;
+    if (firstAudioMs === 0) {
+      firstAudioMs = performance.now() - start;
+      const cpu = process.cpuUsage(cpuStart);
+      firstAudioCpuMs = (cpu.user + cpu.system) / 1000;
+    }
     samples += chunk.waveform.samples.length;
   }
   const totalMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuStart);
   const audioSeconds = samples / engine.sampleRate;
-  return { firstAudioMs, totalMs, audioSeconds, rtf: totalMs / 1000 / audioSeconds, cpuRtf: (cpu.user + cpu.system) / 1e6 / audioSeconds };
+  return { firstAudioMs, firstAudioCpuMs, totalMs, audioSeconds, rtf: totalMs / 1000 / audioSeconds, cpuRtf: (cpu.user + cpu.system) / 1e6 / audioSeconds };
 }
 
 function median(values: number[]): number {
@@ -107,6 +129,181 @@ function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
+/** Round-trip sentences: no digits (the transcript would write them as numerals). */
+const roundTripKokoro: Record<string, string[]> = {
+  'en-us': ['The library opens early in the morning and closes late on Fridays.', 'Please remember to bring your umbrella, because it may rain this afternoon.', 'She finished the report before lunch and sent it to the whole team.'],
+  'en-gb': ['The train to London was delayed again this morning.', 'We had a lovely walk along the river before dinner.', 'My brother is studying history at a university in the north.'],
+  es: ['Mañana por la mañana vamos a visitar a mis abuelos en el pueblo.', 'El restaurante de la esquina tiene la mejor paella de la ciudad.', 'Mi hermana trabaja en un hospital cerca del centro.'],
+  fr: ['Nous avons passé une excellente soirée chez nos amis au bord du lac.', 'Le musée est fermé le lundi, mais ouvert tous les autres jours.', 'Ma sœur apprend à jouer du piano depuis longtemps.'],
+  it: ['Domani andiamo al mercato per comprare frutta fresca e verdura.', 'Il treno per Roma parte questa sera.', 'Mia madre prepara una torta buonissima ogni domenica.'],
+  'pt-br': ['Amanhã vamos visitar os nossos avós que moram no interior.', 'O restaurante perto da praia serve um peixe delicioso.', 'Meu irmão estuda engenharia na universidade federal.'],
+  hi: ['मैं हर सुबह पार्क में टहलने जाता हूँ।', 'आज मौसम बहुत अच्छा है।', 'मेरी बहन दिल्ली में डॉक्टर है।'],
+  ja: ['今日はとても良い天気ですね。', '駅の近くに新しいレストランができました。', '私は毎朝コーヒーを飲みます。'],
+  zh: ['今天天气很好，我们去公园散步吧。', '我的朋友在北京大学学习历史。', '这家饭店的菜非常好吃。'],
+};
+/** Languages only espeak-ng speaks (whisper base knows them all); the key is the espeak-ng language. */
+const roundTripEspeak: Record<string, string[]> = {
+  de: ['Morgen fahren wir mit dem Zug nach Berlin.', 'Das Wetter ist heute sehr schön.'],
+  nl: ['Morgen gaan we met de trein naar Amsterdam.', 'Het weer is vandaag erg mooi.'],
+  sv: ['I morgon åker vi tåg till Stockholm.', 'Vädret är mycket fint i dag.'],
+  da: ['I morgen tager vi toget til København.', 'Vejret er meget godt i dag.'],
+  nb: ['I morgen tar vi toget til Oslo.', 'Været er veldig fint i dag.'],
+  pl: ['Jutro jedziemy pociągiem do Warszawy.', 'Dzisiaj pogoda jest bardzo ładna.'],
+  ru: ['Завтра мы поедем на поезде в Москву.', 'Сегодня очень хорошая погода.'],
+  tr: ['Yarın trenle İstanbul’a gidiyoruz.', 'Bugün hava çok güzel.'],
+  cs: ['Zítra pojedeme vlakem do Prahy.', 'Dnes je velmi hezké počasí.'],
+  uk: ['Завтра ми поїдемо потягом до Києва.', 'Сьогодні дуже гарна погода.'],
+  ro: ['Mâine mergem cu trenul la București.', 'Vremea este foarte frumoasă astăzi.'],
+  hu: ['Holnap vonattal megyünk Budapestre.', 'Ma nagyon szép az idő.'],
+  fi: ['Huomenna menemme junalla Helsinkiin.', 'Tänään on todella kaunis sää.'],
+  el: ['Αύριο θα πάμε με το τρένο στην Αθήνα.', 'Ο καιρός είναι πολύ ωραίος σήμερα.'],
+  ca: ['Demà anirem amb tren a Barcelona.', 'Avui fa molt bon temps.'],
+  id: ['Besok kami akan naik kereta ke Jakarta.', 'Cuaca hari ini sangat bagus.'],
+  vi: ['Ngày mai chúng tôi sẽ đi tàu đến Hà Nội.', 'Hôm nay thời tiết rất đẹp.'],
+  ko: ['내일 우리는 기차를 타고 서울에 갑니다.', '오늘 날씨가 정말 좋습니다.'],
+  sk: ['Zajtra pôjdeme vlakom do Bratislavy.', 'Dnes je veľmi pekné počasie.'],
+  hr: ['Sutra idemo vlakom u Zagreb.', 'Danas je vrijeme vrlo lijepo.'],
+};
+/** Whisper's language code where the synthesis language differs. */
+const whisperLanguage = (language: string): string => ({ 'en-us': 'en', 'en-gb': 'en', 'pt-br': 'pt', nb: 'no' })[language] ?? language;
+const clonedVoiceSentences = ['Good evening, and welcome to the reading of tonight.', 'The weather was cold, but the people in the square were happy.'];
+
+interface RoundTrip {
+  language: string;
+  engine: string;
+  metric: 'wer' | 'cer';
+  rate: number;
+  samples: Array<{ text: string; transcript: string; rate: number }>;
+}
+
+async function roundTrip(engine: Synthesizer, language: string, texts: string[], voice: string, transcriber: WhisperCppTranscriber): Promise<RoundTrip> {
+  const asr = whisperLanguage(language);
+  const samples: RoundTrip['samples'] = [];
+  let errors = 0;
+  let length = 0;
+  for (const text of texts) {
+    const audio = await collect(engine.synthesize({ text, language, voice: { id: voice } }));
+    const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
+    const result = await transcriber.transcribe(speech.samples, { language: asr, temperature: 0 });
+    const transcript = result.segments.map((segment) => segment.text).join(' ').trim();
+    const rate = errorRate(text, transcript, asr);
+    errors += rate.errors;
+    length += rate.referenceLength;
+    samples.push({ text, transcript, rate: round(rate.rate) });
+  }
+  const metric = ['ja', 'zh', 'ko'].includes(asr) ? 'cer' : 'wer';
+  process.stdout.write(`round trip ${engine.engine} ${language}: ${metric} ${(errors / length).toFixed(3)}\n`);
+  return { language, engine: engine.engine, metric, rate: round(errors / length), samples };
+}
+
+/** Silence (10 ms frames below -50 dBFS) at the start or end of a piece, in seconds. */
+function edgeSilenceSeconds(samples: Float32Array, sampleRate: number, fromEnd: boolean): number {
+  const frame = sampleRate / 100;
+  let frames = 0;
+  for (;;) {
+    const start = fromEnd ? samples.length - (frames + 1) * frame : frames * frame;
+    if (start < 0 || start + frame > samples.length) return frames / 100;
+    let energy = 0;
+    for (let i = start; i < start + frame; i++) energy += samples[i]! * samples[i]!;
+    if (10 * Math.log10(energy / frame + 1e-12) > -50) return frames / 100;
+    frames++;
+  }
+}
+
+/** Pieces of a streamed text and the silence at each join (end of one piece + start of the next). */
+async function joins(engine: Synthesizer, request: SynthesisRequest) {
+  const pieces: Array<{ text: string; seconds: number; leadingSilenceSeconds: number; trailingSilenceSeconds: number }> = [];
+  for await (const chunk of engine.synthesize(request)) {
+    const { samples, sampleRate } = chunk.waveform;
+    pieces.push({ text: chunk.text, seconds: round(samples.length / sampleRate), leadingSilenceSeconds: edgeSilenceSeconds(samples, sampleRate, false), trailingSilenceSeconds: edgeSilenceSeconds(samples, sampleRate, true) });
+  }
+  return { pieces, joinSilenceSeconds: pieces.slice(1).map((piece, i) => round(pieces[i]!.trailingSilenceSeconds + piece.leadingSilenceSeconds)) };
+}
+
+/** Time to the first streamed byte and to the end, for one-sentence requests through the real HTTP server. */
+async function httpStreaming(app: TestApp, format: 'pcm' | 'mp3') {
+  await app.app.listen({ port: 0, host: '127.0.0.1' }).catch(() => undefined);
+  const { port } = app.app.server.address() as AddressInfo;
+  const samples: Array<{ text: string; firstByteMs: number; totalMs: number }> = [];
+  for (const [language, text] of [['en-us', 'Warm up.'] as const, ...oneSentence]) {
+    const started = performance.now();
+    const response = await fetch(`http://127.0.0.1:${port}/v1/audio/tts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ text, language, voice_id: language === 'en-us' ? 'af_heart' : `${language === 'pt-br' ? 'p' : language[0]}f_${{ es: 'dora', fr: 'siwis', it: 'sara', 'pt-br': 'dora' }[language as 'es']}`, stream: true, format }),
+    });
+    if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    const reader = response.body!.getReader();
+    let firstByteMs = 0;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) if (firstByteMs === 0 && r.value.length > 0) firstByteMs = performance.now() - started;
+    if (text !== 'Warm up.') samples.push({ text, firstByteMs: round(firstByteMs), totalMs: round(performance.now() - started) });
+  }
+  return { medianFirstByteMs: round(median(samples.map((s) => s.firstByteMs))), samples };
+}
+
+/** A multipart body with several files under one field name. */
+function voiceUpload(name: string, files: string[]): { body: Buffer; contentType: string } {
+  const boundary = '----voxdbench';
+  const parts = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`)];
+  for (const file of files) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${path.basename(file)}"\r\n\r\n`), readFileSync(file), Buffer.from('\r\n'));
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** Speakers of ../shared/eval/vc: file name up to the utterance number (librispeech 1998-15444-0001, pv speaker_1_utt_1, rtvc p240_00000). */
+function evalSpeakers(): Map<string, string[]> {
+  const speakers = new Map<string, string[]>();
+  const root = path.join(evalDir, 'vc');
+  for (const set of readdirSync(root).sort()) {
+    for (const file of readdirSync(path.join(root, set)).filter((f) => f.endsWith('.wav')).sort()) {
+      const speaker = `${set}/${file.replace(/(_utt_\d+|_test_utt|-\d+-\d+|_\d+)\.wav$/, '')}`;
+      speakers.set(speaker, [...(speakers.get(speaker) ?? []), path.join(root, set, file)]);
+    }
+  }
+  return speakers;
+}
+
+async function clonedVoices(app: TestApp, encoder: SpeakerEncoder) {
+  const profiles: Array<{ speaker: string; voiceId: string; embedding: Float32Array; output?: Float32Array; blend?: unknown }> = [];
+  for (const [speaker, files] of evalSpeakers()) {
+    const { body, contentType } = voiceUpload(speaker, files);
+    const created = await app.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, payload: body });
+    if (created.statusCode !== 201) {
+      process.stdout.write(`cloned voice ${speaker}: not created (${created.statusCode} ${created.json().error?.message})\n`);
+      continue;
+    }
+    const voiceId = created.json().voice_id as string;
+    profiles.push({ speaker, voiceId, embedding: (await app.container.voices.speakerEmbedding(voiceId))! });
+  }
+  const scratch = makeTempDir('tts-bench');
+  for (const profile of profiles) {
+    const outputs: Waveform[] = [];
+    for (const text of clonedVoiceSentences) {
+      const r = await app.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${app.key}` }, payload: { text, voice_id: profile.voiceId, language: 'en-us', format: 'wav' } });
+      if (r.statusCode !== 200) throw new Error(`tts for ${profile.speaker}: ${r.statusCode} ${r.body}`);
+      const file = path.join(scratch, `${profile.voiceId}.wav`);
+      writeFileSync(file, r.rawPayload);
+      outputs.push(await decodeFile(file, { sampleRate: embeddingSampleRate, channels: 1 }));
+    }
+    const joined = new Float32Array(outputs.reduce((n, w) => n + w.samples.length, 0));
+    outputs.reduce((offset, w) => (joined.set(w.samples, offset), offset + w.samples.length), 0);
+    profile.output = await encoder.embedUtterance({ samples: joined, sampleRate: embeddingSampleRate, channels: 1 });
+    profile.blend = (app.container.voices.record(profile.voiceId).analysis['kokoro-blend-en-us'] as { analysis?: unknown } | undefined)?.analysis ?? null;
+  }
+  let closer = 0;
+  let pairs = 0;
+  const speakers = profiles.map((profile) => {
+    const own = cosineSimilarity(profile.output!, profile.embedding);
+    const others = profiles.filter((o) => o !== profile).map((o) => ({ speaker: o.speaker, similarity: cosineSimilarity(profile.output!, o.embedding) }));
+    const beaten = others.filter((o) => o.similarity >= own);
+    closer += others.length - beaten.length;
+    pairs += others.length;
+    process.stdout.write(`cloned voice ${profile.speaker}: own ${own.toFixed(3)}, closest other ${Math.max(...others.map((o) => o.similarity)).toFixed(3)}\n`);
+    return { speaker: profile.speaker, blend: profile.blend, ownSimilarity: round(own), closestOther: others.sort((a, b) => b.similarity - a.similarity)[0], closerThanAll: beaten.length === 0 };
+  });
+  return { profiles: profiles.length, pairs, closerToOwnFraction: round(closer / pairs), closerThanAllFraction: round(speakers.filter((s) => s.closerThanAll).length / speakers.length), speakers };
+}
+
 const loadAverageAtStart = loadavg();
 const kokoro = await loadKokoro(threads);
 const espeak = await EspeakSynthesizer.load();
@@ -116,31 +313,59 @@ await collect(kokoro.synthesize({ text: 'Warm up.', language: 'en-us', voice: { 
 const kokoroSentences: SpeedSample[] = [];
 for (const [language, text] of oneSentence) {
   kokoroSentences.push({ language, text, ...(await timed(kokoro, { text, language, voice: { id: kokoro.defaultVoice(language)! } })) });
-  process.stdout.write(`kokoro ${language}: first ${kokoroSentences.at(-1)!.firstAudioMs.toFixed(0)} ms, rtf ${kokoroSentences.at(-1)!.rtf.toFixed(3)}\n`);
+  process.stdout.write(`kokoro ${language}: first ${kokoroSentences.at(-1)!.firstAudioMs.toFixed(0)} ms (cpu ${kokoroSentences.at(-1)!.firstAudioCpuMs.toFixed(0)} ms), rtf ${kokoroSentences.at(-1)!.rtf.toFixed(3)} (cpu ${kokoroSentences.at(-1)!.cpuRtf.toFixed(3)})\n`);
 }
 const kokoroParagraph = await timed(kokoro, { text: paragraph, language: 'en-us', voice: { id: 'af_heart' } });
+const kokoroJoins = {
+  oneSentence: await joins(kokoro, { text: oneSentence[0]![1], language: 'en-us', voice: { id: 'af_heart' } }),
+  paragraph: await joins(kokoro, { text: paragraph, language: 'en-us', voice: { id: 'af_heart' } }),
+};
 const espeakSentences: SpeedSample[] = [];
 for (const [language, text] of oneSentence) {
   espeakSentences.push({ language, text, ...(await timed(espeak, { text, language: language === 'pt-br' ? 'pt-br' : language, voice: { id: `espeak-${language}` } })) });
 }
+const kokoroEmotions = await prosodyDeltas(kokoro, emotionText.kokoro);
+const espeakEmotions = await prosodyDeltas(espeak, emotionText.espeak);
 
+const app = await buildTestApp();
+const http = { pcm: await httpStreaming(app, 'pcm'), mp3: await httpStreaming(app, 'mp3') };
+process.stdout.write(`http first byte: pcm ${http.pcm.medianFirstByteMs} ms, mp3 ${http.mp3.medianFirstByteMs} ms\n`);
+
+const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+const kokoroRoundTrip: RoundTrip[] = [];
+for (const [language, texts] of Object.entries(roundTripKokoro)) kokoroRoundTrip.push(await roundTrip(kokoro, language, texts, kokoro.defaultVoice(language)!, transcriber));
+const espeakRoundTrip: RoundTrip[] = [];
+for (const [language, texts] of Object.entries(roundTripEspeak)) espeakRoundTrip.push(await roundTrip(espeak, language, texts, `espeak-${espeak.resolve(language)}`, transcriber));
+
+const encoder = await SpeakerEncoder.load(await modelFile('resemblyzer-ge2e', 'ge2e.onnx'), { threads });
+const cloned = await clonedVoices(app, encoder);
+await app.close();
+
+const meanRate = (trips: RoundTrip[]) => round(trips.reduce((sum, t) => sum + t.rate, 0) / trips.length);
 const results = {
   generatedAt: new Date().toISOString(),
   machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
   notes: [
     'rtf = wall seconds / audio seconds; cpuRtf = process CPU seconds / audio seconds (independent of other load on the machine).',
-    'firstAudioMs = time from the request to the first streamed chunk for a one-sentence request.',
-    'Round-trip WER is not measured here: the transcription engine lives on another branch.',
+    'firstAudioMs = time from the request to the first synthesised piece of a one-sentence request (engine level); firstAudioCpuMs = process CPU time until then.',
+    'http.*.firstByteMs = time from sending a streamed one-sentence request to the real server until the first audio byte arrives.',
+    'joins: silence (10 ms frames below -50 dBFS) where streamed pieces meet; sentence ends keep their natural pause.',
+    'roundTrip: whisper base (greedy, language given) transcribes the synthesised sentences; WER, or CER for ja/zh/ko, over all sentences of a language.',
+    'clonedVoices: each profile (all clips of one speaker of ../shared/eval/vc) speaks two sentences through POST /v1/audio/tts; closerToOwnFraction = share of (profile, other profile) pairs where the output is closer (GE2E cosine) to its own profile.',
   ],
   kokoro: {
     oneSentence: {
       medianFirstAudioMs: round(median(kokoroSentences.map((s) => s.firstAudioMs))),
+      medianFirstAudioCpuMs: round(median(kokoroSentences.map((s) => s.firstAudioCpuMs))),
       medianRtf: round(median(kokoroSentences.map((s) => s.rtf))),
       medianCpuRtf: round(median(kokoroSentences.map((s) => s.cpuRtf))),
-      samples: kokoroSentences.map((s) => ({ ...s, firstAudioMs: round(s.firstAudioMs), totalMs: round(s.totalMs), audioSeconds: round(s.audioSeconds), rtf: round(s.rtf), cpuRtf: round(s.cpuRtf) })),
+      samples: kokoroSentences.map((s) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
     },
     paragraph: Object.fromEntries(Object.entries(kokoroParagraph).map(([k, v]) => [k, round(v)])),
-    emotions: await prosodyDeltas(kokoro, emotionText.kokoro),
+    http,
+    joins: kokoroJoins,
+    roundTrip: { meanEnglishWer: meanRate(kokoroRoundTrip.filter((t) => t.language.startsWith('en'))), meanOtherRate: meanRate(kokoroRoundTrip.filter((t) => !t.language.startsWith('en'))), languages: kokoroRoundTrip },
+    emotions: kokoroEmotions,
   },
   espeak: {
     oneSentence: {
@@ -149,10 +374,12 @@ const results = {
       medianCpuRtf: round(median(espeakSentences.map((s) => s.cpuRtf))),
     },
     languages: espeak.languages().length,
-    emotions: await prosodyDeltas(espeak, emotionText.espeak),
+    roundTrip: { meanRate: meanRate(espeakRoundTrip), languages: espeakRoundTrip },
+    emotions: espeakEmotions,
   },
+  clonedVoices: cloned,
 };
 await kokoro.close();
 mkdirSync(path.join(benchDir, 'results'), { recursive: true });
 writeFileSync(path.join(benchDir, 'results', 'tts.json'), JSON.stringify(results, null, 2) + '\n');
-process.stdout.write(`${JSON.stringify({ kokoro: { oneSentence: { ...results.kokoro.oneSentence, samples: undefined }, paragraph: results.kokoro.paragraph }, espeak: results.espeak.oneSentence, load: results.machine }, null, 1)}\n`);
+process.stdout.write(`${JSON.stringify({ kokoro: { oneSentence: { ...results.kokoro.oneSentence, samples: undefined }, paragraph: results.kokoro.paragraph, http: { pcm: http.pcm.medianFirstByteMs, mp3: http.mp3.medianFirstByteMs }, roundTrip: { en: results.kokoro.roundTrip.meanEnglishWer, other: results.kokoro.roundTrip.meanOtherRate } }, espeak: { ...results.espeak.oneSentence, roundTrip: results.espeak.roundTrip.meanRate }, cloned: { pairs: cloned.closerToOwnFraction, all: cloned.closerThanAllFraction }, load: results.machine }, null, 1)}\n`);

@@ -95,6 +95,8 @@ export function startEncoder(options: EncodeOptions & { inputSampleRate: number;
   const sampleRate = outputSampleRate(options.format, options.sampleRate ?? options.inputSampleRate);
   const args = [
     ...ffmpegBaseArgs,
+    // Raw input needs no probing; by default ffmpeg reads ~5 s of input (or to its end) before writing anything.
+    '-probesize', '32', '-analyzeduration', '0',
     '-f', 'f32le', '-ar', String(options.inputSampleRate), '-ac', String(options.channels), '-i', 'pipe:0',
     ...(sampleRate !== options.inputSampleRate ? ['-af', 'aresample=resampler=soxr:precision=28'] : []),
     '-ar', String(sampleRate),

@@ -96,3 +96,26 @@ export async function trimLongSilences(
   });
   return out;
 }
+
+/**
+ * The signal with its leading and trailing silence cut down to at most `leadingSeconds` / `trailingSeconds` (silence =
+ * 10 ms frames below `thresholdDb` dBFS). Used where synthesised pieces are joined, so a join is not a gap.
+ */
+export function trimEdgeSilence(samples: Float32Array, sampleRate: number, options: { leadingSeconds: number; trailingSeconds: number; thresholdDb?: number }): Float32Array {
+  const frame = Math.max(1, Math.round(sampleRate / 100));
+  const threshold = 10 ** ((options.thresholdDb ?? -60) / 10);
+  const loud = (start: number): boolean => {
+    let sum = 0;
+    const end = Math.min(samples.length, start + frame);
+    for (let i = start; i < end; i++) sum += samples[i]! * samples[i]!;
+    return sum / (end - start) > threshold;
+  };
+  let first = 0;
+  while (first < samples.length && !loud(first)) first += frame;
+  if (first >= samples.length) return samples;
+  let last = Math.floor((samples.length - 1) / frame) * frame;
+  while (last > first && !loud(last)) last -= frame;
+  const start = Math.max(0, first - Math.round(options.leadingSeconds * sampleRate));
+  const end = Math.min(samples.length, last + frame + Math.round(options.trailingSeconds * sampleRate));
+  return samples.subarray(start, end);
+}

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { decodeFile } from '../../src/audio/decode.js';
 import { normalizeVolume } from '../../src/audio/loudness.js';
-import { energyVoiceFlags, keptWindows, resemblyzerTrim, trimLongSilences } from '../../src/audio/silence.js';
+import { energyVoiceFlags, keptWindows, resemblyzerTrim, trimEdgeSilence, trimLongSilences } from '../../src/audio/silence.js';
 import { rmsDb } from '../../src/audio/waveform.js';
 import { evalDir } from '../helpers/app.js';
 
@@ -39,5 +39,20 @@ describe('long-silence trimming', () => {
     assert.ok(removedSeconds > 2.5, `removed only ${removedSeconds.toFixed(2)} s`);
     // Speech itself is kept: at most the pause plus what trimming removes from the original anyway differs.
     assert.ok(Math.abs(trimmed.length - trimmedOriginal.length) / 16000 < 0.5);
+  });
+});
+
+describe('edge-silence trimming', () => {
+  test('keeps the requested silence around the sound and the sound itself untouched', () => {
+    const rate = 24000;
+    // 0.5 s silence, 1 s tone, 0.8 s silence.
+    const samples = new Float32Array(Math.round(2.3 * rate));
+    for (let i = 0; i < rate; i++) samples[rate / 2 + i] = 0.3 * Math.sin((2 * Math.PI * 220 * i) / rate);
+    const trimmed = trimEdgeSilence(samples, rate, { leadingSeconds: 0.04, trailingSeconds: 0.1 });
+    assert.ok(Math.abs(trimmed.length / rate - 1.14) < 0.025, `${trimmed.length / rate} s`);
+    assert.ok(Math.abs(rmsDb(trimmed.subarray(Math.round(0.06 * rate), Math.round(1 * rate))) - rmsDb(samples.subarray(Math.round(0.52 * rate), Math.round(1.46 * rate)))) < 0.01);
+    assert.equal(trimEdgeSilence(samples, rate, { leadingSeconds: 0.04, trailingSeconds: Infinity }).length, samples.length - Math.round(0.46 * rate));
+    const silent = new Float32Array(rate);
+    assert.equal(trimEdgeSilence(silent, rate, { leadingSeconds: 0, trailingSeconds: 0 }), silent);
   });
 });

@@ -33,6 +33,8 @@ const matchingSentences: Record<string, string> = {
   zh: '敏捷的棕色狐狸在河边跳过了懒惰的狗。',
 };
 export const maxTextCharacters = 5000;
+/** Time the encoder gets to emit the first piece before the next run blocks the event loop. */
+const firstFlushMs = 50;
 
 export interface SynthesizeFields {
   text: string;
@@ -174,12 +176,29 @@ export class SynthesisService {
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
         const chunks = speak(plan, { ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
-        // The first sentence is made before answering, so errors still get a JSON envelope and a status code.
-        const first = await chunks.next();
+        // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
+        // answering, so errors still get a JSON envelope and a status code.
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
+        let first: IteratorResult<SynthesizedChunk>;
+        try {
+          first = await chunks.next();
+        } catch (error) {
+          encoder.abort();
+          throw error;
+        }
         const pump = async (): Promise<void> => {
           try {
-            for (let next = first; !next.done; next = await chunks.next()) await encoder.write(next.value.waveform.samples);
+            await encoder.write(first.value?.waveform.samples ?? new Float32Array(0));
+            // onnxruntime-node runs inference on the event loop's thread, so the next run would hold back the first
+            // piece's encoded bytes until it ends: the encoder gets a moment to pass them on first.
+            await new Promise((resolve) => setTimeout(resolve, firstFlushMs));
+            for (let current = first.done ? first : await chunks.next(); !current.done; ) {
+              // The next piece is synthesised while this one is encoded and sent.
+              const following = chunks.next();
+              following.catch(() => undefined);
+              await encoder.write(current.value.waveform.samples);
+              current = await following;
+            }
             encoder.end();
           } catch (error) {
             context.log.warn({ err: error }, 'streamed synthesis stopped');

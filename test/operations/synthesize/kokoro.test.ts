@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { emotions, prosody } from '../../../src/operations/synthesize/emotion.js';
+import { rmsDb } from '../../../src/audio/waveform.js';
 import type { KokoroSynthesizer } from '../../../src/operations/synthesize/engines/kokoro.js';
 import { collect, loadKokoro, measure, type SpeechMeasures } from '../../helpers/tts.js';
 
@@ -32,6 +33,26 @@ describe('Kokoro engine (real model)', () => {
       assert.ok(m.voicedFraction > 0.3, `voiced fraction ${m.voicedFraction}`);
     });
   }
+
+  test('a long first sentence starts with a short piece, joined without a gap', async () => {
+    const text = 'The library opens at nine in the morning and closes late on Fridays. It is closed on Sundays.';
+    const pieces: Float32Array[] = [];
+    for await (const chunk of kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' } })) pieces.push(chunk.waveform.samples);
+    assert.equal(pieces.length, 3);
+    assert.ok(pieces[0]!.length / 24000 < 1.5, `first piece ${pieces[0]!.length / 24000} s`);
+    // Silence (10 ms frames below -50 dBFS) at the start of every piece, and where the first sentence was cut.
+    const silentSeconds = (samples: Float32Array, fromEnd: boolean): number => {
+      let frames = 0;
+      for (;;) {
+        const start = fromEnd ? samples.length - (frames + 1) * 240 : frames * 240;
+        if (start < 0 || start + 240 > samples.length || rmsDb(samples.subarray(start, start + 240)) > -50) return frames / 100;
+        frames++;
+      }
+    };
+    for (const piece of pieces) assert.ok(silentSeconds(piece, false) <= 0.1, `leading silence ${silentSeconds(piece, false)} s`);
+    const join = silentSeconds(pieces[0]!, true) + silentSeconds(pieces[1]!, false);
+    assert.ok(join <= 0.25, `silence at the cut ${join} s`);
+  });
 
   test('every other Kokoro language speaks (en-gb, fr, it, pt-br, hi, ja, zh)', async () => {
     const texts: Record<string, string> = {

@@ -1,13 +1,15 @@
 /**
  * Kokoro-82M v1.0 (int8, rewritten at pull time, see src/models/convert/kokoro.ts) on onnxruntime-node, 24 kHz.
- * Text is normalised, split into sentences (a long first sentence is split at a clause so the first audio comes early),
- * phonemised by espeak-ng (or pinyin for Mandarin) and synthesised chunk by chunk; the next chunk is phonemised while
- * the current one runs. Emotions: see ../emotion.ts.
+ * Text is normalised, split into sentences (a long first sentence is split after its first clause or first words so
+ * the first audio comes early), phonemised by espeak-ng (or pinyin for Mandarin) and synthesised piece by piece; the
+ * next piece is phonemised while the current one runs. Silence at joins is trimmed (the model starts every run with
+ * 0.35-0.45 s of it). Emotions: see ../emotion.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
+import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../errors.js';
 import { kokoroVoiceNames } from '../../../models/catalog.js';
 import { prosody as emotionProsody } from '../emotion.js';
@@ -20,9 +22,25 @@ export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
 /** Phoneme ids per run (the model's context is 512 positions including the two pads). */
 const maxTokens = 500;
-/** Target length (characters) of the first chunk of a long first sentence, for time to first audio. */
-const firstChunkCharacters = 24;
+/**
+ * Target length (characters) of the first piece of a long first sentence: two or three words, about a second of speech,
+ * which one run makes in a few hundred milliseconds (time to first audio).
+ */
+const firstPieceCharacters = 14;
+/**
+ * A first sentence up to this long is not cut: cutting costs intonation (each run has its own F0 contour, and the
+ * emotions' F0 range then acts on short pieces) and such a sentence is a run of at most ~3 s of speech.
+ */
+const wholeFirstSentenceCharacters = 48;
+/** Silence kept at a chunk's start, and at its end when the chunk stops inside a sentence (joins without gaps). */
+const joinSilenceSeconds = { leading: 0.04, trailing: 0.1 };
 const voiceRows = 510;
+
+/** Text synthesised in one go; pieces that stop inside a sentence lose their trailing silence. */
+interface Piece {
+  text: string;
+  endsSentence: boolean;
+}
 
 const languageByPrefix: Record<string, string> = { a: 'en-us', b: 'en-gb', e: 'es', f: 'fr', h: 'hi', i: 'it', j: 'ja', p: 'pt-br', z: 'zh' };
 const defaultVoices: Record<string, string> = {
@@ -122,21 +140,24 @@ export class KokoroSynthesizer implements Synthesizer {
     if (!defaultVoices[language]) throw new VoxError('unsupported_value', `Kokoro does not speak '${language}'.`, { param: 'language' });
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const speed = (request.speed ?? 1) * emotion.rate;
-    const chunks = this.plan(normalizeText(request.text, language));
-    let next = chunks.length > 0 ? this.prepare(chunks[0]!, language, signal) : undefined;
-    for (let i = 0; i < chunks.length; i++) {
+    const pieces = this.plan(normalizeText(request.text, language));
+    let next = pieces.length > 0 ? this.prepare(pieces[0]!.text, language, signal) : undefined;
+    for (let i = 0; i < pieces.length; i++) {
       signal?.throwIfAborted();
       const prepared = await next!;
-      next = i + 1 < chunks.length ? this.prepare(chunks[i + 1]!, language, signal) : undefined;
+      next = i + 1 < pieces.length ? this.prepare(pieces[i + 1]!.text, language, signal) : undefined;
       // Awaited on the next turn; if the caller stops early (abort, break) its failure must not go unhandled.
       next?.catch(() => undefined);
       if (prepared.ids.length === 0) continue;
-      for (const ids of splitTokens(prepared.ids, prepared.breaks)) {
-        const samples = await this.run(ids, await this.style(request.voice, ids.length), speed, emotion.f0Semitones, emotion.f0Range, emotion.voiced);
+      const runs = splitTokens(prepared.ids, prepared.breaks);
+      for (const [r, ids] of runs.entries()) {
+        const endsSentence = r === runs.length - 1 && pieces[i]!.endsSentence;
+        const audio = await this.run(ids, await this.style(request.voice, ids.length), speed, emotion.f0Semitones, emotion.f0Range, emotion.voiced);
+        const samples = trimEdgeSilence(audio, kokoroSampleRate, { leadingSeconds: joinSilenceSeconds.leading, trailingSeconds: endsSentence ? Infinity : joinSilenceSeconds.trailing });
         applySpectralTilt(samples, kokoroSampleRate, emotion.tiltDb);
         applyGainDb(samples, emotion.gainDb);
         guardPeak(samples);
-        yield { waveform: { samples, sampleRate: kokoroSampleRate, channels: 1 }, text: chunks[i]! };
+        yield { waveform: { samples, sampleRate: kokoroSampleRate, channels: 1 }, text: pieces[i]!.text };
       }
     }
   }
@@ -162,20 +183,21 @@ export class KokoroSynthesizer implements Synthesizer {
    * Sentences; a long first sentence is cut after its first clause, or else after its first few words, so the first
    * run is short (time to first audio). The cut costs a little intonation at that one boundary.
    */
-  private plan(text: string): string[] {
-    const sentences = splitSentences(text);
+  private plan(text: string): Piece[] {
+    const sentences = splitSentences(text).map((sentence) => ({ text: sentence, endsSentence: true }));
     const first = sentences[0];
-    if (!first || first.length <= firstChunkCharacters * 2) return sentences;
-    const clauses = splitClauses(first);
+    if (!first || first.text.length <= wholeFirstSentenceCharacters) return sentences;
+    const clauses = splitClauses(first.text);
     const lead = clauses[0]!;
-    if (clauses.length > 1 && lead.length >= firstChunkCharacters / 2 && lead.length <= firstChunkCharacters * 2) {
-      return [lead, clauses.slice(1).join(' '), ...sentences.slice(1)];
+    if (clauses.length > 1 && lead.length >= firstPieceCharacters / 2 && lead.length <= firstPieceCharacters * 2) {
+      return [{ text: lead, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
     }
-    const words = first.split(' ');
+    const words = first.text.split(' ');
     let cut = 0;
     let length = 0;
-    while (cut < words.length - 2 && length < firstChunkCharacters) length += words[cut++]!.length + 1;
-    return [words.slice(0, cut).join(' '), words.slice(cut).join(' '), ...sentences.slice(1)];
+    while (cut < words.length - 2 && length < firstPieceCharacters) length += words[cut++]!.length + 1;
+    if (cut === 0) return sentences;
+    return [{ text: words.slice(0, cut).join(' '), endsSentence: false }, { text: words.slice(cut).join(' '), endsSentence: true }, ...sentences.slice(1)];
   }
 
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
