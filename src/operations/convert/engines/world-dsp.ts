@@ -1,20 +1,21 @@
 /**
  * Analysis/resynthesis voice conversion on the WORLD vocoder (16 kHz, 5 ms frames, FFT 1024).
  *
- * Per source frame: F0 moved into the target's register; the envelope of voiced frames frequency-warped (factor chosen
- * by the speaker-embedding cosine of quick resyntheses against the profile's embedding) and equalised toward the
- * target's long-term voiced envelope (difference of the averages, 40 quefrencies, +-18 dB, applied at 1.3x); unvoiced
- * frames (fricatives, bursts, silence) keep the source's envelope; frame energy restored; resynthesised with the
- * source's voicing and aperiodicity. Long inputs go through in chunks cut at quiet points.
+ * Per source frame: F0 moved into the target's register; spectral envelope frequency-warped (factor chosen by the
+ * speaker-embedding cosine of quick resyntheses against the profile's embedding), equalised toward the target's
+ * long-term voiced/unvoiced envelopes (difference of the averages, 40 quefrencies, +-18 dB); frame energy restored;
+ * resynthesised with the source's voicing and aperiodicity. Long inputs go through in chunks cut at quiet points.
  *
- * Why unvoiced frames are left alone (bench/vc.ts subset of 10 pairs, whisper base WER): warping and equalising them
- * moves the spectral peaks that tell fricatives apart (/s/ vs /sh/) and cost WER +3 to +6 points for little identity;
- * without them the voiced equaliser can be stronger (1.0x: WER 3.5%, 1.3-1.5x: more of the target, WER 7-8%).
- * Measured and left out: mixing in nearest-neighbour target envelopes (30%: similarity +0.004, WER +3 points; 50% above
- * 4 kHz: similarity -0.004, WER +5 points) and a frame-class-wise equaliser from neighbour means (50%: +0.006, WER +5
- * points); a per-frame conversion strength fading out at voicing edges and in quiet frames (time-varying warps:
- * worse on both); mapping the aperiodicity toward the target's voiced mean (no change in similarity); limiting the
- * equaliser's cuts (they carry much of the identity); scoring warps by distance from the source as well (WER +10).
+ * Measured and left out (bench/vc.ts, 11 pairs, whisper base WER): mixing in nearest-neighbour target envelopes
+ * (30%: similarity +0.004, WER +3 points; 50% above 4 kHz: similarity -0.004, WER +5 points, bursts and fricatives
+ * suffer) and a frame-class-wise equaliser from neighbour means (50%: +0.006, WER +5 points; 100%: WER 0.53).
+ * A sharper, stronger global equaliser (40 instead of 23 quefrencies, +-18 instead of 12 dB) gave +0.026 at equal WER.
+ * Full bench (55 pairs; this engine: closer to target than to source 51%, WER +8.1 points, F0 corr 0.897), left out:
+ * unvoiced frames keeping the source's envelope (no warp, no equaliser) with the source F0 median-filtered over 5
+ * frames: 45%, WER +8.0, F0 0.889; the same with the voiced equaliser at 1.3x: 56%, WER +11.5, F0 0.897.
+ * On 10-pair subsets, also no gain: aperiodicity shifted toward the target's voiced mean (similarity unchanged), the
+ * equaliser's cuts limited (much of the identity is in them), a per-frame strength fading at voicing edges and in
+ * quiet frames, and scoring warps by distance from the source as well (closer 80% but WER +10 points).
  *
  * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
  *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
@@ -40,10 +41,6 @@ const bins = fftSize / 2 + 1;
 const speechRangeDb = 35;
 const eqQuefrencies = 40;
 const eqLimitNepers = Math.log(10 ** 1.8); // +-18 dB in power
-/** The voiced equaliser is applied at this multiple of the measured long-term difference (see the header). */
-const voicedEqStrength = 1.3;
-/** Source F0 is median-filtered over +-2 frames before mapping (single-frame tracker jumps resynthesise badly). */
-const f0MedianHalfFrames = 2;
 const maxChunkSeconds = 20;
 const chunkPadSamples = 50 * hop;
 const crossfadeSamples = 2 * hop * 2;
@@ -81,7 +78,9 @@ class SpeakerAccumulator {
   logF0: number[] = [];
   energyDb: number[] = [];
   voicedSum = new Float64Array(bins);
+  unvoicedSum = new Float64Array(bins);
   voicedCount = 0;
+  unvoicedCount = 0;
   speechFrames = 0;
 
   add(analysis: WorldAnalysis, measures: FrameMeasures, from: number, to: number): void {
@@ -92,10 +91,11 @@ class SpeakerAccumulator {
       const voiced = analysis.f0[t]! > 0;
       if (voiced) this.logF0.push(Math.log(analysis.f0[t]!));
       this.energyDb.push(measures.bandLog[t]! * nepersToDb);
-      if (!voiced) continue;
       normalisedLog(analysis.spectrogram, t, measures.bandLog[t]!, log);
-      for (let k = 0; k < bins; k++) this.voicedSum[k] = this.voicedSum[k]! + log[k]!;
-      this.voicedCount++;
+      const sum = voiced ? this.voicedSum : this.unvoicedSum;
+      for (let k = 0; k < bins; k++) sum[k] = sum[k]! + log[k]!;
+      if (voiced) this.voicedCount++;
+      else this.unvoicedCount++;
     }
   }
 
@@ -105,12 +105,16 @@ class SpeakerAccumulator {
     }
     const [logF0Median, logF0Spread] = robust(this.logF0);
     const [energyMedianDb, energySpreadDb] = robust(this.energyDb);
+    const average = (sum: Float64Array, count: number, fallback: Float64Array | null) =>
+      count > 0 ? Float32Array.from(sum, (v) => v / count) : Float32Array.from(fallback ?? sum);
+    const voiced = average(this.voicedSum, this.voicedCount, null);
     return {
       logF0Median,
       logF0Spread: Math.max(logF0Spread, 0.02),
       energyMedianDb,
       energySpreadDb: Math.max(energySpreadDb, 1),
-      voicedLogEnvelope: Float32Array.from(this.voicedSum, (v) => v / this.voicedCount),
+      voicedLogEnvelope: voiced,
+      unvoicedLogEnvelope: this.unvoicedCount > 0 ? average(this.unvoicedSum, this.unvoicedCount, null) : voiced,
       speechSeconds: (this.speechFrames * framePeriodMs) / 1000,
     };
   }
@@ -122,6 +126,7 @@ interface SpeakerStats {
   energyMedianDb: number;
   energySpreadDb: number;
   voicedLogEnvelope: Float32Array;
+  unvoicedLogEnvelope: Float32Array;
   speechSeconds: number;
 }
 
@@ -165,7 +170,10 @@ export class WorldDspConverter implements VoiceConverter {
       if (this.embedder) embeddings.push(await this.embedder.embedUtterance(mono, signal));
     }
     const stats = accumulator.finish();
-    const blobs: Record<string, Float32Array> = { voicedLogEnvelope: stats.voicedLogEnvelope };
+    const blobs: Record<string, Float32Array> = {
+      voicedLogEnvelope: stats.voicedLogEnvelope,
+      unvoicedLogEnvelope: stats.unvoicedLogEnvelope,
+    };
     if (embeddings.length > 0) blobs.embedding = averageEmbedding(embeddings);
     return {
       engine: this.engine,
@@ -305,13 +313,13 @@ export class WorldDspConverter implements VoiceConverter {
     return Math.round(Math.exp(best) * 1000) / 1000;
   }
 
-  /** The converted F0 and envelope of every frame (aperiodicity, and the envelope of unvoiced frames, are the source's). */
+  /** The converted F0 and envelope of every frame (aperiodicity is the source's). */
   private applyPlan(analysis: WorldAnalysis, measures: FrameMeasures, plan: Plan): WorldAnalysis {
     const { source, target, preserveEmotion, alpha } = plan;
     const { band } = this.shared;
     const positions = warpSourcePositions(bins, alpha);
-    const eq = equaliser(target.voicedLogEnvelope, source.voicedLogEnvelope, positions, this.shared, this.shared.smoother);
-    const sourceF0 = medianFilterVoiced(analysis.f0, f0MedianHalfFrames);
+    const eqVoiced = equaliser(target.voicedLogEnvelope, source.voicedLogEnvelope, positions, this.shared, this.shared.smoother);
+    const eqUnvoiced = equaliser(target.unvoicedLogEnvelope, source.unvoicedLogEnvelope, positions, this.shared, this.shared.smoother);
     const f0Scale = preserveEmotion ? 1 : clamp(target.logF0Spread / source.logF0Spread, 0.5, 1.5);
     const energyScale = preserveEmotion ? 1 : Math.min(1, target.energySpreadDb / source.energySpreadDb);
     const speechFloorDb = percentile(measures.bandLog, 0.95) * nepersToDb - speechRangeDb;
@@ -322,12 +330,11 @@ export class WorldDspConverter implements VoiceConverter {
     const warped = new Float64Array(bins);
     for (let t = 0; t < measures.count; t++) {
       const voiced = analysis.f0[t]! > 0;
+      if (voiced) f0[t] = clamp(Math.exp(target.logF0Median + (Math.log(analysis.f0[t]!) - source.logF0Median) * f0Scale), 40, 800);
       for (let k = 0; k < bins; k++) log[k] = Math.log(analysis.spectrogram[t * bins + k]! + 1e-16);
-      if (voiced) {
-        f0[t] = clamp(Math.exp(target.logF0Median + (Math.log(sourceF0[t]!) - source.logF0Median) * f0Scale), 40, 800);
-        warpEnvelope(log, positions, warped);
-        for (let k = 0; k < bins; k++) warped[k] = warped[k]! + voicedEqStrength * eq[k]!;
-      } else warped.set(log);
+      warpEnvelope(log, positions, warped);
+      const eq = voiced ? eqVoiced : eqUnvoiced;
+      for (let k = 0; k < bins; k++) warped[k] = warped[k]! + eq[k]!;
       // Frame energy: the source's, or its speech-frame deviations scaled toward the target's spread.
       const sourceDb = measures.bandLog[t]! * nepersToDb;
       const wantedDb = sourceDb + (Math.max(sourceDb, speechFloorDb) - source.energyMedianDb) * (energyScale - 1);
@@ -407,6 +414,7 @@ function targetModel(profile: TargetProfileStats): TargetModel {
     energyMedianDb: number('energyMedianDb'),
     energySpreadDb: number('energySpreadDb'),
     voicedLogEnvelope: blob('voicedLogEnvelope'),
+    unvoicedLogEnvelope: blob('unvoicedLogEnvelope'),
     speechSeconds: profile.speechSeconds,
     embedding: profile.blobs.embedding ?? null,
   };
@@ -431,20 +439,6 @@ function equaliser(
   const level = sum / (last - first);
   for (let k = 0; k < bins; k++) out[k] = clamp(out[k]! - level, -eqLimitNepers, eqLimitNepers);
   return out;
-}
-
-/** Each voiced frame's F0 replaced by the median of the voiced frames within +-half frames (unvoiced stay 0). */
-function medianFilterVoiced(f0: Float64Array, half: number): Float64Array {
-  const filtered = new Float64Array(f0.length);
-  const window: number[] = [];
-  for (let t = 0; t < f0.length; t++) {
-    if (!(f0[t]! > 0)) continue;
-    window.length = 0;
-    for (let u = Math.max(0, t - half); u <= Math.min(f0.length - 1, t + half); u++) if (f0[u]! > 0) window.push(f0[u]!);
-    window.sort((a, b) => a - b);
-    filtered[t] = window[window.length >> 1]!;
-  }
-  return filtered;
 }
 
 /** ln(power) normalised by the frame's band power. */
