@@ -10,6 +10,12 @@
  * (30%: similarity +0.004, WER +3 points; 50% above 4 kHz: similarity -0.004, WER +5 points, bursts and fricatives
  * suffer) and a frame-class-wise equaliser from neighbour means (50%: +0.006, WER +5 points; 100%: WER 0.53).
  * A sharper, stronger global equaliser (40 instead of 23 quefrencies, +-18 instead of 12 dB) gave +0.026 at equal WER.
+ * Full bench (55 pairs; this engine: closer to target than to source 51%, WER +8.1 points, F0 corr 0.897), left out:
+ * unvoiced frames keeping the source's envelope (no warp, no equaliser) with the source F0 median-filtered over 5
+ * frames: 45%, WER +8.0, F0 0.889; the same with the voiced equaliser at 1.3x: 56%, WER +11.5, F0 0.897.
+ * On 10-pair subsets, also no gain: aperiodicity shifted toward the target's voiced mean (similarity unchanged), the
+ * equaliser's cuts limited (much of the identity is in them), a per-frame strength fading at voicing edges and in
+ * quiet frames, and scoring warps by distance from the source as well (closer 80% but WER +10 points).
  *
  * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
  *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
