@@ -11,13 +11,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeFile } from '../src/audio/decode.js';
 import { relativeErrorDb, siSdr } from './lib/sisdr.js';
+import { loadConfig } from '../src/config.js';
+import { catalog } from '../src/models/catalog.js';
+import { ModelManager } from '../src/models/manager.js';
 import { SoundtrackSeparator } from '../src/operations/separate/engines/soundtrack.js';
 import { stemNames, type StemName } from '../src/operations/separate/separator.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = process.env.VOXD_SHARED_DIR ?? path.resolve(repoRoot, '../shared');
 const evalDir = path.join(sharedDir, 'eval');
-const modelsDir = path.join(sharedDir, 'models');
+const { modelsDir } = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' });
+
+/** The separator's models, pulled and verified through the model manager into the cache the service uses. */
+async function loadSeparator(): Promise<SoundtrackSeparator> {
+  const manager = new ModelManager({ modelsDir, localModelDirs: [path.join(sharedDir, 'models')], catalog });
+  await Promise.all([manager.pull('deepfilternet3'), manager.pull('dtln')]);
+  return SoundtrackSeparator.load(modelsDir);
+}
 
 interface SepEntry {
   id: string;
@@ -98,7 +108,7 @@ async function rssChild(minutes: number): Promise<void> {
     samples.set(source.subarray(0, Math.min(source.length, length - at)), at);
     at += source.length;
   }
-  const separator = await SoundtrackSeparator.load(modelsDir);
+  const separator = await loadSeparator();
   const started = performance.now();
   const { stems } = await separator.separate({ samples, sampleRate: 44100, channels: 1 }, { stems: [...stemNames] });
   const elapsed = (performance.now() - started) / 1000;
@@ -117,7 +127,7 @@ function runRssChild(minutes: number): Record<string, number> {
 async function main(): Promise<void> {
   const rssArg = process.argv.indexOf('--rss-minutes');
   if (rssArg >= 0) return rssChild(Number(process.argv[rssArg + 1]));
-  const separator = await SoundtrackSeparator.load(modelsDir);
+  const separator = await loadSeparator();
   const result = await quality(separator);
   const skipLong = process.argv.includes('--quick');
   const memory = skipLong ? [] : [5, 20].map((minutes) => runRssChild(minutes));
