@@ -18,7 +18,9 @@ export interface SegmentationOptions {
   threshold: number;
   minSpeechSeconds: number;
   minSilenceSeconds: number;
-  padSeconds: number;
+  /** Context kept before and after each speech region (never into the neighbour's). */
+  padBeforeSeconds: number;
+  padAfterSeconds: number;
   /** Longer speech is split at the deepest pause (so ASR chunks stay bounded). */
   maxSpeechSeconds: number;
 }
@@ -27,7 +29,8 @@ export const defaultSegmentation: SegmentationOptions = {
   threshold: 0.5,
   minSpeechSeconds: 0.25,
   minSilenceSeconds: 0.1,
-  padSeconds: 0.03,
+  padBeforeSeconds: 0.03,
+  padAfterSeconds: 0.03,
   maxSpeechSeconds: Infinity,
 };
 
@@ -139,8 +142,8 @@ export function speechSegments(probabilities: Float32Array, totalSeconds: number
   return split.map((s, i) => {
     const previous = split[i - 1];
     const next = split[i + 1];
-    const startSeconds = Math.max(0, previous ? Math.max(s.start - o.padSeconds, (previous.end + s.start) / 2) : s.start - o.padSeconds);
-    const endSeconds = Math.min(totalSeconds, next ? Math.min(s.end + o.padSeconds, (s.end + next.start) / 2) : s.end + o.padSeconds);
+    const startSeconds = Math.max(0, previous ? Math.max(s.start - o.padBeforeSeconds, (previous.end + s.start) / 2) : s.start - o.padBeforeSeconds);
+    const endSeconds = Math.min(totalSeconds, next ? Math.min(s.end + o.padAfterSeconds, (s.end + next.start) / 2) : s.end + o.padAfterSeconds);
     return { startSeconds, endSeconds };
   });
 }

@@ -304,7 +304,7 @@ export class VoiceService {
     }
     const vad = await this.deps.vad();
     const totalSeconds = clip.samples.length / referenceSampleRate;
-    const segments = speechSegments(await vad.probabilities(clip.samples, signal), totalSeconds, { padSeconds: 0.1 });
+    const segments = speechSegments(await vad.probabilities(clip.samples, signal), totalSeconds, { padBeforeSeconds: 0.1, padAfterSeconds: 0.1 });
     if (segments.length === 0 || rmsDb(clip.samples) < -60) {
       throw new VoxError('unsupported_value', `'${filename}' contains no speech.`, { param: 'files' });
     }

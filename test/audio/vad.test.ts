@@ -42,7 +42,7 @@ describe('Silero VAD on real audio', () => {
   test('long speech is split under maxSpeechSeconds at the quietest point', () => {
     const probabilities = new Float32Array(1000).fill(0.9);
     probabilities[400] = 0.2;
-    const segments = speechSegments(probabilities, 32, { maxSpeechSeconds: 20, padSeconds: 0 });
+    const segments = speechSegments(probabilities, 32, { maxSpeechSeconds: 20, padBeforeSeconds: 0, padAfterSeconds: 0 });
     assert.ok(segments.length >= 2);
     assert.ok(segments.every((s) => s.endSeconds - s.startSeconds <= 20 + 1e-9));
     assert.ok(Math.abs(segments[0]!.endSeconds - 400 * 0.032) < 1e-9);
