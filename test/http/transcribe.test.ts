@@ -57,6 +57,17 @@ describe('POST /v1/audio/transcribe', () => {
     assert.ok(errorRate('Las arenas son blanquecinas de grano medio y tiene muy poca asistencia.', body.text, 'es').rate < 0.3, body.text);
   });
 
+  test('Chinese comes in the script the tag asks for: zh simplified, zh-TW traditional (text and words)', async () => {
+    const clip = audio('asr/firered/BAC009S0764W0121.wav');
+    const simplified = (await transcribe(clip, { language: 'zh' })).json() as Transcript;
+    const traditional = (await transcribe(clip, { language: 'zh-TW' })).json() as Transcript;
+    for (const [body, wanted, unwanted] of [[simplified, /[现几况]/, /[現幾況]/], [traditional, /[現幾況]/, /[现几况]/]] as const) {
+      assert.equal(body.language, 'zh');
+      const words = body.segments.flatMap((s) => s.words.map((w) => w.word)).join('');
+      for (const text of [body.text, words]) assert.ok(wanted.test(text) && !unwanted.test(text), text);
+    }
+  });
+
   test('srt, vtt and text formats', async () => {
     const srt = await transcribe(audio('asr/whisper_cpp/jfk.wav'), { language: 'en', response_format: 'srt' });
     assert.match(srt.headers['content-type'] as string, /subrip/);

@@ -7,6 +7,7 @@ import { decodeBlocks } from '../../audio/decode.js';
 import { speechSegments, type SileroVad } from '../../audio/vad.js';
 import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
+import { scriptConverter } from './script.js';
 import type { RecognizedSegment, Transcriber } from './transcriber.js';
 
 export const asrSampleRate = 16000;
@@ -40,6 +41,8 @@ export interface Diarizer {
 export interface PipelineRequest {
   path: string;
   language: string;
+  /** The caller's language tag as given (region and script kept, e.g. 'zh-TW'); chooses the script of the output. */
+  languageTag?: string;
   prompt?: string;
   temperature?: number;
   diarizer?: Diarizer;
@@ -125,7 +128,8 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   }
 
   const turns = request.diarizer?.finish(request.speakers) ?? [];
-  const transcriptSegments = buildSegments(recognized, turns);
+  const toScript = scriptConverter(language, request.languageTag ?? language);
+  const transcriptSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
   const speakers = summarizeSpeakers(turns);
   return {
     text: transcriptSegments.map((s) => s.text).join(' ').replace(/\s+/g, ' ').trim(),

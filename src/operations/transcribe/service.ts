@@ -84,6 +84,7 @@ export class TranscriptionService {
       const result = await transcribeFile({ transcriber, vad }, {
         path: input.path,
         language,
+        languageTag: fields.language || 'auto',
         ...(fields.prompt ? { prompt: fields.prompt } : {}),
         ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
         ...(diarizer ? { diarizer } : {}),
