@@ -8,7 +8,8 @@
 # or cmake modules, so it cannot be built on its own.
 #
 # Two stages, each skipped when up to date:
-#   1. whisper.cpp's static libraries (Release, GGML_NATIVE, -fPIC) and whisper-quantize, built in the cache once per
+#   1. whisper.cpp's static libraries (Release, GGML_NATIVE, OpenBLAS for the encoder's large matrix products, -fPIC)
+#      and whisper-quantize, built in the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
@@ -22,7 +23,8 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-lib_build="$cache/lib-$whisper_version"
+# The directory name carries the build flavour: a cache from an older flavour is not reused.
+lib_build="$cache/lib-$whisper_version-openblas"
 out="$here/build"
 addon="$out/voxd_whisper.node"
 quantize="$out/whisper-quantize"
@@ -60,7 +62,7 @@ if [ ! -f "$lib_build/.done" ]; then
   fi
   echo "building whisper.cpp $whisper_version static libraries (first time: about 4 minutes on 2 cores)" >&2
   step cmake -S "$source_dir" -B "$lib_build" -DCMAKE_BUILD_TYPE=Release \
-    -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGGML_NATIVE=ON \
+    -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGGML_NATIVE=ON -DGGML_BLAS=ON -DGGML_BLAS_VENDOR=OpenBLAS \
     -DWHISPER_BUILD_TESTS=OFF -DWHISPER_BUILD_EXAMPLES=ON -DWHISPER_BUILD_SERVER=OFF -DWHISPER_SDL2=OFF -DWHISPER_CURL=OFF
   # Of the examples only the quantize tool is built.
   step nice cmake --build "$lib_build" --target whisper whisper-quantize -j"$jobs"
