@@ -95,7 +95,7 @@ describe('POST /v1/audio/tts', () => {
     assert.ok(durationSeconds(audio) > 1 && rmsDb(audio.samples) > -35);
   });
 
-  test('a cloned voice speaks English through the closest blend of Kokoro voices, Swahili through espeak-ng + conversion; preview works', async () => {
+  test('a cloned voice speaks English through the closest blend of Kokoro voices + conversion, Swahili through espeak-ng + conversion; preview works', async () => {
     const boundary = '----voxdtts';
     const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
     const parts: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`)];
@@ -106,6 +106,7 @@ describe('POST /v1/audio/tts', () => {
     const voiceId = created.json().voice_id as string;
     const r = await tts({ text: 'Good evening, and welcome to the reading.', voice_id: voiceId, format: 'wav' });
     assert.equal(r.statusCode, 200, r.body);
+    assert.equal(r.headers['x-voxd-engine'], 'kokoro+world-dsp');
     assert.ok(rmsDb((await decoded(r.rawPayload, 'wav')).samples) > -35);
     const preview = await t.app.inject({ method: 'GET', url: `/v1/voices/${voiceId}/preview`, headers: { authorization: `Bearer ${t.key}` } });
     assert.equal(preview.statusCode, 200);

@@ -225,7 +225,7 @@ export class SynthesisService {
 
   /**
    * Kokoro speaks its nine languages in any of its voices (cross-lingual when the voice was made for another one);
-   * every other language goes to espeak-ng. Cloned voices use Kokoro's closest built-in voice of the same gender.
+   * every other language goes to espeak-ng. Cloned voices speak through either, then voice conversion.
    */
   private async plan(profile: VoiceProfile, requested: string | undefined): Promise<Plan> {
     const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
@@ -244,15 +244,18 @@ export class SynthesisService {
       if (kokoroLanguage && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by espeak-ng's rules for it.`);
       return { synthesizer: espeak, language, voice: { id: kokoroLanguage && !espeak.resolve(language) ? profile.voice_id : `espeak-${espeak.resolve(language) ?? profile.languages[0]}` }, warnings };
     }
-    if (kokoroLanguage) return { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro), warnings };
-    // Other languages: espeak-ng speaks, then voice conversion moves its voice to the profile's.
-    const espeakVoice = { id: `espeak-${espeak.resolve(language)}` };
+    // A cloned voice: Kokoro speaks its languages with the profile's blend of built-in voices, espeak-ng the others; voice
+    // conversion then moves that speech to the profile's voice. After Kokoro it lifts the output's similarity to its own
+    // profile (bench: closer to its own than to another profile in 97% of pairs instead of 78%) for one word in 231 lost.
+    const speaker = kokoroLanguage
+      ? { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro) }
+      : { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` } };
     if (!this.deps.converter) {
-      warnings.push(`No voice-conversion engine is installed: '${language}' is spoken by a plain espeak-ng voice.`);
-      return { synthesizer: espeak, language, voice: espeakVoice, warnings };
+      warnings.push(`No voice-conversion engine is installed: '${language}' is spoken by a ${speaker.synthesizer.engine} voice close to the profile, not converted to it.`);
+      return { ...speaker, warnings };
     }
     const converter = await this.deps.converter();
-    return { synthesizer: espeak, language, voice: espeakVoice, warnings, convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id) } };
+    return { ...speaker, warnings, convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id) } };
   }
 
   /**
