@@ -1,10 +1,11 @@
 /**
  * Transcription benchmark: WER/CER per language (given language and auto), language detection, DER (collar 0.25 s,
  * UEM) on the diarization files, RTF, and peak RSS on a long file made from the eval audio.
- * Writes bench/results/transcription.json. Env: BENCH_LONG_MINUTES (comma list, default 10,60; 0 skips), VOXD_ASR_MODEL.
+ * Writes bench/results/transcription.json. Env: BENCH_LONG_MINUTES (comma list, default 10,60; 0 skips them and keeps the
+ * previous run's long-file rows, each dated), VOXD_ASR_MODEL.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -134,8 +135,9 @@ function turnsFromWords(words: Array<{ speaker: string; startSeconds: number; en
 
 // Two lengths, so "flat in duration" is measured rather than assumed.
 const longMinutes = (process.env.BENCH_LONG_MINUTES ?? '10,60').split(',').map(Number).filter((m) => m > 0);
-const long = [];
-for (const minutes of longMinutes) long.push({ minutes, ...(await longFile(minutes)) });
+const resultsPath = path.join(packageRoot, 'bench/results/transcription.json');
+const long: unknown[] = longMinutes.length > 0 || !existsSync(resultsPath) ? [] : (JSON.parse(readFileSync(resultsPath, 'utf8')) as { long_files?: unknown[] }).long_files ?? [];
+for (const minutes of longMinutes) long.push({ minutes, measured_at: new Date().toISOString(), ...(await longFile(minutes)) });
 const detected = asr.filter((r) => r.detected === r.language).length;
 const results = {
   model: config.asrModel,
@@ -152,6 +154,6 @@ const results = {
   long_files: long,
   utterances: asr,
 };
-writeFileSync(path.join(packageRoot, 'bench/results/transcription.json'), `${JSON.stringify(results, null, 2)}\n`);
+writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, cpu_seconds_per_audio_second_short_clips: results.cpu_seconds_per_audio_second_short_clips, long_files: long }, null, 2)}\n`);
 await container.close();
