@@ -25,6 +25,10 @@
  * went into identity: voiced equaliser at 1.3x closer 64%, WER 9.3%; 1.2x 57%, 7.0%; source penalty in the warp search
  * 0.5: 71%, WER 7.1%, similarity 0.681; 0.7: 79%, WER 10.0%, similarity 0.652 (and one pair not closer than the source
  * was); 0.5 with EQ 1.2x: 79%, WER 8.7%; 0.3 with EQ 1.2x: 79%, WER 6.4%, similarity 0.690, F0 0.968 (kept).
+ * Full bench (55 pairs; before: closer 51%, similarity 0.678, F0 0.897, WER 8.4%): kept, closer 71%, closer than the
+ * source was 98%, similarity 0.676, F0 0.966, WER 10.2% (the subset's WER gain did not hold: whisper base on these
+ * clips swings 10-30 points per pair); the same with the voiced equaliser at 1x: closer 62%, 100%, 0.673, F0 0.962,
+ * WER 8.8%.
  *
  * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
  *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
