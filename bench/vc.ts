@@ -8,7 +8,7 @@
  * Words: with `--wer`, whisper base (the transcription engine) transcribes source and output, and the output's WER
  * against the source's transcript is reported (the `transcribe` hook of `runVcBench`); without it, `wer` is null.
  *
- * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--wer] [--limit N] [--dio]
+ * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--wer] [--limit N] [--every N] [--dio] [--out FILE]
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -55,6 +55,8 @@ export type Transcribe = (waveform: Waveform) => Promise<string>;
 
 export interface VcBenchOptions {
   limit?: number;
+  /** Only every n-th pair (a spread-out subset for quick iterations). */
+  every?: number;
   harvest?: boolean;
   transcribe?: Transcribe;
 }
@@ -74,6 +76,7 @@ export async function runVcBench(options: VcBenchOptions = {}) {
   };
 
   const pairs: PairResult[] = [];
+  let pairIndex = 0;
   for (const [targetSpeaker, clips] of bySpeaker) {
     if (clips.length < 2) continue;
     const [reference, ...heldOut] = clips as [Clip, ...Clip[]];
@@ -82,6 +85,7 @@ export async function runVcBench(options: VcBenchOptions = {}) {
     const targetEmbedding = averageEmbedding(heldOutEmbeddings);
     for (const [sourceSpeaker, sourceClips] of bySpeaker) {
       if (sourceSpeaker === targetSpeaker) continue;
+      if (options.every && pairIndex++ % options.every !== 0) continue;
       const sourceClip = sourceClips[0]!;
       const source = await decodeFile(path.join(sharedDir, 'eval', sourceClip.audio), { channels: 1 });
       const started = performance.now();
@@ -196,10 +200,11 @@ function pearson(xs: number[], ys: number[]): number {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 'bench', 'vc.ts')) {
   const { values } = parseArgs({
-    options: { wer: { type: 'boolean' }, limit: { type: 'string' }, dio: { type: 'boolean' }, out: { type: 'string' } },
+    options: { wer: { type: 'boolean' }, limit: { type: 'string' }, every: { type: 'string' }, dio: { type: 'boolean' }, out: { type: 'string' } },
   });
   const report = await runVcBench({
     limit: values.limit ? Number(values.limit) : undefined,
+    every: values.every ? Number(values.every) : undefined,
     harvest: !values.dio,
     transcribe: values.wer ? await whisperTranscribe() : undefined,
   });

@@ -2,9 +2,10 @@
  * Analysis/resynthesis voice conversion on the WORLD vocoder (16 kHz, 5 ms frames, FFT 1024).
  *
  * Per source frame: F0 moved into the target's register; spectral envelope frequency-warped (factor chosen by the
- * speaker-embedding cosine of quick resyntheses against the profile's embedding), equalised toward the target's
- * long-term voiced/unvoiced envelopes (difference of the averages, 40 quefrencies, +-18 dB); frame energy restored;
- * resynthesised with the source's voicing and aperiodicity. Long inputs go through in chunks cut at quiet points.
+ * speaker-embedding cosine of quick resyntheses to the profile's embedding, minus 0.3 x their cosine to the source
+ * excerpt's), equalised toward the target's long-term voiced/unvoiced envelopes (difference of the averages, 40
+ * quefrencies, +-18 dB; the voiced one applied at 1.2x); frame energy restored; resynthesised with the source's voicing
+ * and its aperiodicity scaled by 0.3 in voiced frames. Long inputs go through in chunks cut at quiet points.
  *
  * Measured and left out (bench/vc.ts, 11 pairs, whisper base WER): mixing in nearest-neighbour target envelopes
  * (30%: similarity +0.004, WER +3 points; 50% above 4 kHz: similarity -0.004, WER +5 points, bursts and fricatives
@@ -16,6 +17,18 @@
  * On 10-pair subsets, also no gain: aperiodicity shifted toward the target's voiced mean (similarity unchanged), the
  * equaliser's cuts limited (much of the identity is in them), a per-frame strength fading at voicing edges and in
  * quiet frames, and scoring warps by distance from the source as well (closer 80% but WER +10 points).
+ * Why the F0 correlation stayed at 0.897: the output is synthesised with the source's F0 exactly, but Harvest re-tracking
+ * the output took octave and half-octave errors in 5-10% of voiced frames (source errors were rare); the source's
+ * aperiodicity left the shifted harmonics weak. Scaling voiced aperiodicity (14-pair subset, every 4th pair; baseline
+ * there: closer 57%, similarity 0.693, F0 0.905, WER 11.2%): x0.3 below 4 kHz F0 0.965, WER 7.3%, similarity 0.690;
+ * x0.5 0.962 / 8.0%; x0.1 0.970 / 8.3%; x0.3 over all bands 0.975 / 6.7% / 0.691 (kept). The freed WER budget then
+ * went into identity: voiced equaliser at 1.3x closer 64%, WER 9.3%; 1.2x 57%, 7.0%; source penalty in the warp search
+ * 0.5: 71%, WER 7.1%, similarity 0.681; 0.7: 79%, WER 10.0%, similarity 0.652 (and one pair not closer than the source
+ * was); 0.5 with EQ 1.2x: 79%, WER 8.7%; 0.3 with EQ 1.2x: 79%, WER 6.4%, similarity 0.690, F0 0.968 (kept).
+ * Full bench (55 pairs; before: closer 51%, similarity 0.678, F0 0.897, WER 8.4%): kept, closer 71%, closer than the
+ * source was 98%, similarity 0.676, F0 0.966, WER 10.2% (the subset's WER gain did not hold: whisper base on these
+ * clips swings 10-30 points per pair); the same with the voiced equaliser at 1x: closer 62%, 100%, 0.673, F0 0.962,
+ * WER 8.8%.
  *
  * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
  *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
@@ -46,6 +59,12 @@ const chunkPadSamples = 50 * hop;
 const crossfadeSamples = 2 * hop * 2;
 const searchExcerptSeconds = 3.5;
 const alphaRange = [0.8, 1.25] as const;
+/** The warp search maximises cos(output, target) minus this times cos(output, source excerpt). */
+const sourceSimilarityWeight = 0.3;
+/** Multiplies the voiced equaliser (the unvoiced one stays at 1: fricatives and bursts carry the words). */
+const voicedEqGain = 1.2;
+/** Multiplies voiced frames' aperiodicity (all bands). */
+const voicedAperiodicityScale = 0.3;
 const nepersToDb = 10 / Math.LN10;
 
 export interface WorldDspOptions {
@@ -201,22 +220,23 @@ export class WorldDspConverter implements VoiceConverter {
     // Source statistics: from the whole input when it is one chunk (its analysis is then reused), else from
     // excerpts spread over it.
     const accumulator = new SpeakerAccumulator();
-    let firstChunk: { analysis: WorldAnalysis; measures: FrameMeasures; start: number } | null = null;
+    let firstChunk: { analysis: WorldAnalysis; measures: FrameMeasures; samples: Float32Array } | null = null;
     if (chunks.length === 1) {
       const analysis = await this.analyse(samples);
       const measures = this.measure(analysis);
       accumulator.add(analysis, measures, 0, measures.count);
-      firstChunk = { analysis, measures, start: 0 };
+      firstChunk = { analysis, measures, samples };
     } else {
       const excerptSamples = 5 * sampleRate;
       const excerpts = Math.min(6, Math.ceil(samples.length / excerptSamples));
       for (let i = 0; i < excerpts; i++) {
         const start = Math.floor(((samples.length - excerptSamples) * i) / Math.max(1, excerpts - 1) / hop) * hop;
-        const analysis = await this.analyse(samples.subarray(start, start + excerptSamples));
+        const excerpt = samples.subarray(start, start + excerptSamples);
+        const analysis = await this.analyse(excerpt);
         signal?.throwIfAborted();
         const measures = this.measure(analysis);
         accumulator.add(analysis, measures, 0, measures.count);
-        if (i === 0) firstChunk = { analysis, measures, start };
+        if (i === 0) firstChunk = { analysis, measures, samples: excerpt };
       }
     }
     const source = accumulator.finish();
@@ -261,7 +281,7 @@ export class WorldDspConverter implements VoiceConverter {
   /** Warp factor by speaker-embedding cosine of quick resyntheses (coarse grid, then two refinements). */
   private async chooseAlpha(
     plan: Plan,
-    chunk: { analysis: WorldAnalysis; measures: FrameMeasures },
+    chunk: { analysis: WorldAnalysis; measures: FrameMeasures; samples: Float32Array },
     warnings: string[],
     signal?: AbortSignal,
   ): Promise<number> {
@@ -273,6 +293,10 @@ export class WorldDspConverter implements VoiceConverter {
     const excerpt = speechExcerpt(chunk.measures, (searchExcerptSeconds * 1000) / framePeriodMs);
     const analysis = sliceAnalysis(chunk.analysis, excerpt.from, excerpt.to);
     const measures = sliceMeasures(chunk.measures, excerpt.from, excerpt.to);
+    const sourceEmbedding = await this.embedder.embedUtterance(
+      { samples: chunk.samples.slice(excerpt.from * hop, excerpt.to * hop), sampleRate, channels: 1 },
+      signal,
+    );
     const scores = new Map<number, number>();
     const score = async (alpha: number): Promise<number> => {
       const key = Math.round(alpha * 1000) / 1000;
@@ -281,7 +305,7 @@ export class WorldDspConverter implements VoiceConverter {
       const converted = this.applyPlan(analysis, measures, { ...plan, alpha: key });
       const y = await this.shared.world.synthesise(converted, (excerpt.to - excerpt.from) * hop, this.shared.worldOptions);
       const embedding = await this.embedder!.embedUtterance({ samples: Float32Array.from(y), sampleRate, channels: 1 }, signal);
-      const value = cosineSimilarity(embedding, target.embedding!);
+      const value = cosineSimilarity(embedding, target.embedding!) - sourceSimilarityWeight * cosineSimilarity(embedding, sourceEmbedding);
       scores.set(key, value);
       return value;
     };
@@ -313,7 +337,7 @@ export class WorldDspConverter implements VoiceConverter {
     return Math.round(Math.exp(best) * 1000) / 1000;
   }
 
-  /** The converted F0 and envelope of every frame (aperiodicity is the source's). */
+  /** The converted F0, envelope and aperiodicity of every frame. */
   private applyPlan(analysis: WorldAnalysis, measures: FrameMeasures, plan: Plan): WorldAnalysis {
     const { source, target, preserveEmotion, alpha } = plan;
     const { band } = this.shared;
@@ -334,14 +358,22 @@ export class WorldDspConverter implements VoiceConverter {
       for (let k = 0; k < bins; k++) log[k] = Math.log(analysis.spectrogram[t * bins + k]! + 1e-16);
       warpEnvelope(log, positions, warped);
       const eq = voiced ? eqVoiced : eqUnvoiced;
-      for (let k = 0; k < bins; k++) warped[k] = warped[k]! + eq[k]!;
+      const eqGain = voiced ? voicedEqGain : 1;
+      for (let k = 0; k < bins; k++) warped[k] = warped[k]! + eqGain * eq[k]!;
       // Frame energy: the source's, or its speech-frame deviations scaled toward the target's spread.
       const sourceDb = measures.bandLog[t]! * nepersToDb;
       const wantedDb = sourceDb + (Math.max(sourceDb, speechFloorDb) - source.energyMedianDb) * (energyScale - 1);
       const gain = wantedDb / nepersToDb - bandLogOf(warped, band);
       for (let k = 0; k < bins; k++) spectrogram[t * bins + k] = Math.exp(warped[k]! + gain);
     }
-    return { f0, spectrogram, aperiodicity: analysis.aperiodicity };
+    // Cleaner voiced excitation: with the source's aperiodicity the shifted harmonics are weak enough that a pitch
+    // tracker takes octave errors in 5-10% of the output's voiced frames, and the words blur.
+    const aperiodicity = Float64Array.from(analysis.aperiodicity);
+    for (let t = 0; t < measures.count; t++) {
+      if (!(f0[t]! > 0)) continue;
+      for (let k = 0; k < bins; k++) aperiodicity[t * bins + k] = aperiodicity[t * bins + k]! * voicedAperiodicityScale;
+    }
+    return { f0, spectrogram, aperiodicity };
   }
 
 
