@@ -47,8 +47,9 @@ export class SpeechDiarizer {
     private readonly options: DiarizationOptions = {},
   ) {}
 
-  async addSpeech(samples: Float32Array, originalStartSeconds: number, signal?: AbortSignal): Promise<void> {
-    const windows = await this.encoder.embedWindows({ samples, sampleRate: embeddingSampleRate, channels: 1 }, windowOptions(this.options), signal);
+  /** `recordingLevelDbfs`: RMS level of the whole recording the piece comes from (one gain for every piece). */
+  async addSpeech(samples: Float32Array, originalStartSeconds: number, recordingLevelDbfs: number, signal?: AbortSignal): Promise<void> {
+    const windows = await this.encoder.embedWindows({ samples, sampleRate: embeddingSampleRate, channels: 1 }, { ...windowOptions(this.options), recordingLevelDbfs }, signal);
     for (const w of windows) {
       this.windows.push({ ...w, startSeconds: w.startSeconds + originalStartSeconds, endSeconds: w.endSeconds + originalStartSeconds });
     }

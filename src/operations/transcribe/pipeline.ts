@@ -33,7 +33,7 @@ export interface SpeakerTurn {
 /** Speaker diarization over the speech the pipeline already decoded. */
 export interface Diarizer {
   /** Called for each speech piece in time order. */
-  addSpeech(samples: Float32Array, originalStartSeconds: number, signal?: AbortSignal): Promise<void>;
+  addSpeech(samples: Float32Array, originalStartSeconds: number, recordingLevelDbfs: number, signal?: AbortSignal): Promise<void>;
   /** Clusters everything added so far into speaker turns. */
   finish(options: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number }): SpeakerTurn[];
 }
@@ -63,10 +63,13 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const vadStream = deps.vad.stream();
   const probabilityBlocks: Float32Array[] = [];
   let totalSamples = 0;
+  let sumOfSquares = 0;
   for await (const block of decode()) {
     totalSamples += block.length;
+    for (let i = 0; i < block.length; i++) sumOfSquares += block[i]! * block[i]!;
     probabilityBlocks.push(await vadStream.push(block, request.signal));
   }
+  const recordingLevelDbfs = 10 * Math.log10(sumOfSquares / Math.max(totalSamples, 1));
   probabilityBlocks.push(await vadStream.flush());
   const probabilities = concat(probabilityBlocks);
   const durationSeconds = totalSamples / asrSampleRate;
@@ -97,7 +100,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
         const toSeconds = Math.min(region.endSeconds, chunk.originalEndSeconds);
         // Samples before the window's start were discarded: take() returns what is left, from its real start.
         const from = Math.max(Math.floor(fromSeconds * asrSampleRate), window.availableFrom);
-        if (toSeconds * asrSampleRate > from) await request.diarizer?.addSpeech(window.take(from, Math.floor(toSeconds * asrSampleRate)), from / asrSampleRate, request.signal);
+        if (toSeconds * asrSampleRate > from) await request.diarizer?.addSpeech(window.take(from, Math.floor(toSeconds * asrSampleRate)), from / asrSampleRate, recordingLevelDbfs, request.signal);
         // A region running past the chunk continues with the next one.
         if (region.endSeconds > chunk.originalEndSeconds) {
           regionCursorSeconds = chunk.originalEndSeconds;
