@@ -1,10 +1,12 @@
 /** Real engines for synthesis tests: models come through the model manager (registry packages, cached). */
+import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config.js';
 import { catalog } from '../../src/models/catalog.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { pitchStatistics, trackPitch, type PitchStatistics } from '../../src/audio/pitch.js';
 import { KokoroSynthesizer } from '../../src/operations/synthesize/engines/kokoro.js';
-import type { SynthesizedChunk } from '../../src/operations/synthesize/synthesizer.js';
+import type { SynthesisRequest, SynthesizedChunk, Synthesizer } from '../../src/operations/synthesize/synthesizer.js';
+import { emotions, prosody } from '../../src/operations/synthesize/emotion.js';
 
 export function modelManager(): ModelManager {
   const config = loadConfig(process.env);
@@ -56,4 +58,27 @@ export function measure(samples: Float32Array, sampleRate: number): SpeechMeasur
     activeRmsDb: count > 0 ? 10 * Math.log10(sum / count) : -Infinity,
     ...pitchStatistics(trackPitch(samples, sampleRate)),
   };
+}
+
+/** Synthesises `request` in every emotion and checks each moves F0 level and range, rate and energy as documented. */
+export async function assertEmotionDirections(synthesizer: Synthesizer, request: Omit<SynthesisRequest, 'emotion'>): Promise<void> {
+  const measured = new Map<string, SpeechMeasures>();
+  for (const emotion of emotions) {
+    const audio = await collect(synthesizer.synthesize({ ...request, emotion }));
+    measured.set(emotion, measure(audio.samples, audio.sampleRate));
+  }
+  const neutral = measured.get('neutral')!;
+  for (const emotion of emotions.filter((e) => e !== 'neutral')) {
+    const m = measured.get(emotion)!;
+    const p = prosody[emotion];
+    const where = `${emotion}: ${JSON.stringify(m)} vs neutral ${JSON.stringify(neutral)}`;
+    if (!p.voiced) {
+      assert.ok(m.voicedFraction < neutral.voicedFraction * 0.3, `whisper is unvoiced; ${where}`);
+    } else {
+      if (p.f0Semitones !== 0) assert.equal(Math.sign(m.medianHz - neutral.medianHz), Math.sign(p.f0Semitones), `F0 level; ${where}`);
+      if (Math.abs(p.f0Range - 1) >= 0.2) assert.equal(Math.sign(m.rangeSemitones - neutral.rangeSemitones), Math.sign(p.f0Range - 1), `F0 range; ${where}`);
+    }
+    if (p.rate !== 1) assert.equal(Math.sign(neutral.durationSeconds - m.durationSeconds), Math.sign(p.rate - 1), `rate; ${where}`);
+    if (p.gainDb !== 0) assert.equal(Math.sign(m.activeRmsDb - neutral.activeRmsDb), Math.sign(p.gainDb), `energy; ${where}`);
+  }
 }

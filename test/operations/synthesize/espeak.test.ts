@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { emotions, prosody } from '../../../src/operations/synthesize/emotion.js';
 import { EspeakSynthesizer } from '../../../src/operations/synthesize/engines/espeak.js';
-import { collect, measure, type SpeechMeasures } from '../../helpers/tts.js';
+import { assertEmotionDirections, collect, measure } from '../../helpers/tts.js';
 
 describe('espeak-ng engine', () => {
   let espeak: EspeakSynthesizer;
@@ -41,25 +40,7 @@ describe('espeak-ng engine', () => {
   });
 
   test('every emotion moves F0, rate and energy in its documented direction', async () => {
-    const text = 'Ich hätte nie gedacht, dich heute hier zu sehen. Was für ein Tag das war!';
-    const measured = new Map<string, SpeechMeasures>();
-    for (const emotion of emotions) {
-      const audio = await collect(espeak.synthesize({ text, language: 'de', voice: { id: 'espeak-de' }, emotion }));
-      measured.set(emotion, measure(audio.samples, audio.sampleRate));
-    }
-    const neutral = measured.get('neutral')!;
-    for (const emotion of emotions.filter((e) => e !== 'neutral')) {
-      const m = measured.get(emotion)!;
-      const p = prosody[emotion];
-      const where = `${emotion}: ${JSON.stringify(m)} vs neutral ${JSON.stringify(neutral)}`;
-      if (!p.voiced) assert.ok(m.voicedFraction < neutral.voicedFraction * 0.3, `whisper is unvoiced; ${where}`);
-      else {
-        if (p.f0Semitones !== 0) assert.equal(Math.sign(m.medianHz - neutral.medianHz), Math.sign(p.f0Semitones), `F0 level; ${where}`);
-        if (Math.abs(p.f0Range - 1) >= 0.2) assert.equal(Math.sign(m.rangeSemitones - neutral.rangeSemitones), Math.sign(p.f0Range - 1), `F0 range; ${where}`);
-      }
-      if (p.rate !== 1) assert.equal(Math.sign(neutral.durationSeconds - m.durationSeconds), Math.sign(p.rate - 1), `rate; ${where}`);
-      if (p.gainDb !== 0) assert.equal(Math.sign(m.activeRmsDb - neutral.activeRmsDb), Math.sign(p.gainDb), `energy; ${where}`);
-    }
+    await assertEmotionDirections(espeak, { text: 'Ich hätte nie gedacht, dich heute hier zu sehen. Was für ein Tag das war!', language: 'de', voice: { id: 'espeak-de' } });
   });
 
   test('blends and style vectors are refused with a clear error', async () => {
