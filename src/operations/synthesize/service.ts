@@ -53,7 +53,7 @@ export interface SynthesisDependencies {
   voices: VoiceService;
   kokoro: () => Promise<KokoroSynthesizer>;
   espeak: () => Promise<EspeakSynthesizer>;
-  /** Voice conversion, for cloned voices in languages only espeak-ng speaks (absent: those use a plain espeak voice). */
+  /** Voice conversion, moving a cloned voice's synthesised speech to the profile (absent: the speech stays unconverted). */
   converter?: () => Promise<VoiceConverter>;
 }
 
@@ -93,7 +93,7 @@ interface Plan {
   language: string;
   voice: VoiceSelection;
   warnings: string[];
-  /** Each chunk is then converted to this voice (a cloned voice in a language only espeak-ng speaks). */
+  /** Each chunk is then converted to this voice (a cloned voice). */
   convertTo?: { converter: VoiceConverter; target: TargetProfileStats };
 }
 
@@ -246,7 +246,7 @@ export class SynthesisService {
     }
     // A cloned voice: Kokoro speaks its languages with the profile's blend of built-in voices, espeak-ng the others; voice
     // conversion then moves that speech to the profile's voice. After Kokoro it lifts the output's similarity to its own
-    // profile (bench: closer to its own than to another profile in 97% of pairs instead of 78%) for one word in 231 lost.
+    // profile (bench: closer to its own than to another profile in 95.5% of pairs instead of 78%) for two words in 231 lost.
     const speaker = kokoroLanguage
       ? { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro) }
       : { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` } };
