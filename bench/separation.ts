@@ -1,11 +1,12 @@
 /**
  * Separation benchmark: SI-SDR and SI-SDR improvement per stem on every DnR-style mixture in eval/sep, real-time
- * factor, and peak RSS on long inputs (built at run time by looping the eval mixtures) in a fresh child process.
+ * factor, and peak RSS on long inputs (built at run time by looping the eval mixtures) through the service's
+ * streaming path, each in a fresh child process.
  * Run: node --import tsx bench/separation.ts   (VOXD_SHARED_DIR defaults to ../shared beside the checkout)
  * Writes bench/results/separation.json.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +16,8 @@ import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import { SoundtrackSeparator } from '../src/operations/separate/engines/soundtrack.js';
-import { stemNames, type StemName } from '../src/operations/separate/separator.js';
+import { separateWaveform, stemNames, type StemName } from '../src/operations/separate/separator.js';
+import { writeStemFiles } from '../src/operations/separate/stem-files.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = process.env.VOXD_SHARED_DIR ?? path.resolve(repoRoot, '../shared');
@@ -57,7 +59,7 @@ async function quality(separator: SoundtrackSeparator) {
   for (const entry of manifest.sep) {
     const mixture = await decodeFile(path.join(evalDir, entry.mixture));
     const started = performance.now();
-    const { stems } = await separator.separate(mixture, { stems: [...stemNames] });
+    const stems = await separateWaveform(separator, mixture);
     const elapsed = (performance.now() - started) / 1000;
     const duration = mixture.samples.length / mixture.channels / mixture.sampleRate;
     audioSeconds += duration;
@@ -96,25 +98,28 @@ async function quality(separator: SoundtrackSeparator) {
   return { mixtures, averages, rtf: round(processingSeconds / audioSeconds, 3) };
 }
 
-/** Child mode: separate a `minutes`-long input built by looping the eval mixtures, print peak RSS. */
+/**
+ * Child mode: the service's path (file decoded in blocks -> separator -> raw stems on disk -> encoded wav) on a
+ * `minutes`-long 44.1 kHz mono file built by looping the eval mixtures; prints peak RSS.
+ */
 async function rssChild(minutes: number): Promise<void> {
   const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { sep: SepEntry[] };
-  const sources = [];
-  for (const entry of manifest.sep.filter((e) => referenceMap[e.id])) sources.push((await decodeFile(path.join(evalDir, entry.mixture), { sampleRate: 44100, channels: 1 })).samples);
-  const length = Math.round(minutes * 60 * 44100);
-  const samples = new Float32Array(length);
-  for (let at = 0, k = 0; at < length; k++) {
-    const source = sources[k % sources.length]!;
-    samples.set(source.subarray(0, Math.min(source.length, length - at)), at);
-    at += source.length;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'voxd-sep-bench-'));
+  try {
+    const list = path.join(dir, 'list.txt');
+    writeFileSync(list, manifest.sep.filter((e) => referenceMap[e.id]).map((e) => `file '${path.join(evalDir, e.mixture)}'\n`).join(''));
+    const input = path.join(dir, 'long.wav');
+    const built = spawnSync('ffmpeg', ['-v', 'error', '-stream_loop', '-1', '-f', 'concat', '-safe', '0', '-i', list, '-t', String(minutes * 60), '-ar', '44100', '-ac', '1', '-c:a', 'pcm_s16le', input]);
+    if (built.status !== 0) throw new Error(`building the long input failed: ${built.stderr.toString()}`);
+    const separator = await loadSeparator();
+    const started = performance.now();
+    const result = await writeStemFiles({ separator, inputPath: input, layout: { sampleRate: 44100, channels: 1 }, stems: [...stemNames], format: 'wav', extension: 'wav', sampleRate: 44100, dir, maxSeconds: Infinity });
+    const elapsed = (performance.now() - started) / 1000;
+    const peakRssBytes = process.resourceUsage().maxRSS * 1024;
+    console.log(JSON.stringify({ minutes, seconds: round(result.durationSeconds, 1), rtf: round(elapsed / result.durationSeconds, 3), peak_rss_mb: Math.round(peakRssBytes / 2 ** 20) }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-  const separator = await loadSeparator();
-  const started = performance.now();
-  const { stems } = await separator.separate({ samples, sampleRate: 44100, channels: 1 }, { stems: [...stemNames] });
-  const elapsed = (performance.now() - started) / 1000;
-  const ioBytes = samples.byteLength + Object.values(stems).reduce((sum, s) => sum + s.samples.byteLength, 0);
-  const peakRssBytes = process.resourceUsage().maxRSS * 1024;
-  console.log(JSON.stringify({ minutes, rtf: round(elapsed / (minutes * 60), 3), peak_rss_mb: Math.round(peakRssBytes / 2 ** 20), io_buffers_mb: Math.round(ioBytes / 2 ** 20), working_set_mb: Math.round((peakRssBytes - ioBytes) / 2 ** 20) }));
 }
 
 function runRssChild(minutes: number): Record<string, number> {

@@ -57,12 +57,14 @@ function codecArgs(options: EncodeOptions): string[] {
   }
 }
 
-/** Scales the waveform down when its peak exceeds full scale (leaves 0.1 dB headroom). */
+/** The highest peak written: 0.1 dB below full scale, so integer formats and lossy decoders do not clip. */
+export const peakLimit = 0.989;
+
+/** Scales the waveform down when its peak exceeds `peakLimit`. */
 export function peakSafe(samples: Float32Array): Float32Array {
   const max = peak(samples);
-  const limit = 0.989;
-  if (max <= limit) return samples;
-  const gain = limit / max;
+  if (max <= peakLimit) return samples;
+  const gain = peakLimit / max;
   const scaled = new Float32Array(samples.length);
   for (let i = 0; i < samples.length; i++) scaled[i] = samples[i]! * gain;
   return scaled;
@@ -121,19 +123,36 @@ export function startEncoder(options: EncodeOptions & { inputSampleRate: number;
   };
 }
 
-async function encodeTo(waveform: Waveform, options: EncodeOptions, output: string): Promise<Buffer> {
-  const sampleRate = outputSampleRate(options.format, options.sampleRate ?? waveform.sampleRate);
-  const samples = peakSafe(waveform.samples);
-  const input = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);
+/**
+ * Encodes raw interleaved float32 samples from `input` (a file path, or 'pipe:0' for stdin) into `output`
+ * (a file path, or 'pipe:1'). `gain` scales the whole signal (e.g. to keep a stem that exceeds full scale unclipped).
+ */
+function encodeRaw(layout: { sampleRate: number; channels: number }, options: EncodeOptions & { gain?: number }, input: string, output: string, stdin?: Buffer) {
+  const sampleRate = outputSampleRate(options.format, options.sampleRate ?? layout.sampleRate);
+  const filters = [
+    ...(options.gain !== undefined && options.gain !== 1 ? [`volume=${options.gain.toFixed(6)}`] : []),
+    ...(sampleRate !== layout.sampleRate ? ['aresample=resampler=soxr:precision=28'] : []),
+  ];
   const args = [
     ...ffmpegBaseArgs,
-    '-f', 'f32le', '-ar', String(waveform.sampleRate), '-ac', String(waveform.channels), '-i', 'pipe:0',
-    ...(sampleRate !== waveform.sampleRate ? ['-af', 'aresample=resampler=soxr:precision=28'] : []),
+    '-f', 'f32le', '-ar', String(layout.sampleRate), '-ac', String(layout.channels), '-i', input,
+    ...(filters.length > 0 ? ['-af', filters.join(',')] : []),
     '-ar', String(sampleRate),
     ...codecArgs(options),
     output,
   ];
-  const result = await runProcess('ffmpeg', args, { input, signal: options.signal });
+  return runProcess('ffmpeg', args, { ...(stdin ? { input: stdin } : {}), signal: options.signal });
+}
+
+async function encodeTo(waveform: Waveform, options: EncodeOptions, output: string): Promise<Buffer> {
+  const samples = peakSafe(waveform.samples);
+  const result = await encodeRaw(waveform, options, 'pipe:0', output, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
   if (result.exitCode !== 0) throw new VoxError('internal', 'Audio encoding failed.', { cause: result.stderr });
   return result.stdout;
+}
+
+/** Encodes a file of raw interleaved float32 samples into `output`, scaled by `gain`; memory stays flat in duration. */
+export async function encodeRawFile(rawPath: string, layout: { sampleRate: number; channels: number }, options: EncodeOptions & { gain?: number }, output: string): Promise<void> {
+  const result = await encodeRaw(layout, options, rawPath, output);
+  if (result.exitCode !== 0) throw new VoxError('internal', 'Audio encoding failed.', { cause: result.stderr });
 }

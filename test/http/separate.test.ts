@@ -1,12 +1,14 @@
 /** Separation through HTTP with the real engines on the eval mixtures. */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout } from 'node:timers/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import yauzl from 'yauzl';
 import { relativeErrorDb, siSdr } from '../../bench/lib/sisdr.js';
 import { decodeFile } from '../../src/audio/decode.js';
-import type { Waveform } from '../../src/audio/waveform.js';
+import { peak, rmsDb, type Waveform } from '../../src/audio/waveform.js';
 import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
@@ -52,7 +54,10 @@ describe('POST /v1/audio/separate', () => {
       assert.equal(stem.channels, mixture.channels);
       stem.samples.forEach((v, i) => (sum[i]! += v));
       stems.set(info.name, stem);
-      assert.ok(info.active_fraction >= 0 && info.active_fraction <= 1);
+      assert.ok(info.active_fraction > 0.5 && info.active_fraction <= 1, `${info.name} active ${info.active_fraction}`);
+      // Levels describe the file as written.
+      assert.ok(Math.abs(info.rms_db! - rmsDb(stem.samples)) < 0.1, `${info.name} rms ${info.rms_db} vs ${rmsDb(stem.samples)}`);
+      assert.ok(Math.abs(info.peak_db! - 20 * Math.log10(peak(stem.samples))) < 0.1, `${info.name} peak`);
     }
     // 16-bit files: the sum matches to quantisation error.
     const error = relativeErrorDb(sum.map((v, i) => v - mixture.samples[i]!), mixture.samples);
@@ -76,14 +81,26 @@ describe('POST /v1/audio/separate', () => {
     assert.equal(dialogue.sampleRate, 16000);
   });
 
-  test('zip: one archive with a file per stem', async () => {
+  test('zip: one archive with a file per stem, summing to the input; no scratch files remain', async () => {
     const r = await separate({ response_format: 'zip', stems: 'music,sfx' });
     assert.equal(r.statusCode, 200);
     assert.equal(r.headers['content-type'], 'application/zip');
     const zip = await yauzl.fromBufferPromise(r.rawPayload, { lazyEntries: true });
     const names: string[] = [];
-    for await (const entry of zip.eachEntry()) names.push(entry.fileName);
+    const sum = new Float32Array(mixture.samples.length);
+    const dir = makeTempDir('zip');
+    for await (const entry of zip.eachEntry()) {
+      names.push(entry.fileName);
+      const file = path.join(dir, entry.fileName);
+      await pipeline(await zip.openReadStreamPromise(entry), createWriteStream(file));
+      (await decodeFile(file)).samples.forEach((v, i) => (sum[i]! += v));
+    }
     assert.deepEqual(names.sort(), ['music.wav', 'residual.wav', 'sfx.wav']);
+    const error = relativeErrorDb(sum.map((v, i) => v - mixture.samples[i]!), mixture.samples);
+    assert.ok(error < -60, `sum error ${error.toFixed(1)} dB`);
+    const tempDir = path.dirname(t.container.store.blobs.tempPath());
+    await setTimeout(100);
+    assert.deepEqual(readdirSync(tempDir).filter((name) => name.startsWith('stems-')), []);
   });
 
   test('garbage -> 415; unknown stem -> 422', async () => {

@@ -1,17 +1,37 @@
-/** The separation engine interface. */
+/** The separation engine interface: audio streams in, stems stream out, so memory is flat in duration. */
 import type { Waveform } from '../../audio/waveform.js';
 
 export const stemNames = ['dialogue', 'music', 'sfx', 'ambience'] as const;
 export type StemName = (typeof stemNames)[number];
 
-export interface SeparationResult {
-  /** Each requested stem at the input's rate, length and channel count. All four stems together sum to the input. */
-  stems: Partial<Record<StemName, Waveform>>;
-  warnings: string[];
+export interface AudioLayout {
+  sampleRate: number;
+  channels: number;
 }
+
+/** The next frames of every stem, interleaved like the input; the four stems of a block sum to the input's frames. */
+export type StemBlock = Record<StemName, Float32Array>;
 
 export interface Separator {
   engine: string;
   modelId: string;
-  separate(input: Waveform, options: { stems: StemName[]; signal?: AbortSignal }): Promise<SeparationResult>;
+  /** Notes on how well this input suits the engine (e.g. a rate below the models'). */
+  warnings(layout: AudioLayout): string[];
+  /** Separates interleaved input blocks of any size as they arrive; the yielded blocks cover the input exactly once, in order. */
+  separate(input: AsyncIterable<Float32Array>, layout: AudioLayout, signal?: AbortSignal): AsyncGenerator<StemBlock>;
+}
+
+/** Separates a waveform held in memory (short clips, tests, benchmarks): the four stems at the input's shape. */
+export async function separateWaveform(separator: Separator, input: Waveform, signal?: AbortSignal): Promise<Record<StemName, Waveform>> {
+  const { sampleRate, channels } = input;
+  const stems = Object.fromEntries(stemNames.map((name) => [name, new Float32Array(input.samples.length)])) as StemBlock;
+  let offset = 0;
+  async function* whole(): AsyncGenerator<Float32Array> {
+    yield input.samples;
+  }
+  for await (const block of separator.separate(whole(), { sampleRate, channels }, signal)) {
+    for (const name of stemNames) stems[name].set(block[name], offset);
+    offset += block.dialogue.length;
+  }
+  return Object.fromEntries(stemNames.map((name) => [name, { samples: stems[name], sampleRate, channels }])) as Record<StemName, Waveform>;
 }

@@ -2,8 +2,8 @@
  * Soundtrack separator: dialogue from speech-enhancement models (DeepFilterNet3 and DTLN, blended), then the
  * background (input minus dialogue) split into music / sfx / ambience by spectral masks.
  *
- * Long inputs run in chunks with context on both sides and linear crossfades between chunks, so working memory is
- * bounded by the chunk size; each channel is processed on its own. Every stage is exact in sum (background is the
+ * Input streams in and stems stream out in chunks with context on both sides and linear crossfades between chunks,
+ * so working memory is bounded by the chunk size whatever the duration; each channel is processed on its own. Every stage is exact in sum (background is the
  * input minus dialogue, the background split ends with an exact remainder, crossfade weights sum to one), so the
  * four stems add back to the input to float precision.
  */
@@ -11,8 +11,7 @@ import path from 'node:path';
 import { resample } from '../../../audio/resample.js';
 import { extendBandByMask } from '../../../audio/spectral-masks.js';
 import { splitBackground } from '../../../audio/background-split.js';
-import type { Waveform } from '../../../audio/waveform.js';
-import { stemNames, type SeparationResult, type Separator, type StemName } from '../separator.js';
+import { stemNames, type AudioLayout, type Separator, type StemBlock, type StemName } from '../separator.js';
 import { DeepFilterNet3Model } from './deepfilternet3.js';
 import type { DialogueModel } from './dialogue-model.js';
 import { DtlnModel } from './dtln.js';
@@ -55,68 +54,65 @@ export class SoundtrackSeparator implements Separator {
     return new SoundtrackSeparator(models.filter((m) => (options.modelWeights[m.id] ?? 0) > 0), options);
   }
 
-  async separate(input: Waveform, options: { stems: StemName[]; signal?: AbortSignal }): Promise<SeparationResult> {
-    const requested = stemNames.filter((name) => options.stems.includes(name));
-    if (requested.length === 0) throw new RangeError('separate: no stems requested');
-
-    const { channels, sampleRate } = input;
-    const frames = input.samples.length / channels;
-    const outputs = new Map<StemName, Float32Array>(requested.map((name) => [name, new Float32Array(input.samples.length)]));
-    // A mono input is processed in place; other layouts one de-interleaved channel at a time.
-    const mono = channels === 1 ? input.samples : new Float32Array(frames);
-    for (let c = 0; c < channels; c++) {
-      if (channels > 1) for (let i = 0; i < frames; i++) mono[i] = input.samples[i * channels + c]!;
-      for await (const part of this.separateChannel(mono, sampleRate, options.signal)) {
-        for (const name of requested) {
-          const target = outputs.get(name)!;
-          const stem = part.stems[name];
-          for (let i = 0; i < stem.length; i++) target[(part.start + i) * channels + c]! += stem[i]! * part.weights[i]!;
-        }
-      }
-    }
-    const stems: SeparationResult['stems'] = {};
-    for (const [name, samples] of outputs) stems[name] = { samples, sampleRate, channels };
-    const warnings: string[] = [];
-    if (sampleRate < 16000) warnings.push(`Input rate ${sampleRate} Hz is below the 16 kHz the dialogue models were trained at; dialogue quality will be lower.`);
-    return { stems, warnings };
+  warnings(layout: AudioLayout): string[] {
+    return layout.sampleRate < 16000 ? [`Input rate ${layout.sampleRate} Hz is below the 16 kHz the dialogue models were trained at; dialogue quality will be lower.`] : [];
   }
 
-  /** Chunks of one channel: the four stems over [start, start + length) and the crossfade weight of each sample. */
-  private async *separateChannel(
-    samples: Float32Array,
-    sampleRate: number,
-    signal?: AbortSignal,
-  ): AsyncGenerator<{ start: number; weights: Float32Array; stems: Record<StemName, Float32Array> }> {
+  /**
+   * Chunk k has the core [k x chunk, (k + 1) x chunk) and is separated with `context` more input on each side, once
+   * that much has arrived (or the input ended). Its stems are weighted 1 over the core and by linear ramps of length
+   * `fade` centred on each inner boundary; everything before the next boundary's ramp is final and is yielded, the
+   * ramp itself waits for the next chunk's half. Held at most: one chunk plus context of input, one of output.
+   */
+  async *separate(input: AsyncIterable<Float32Array>, layout: AudioLayout, signal?: AbortSignal): AsyncGenerator<StemBlock> {
+    const { sampleRate, channels } = layout;
     const { chunkSeconds, contextSeconds, crossfadeSeconds } = this.options;
     const chunk = Math.round(chunkSeconds * sampleRate);
     const context = Math.round(contextSeconds * sampleRate);
     // Even, so the ramps centre on a sample boundary.
     const fade = 2 * Math.floor(Math.min(context, crossfadeSeconds * sampleRate) / 2);
-    const total = samples.length;
-    for (let coreStart = 0; coreStart < total; coreStart += chunk) {
-      if (signal?.aborted) throw signal.reason;
-      const coreEnd = Math.min(total, coreStart + chunk);
-      const start = Math.max(0, coreStart - context);
-      const end = Math.min(total, coreEnd + context);
-      const stems = await this.separateSegment(samples.subarray(start, end), sampleRate, signal);
-      // Weight 1 over the core, linear ramps of length `fade` centred on each inner chunk boundary.
-      const outStart = coreStart === 0 ? 0 : coreStart - fade / 2;
-      const outEnd = coreEnd === total ? total : coreEnd + fade / 2;
-      const weights = new Float32Array(outEnd - outStart);
-      for (let i = 0; i < weights.length; i++) {
-        const n = outStart + i;
-        let w = 1;
-        if (coreStart > 0 && n < coreStart + fade / 2) w = (n - (coreStart - fade / 2) + 0.5) / fade;
-        if (coreEnd < total && n >= coreEnd - fade / 2) w = Math.min(w, 1 - (n - (coreEnd - fade / 2) + 0.5) / fade);
-        weights[i] = w;
+    const buffered = new FrameBuffer(channels);
+    let pendingTail: StemBlock | undefined;
+    let coreStart = 0;
+    let total: number | undefined;
+    const iterator = input[Symbol.asyncIterator]();
+    while (total === undefined || coreStart < total) {
+      // Read until this chunk's right context is in, or the input ends.
+      while (total === undefined && buffered.endFrame < coreStart + chunk + context) {
+        if (signal?.aborted) throw signal.reason;
+        const next = await iterator.next();
+        if (next.done) total = buffered.endFrame;
+        else buffered.append(next.value);
       }
-      const offset = outStart - start;
-      const slice = (x: Float32Array): Float32Array => x.subarray(offset, offset + weights.length);
-      yield {
-        start: outStart,
-        weights,
-        stems: { dialogue: slice(stems.dialogue), music: slice(stems.music), sfx: slice(stems.sfx), ambience: slice(stems.ambience) },
-      };
+      const end = total ?? Infinity;
+      if (coreStart >= end) break;
+      // A remainder shorter than the context joins this chunk, so every inner boundary has full context on both sides.
+      const coreEnd = end - (coreStart + chunk) < context ? end : coreStart + chunk;
+      const segmentStart = Math.max(0, coreStart - context);
+      const segmentEnd = Math.min(end, coreEnd + context);
+      const outStart = coreStart === 0 ? 0 : coreStart - fade / 2;
+      const outEnd = coreEnd === end ? end : coreEnd + fade / 2;
+      const out = emptyStems((outEnd - outStart) * channels);
+      if (pendingTail) for (const name of stemNames) out[name].set(pendingTail[name]);
+      const weights = rampWeights(outStart, outEnd, coreStart, coreEnd, end, fade);
+      const mono = new Float32Array(segmentEnd - segmentStart);
+      for (let c = 0; c < channels; c++) {
+        buffered.channel(c, segmentStart, segmentEnd, mono);
+        const stems = await this.separateSegment(mono, sampleRate, signal);
+        const offset = outStart - segmentStart;
+        for (const name of stemNames) {
+          const target = out[name];
+          const stem = stems[name];
+          for (let i = 0; i < weights.length; i++) target[i * channels + c]! += stem[offset + i]! * weights[i]!;
+        }
+      }
+      // Final up to where the next boundary's ramp starts.
+      const finalEnd = coreEnd === end ? end : coreEnd - fade / 2;
+      const finalSamples = (finalEnd - outStart) * channels;
+      pendingTail = coreEnd === end ? undefined : mapStems(out, (x) => x.slice(finalSamples));
+      yield mapStems(out, (x) => x.subarray(0, finalSamples));
+      coreStart = coreEnd;
+      buffered.dropBefore(Math.max(0, coreStart - context));
     }
   }
 
@@ -148,6 +144,64 @@ export class SoundtrackSeparator implements Separator {
     if (model.sampleRate >= sampleRate) return estimate;
     // The resampler's passband ends a little below the model's Nyquist.
     return extendBandByMask(estimate, segment, sampleRate, 0.45 * model.sampleRate);
+  }
+}
+
+function emptyStems(length: number): StemBlock {
+  return { dialogue: new Float32Array(length), music: new Float32Array(length), sfx: new Float32Array(length), ambience: new Float32Array(length) };
+}
+
+function mapStems(stems: StemBlock, map: (samples: Float32Array) => Float32Array): StemBlock {
+  return { dialogue: map(stems.dialogue), music: map(stems.music), sfx: map(stems.sfx), ambience: map(stems.ambience) };
+}
+
+/** Crossfade weight of frames [outStart, outEnd): 1 over the core, linear ramps centred on inner boundaries; neighbours sum to 1. */
+function rampWeights(outStart: number, outEnd: number, coreStart: number, coreEnd: number, total: number, fade: number): Float32Array {
+  const weights = new Float32Array(outEnd - outStart);
+  for (let i = 0; i < weights.length; i++) {
+    const n = outStart + i;
+    let w = 1;
+    if (coreStart > 0 && n < coreStart + fade / 2) w = (n - (coreStart - fade / 2) + 0.5) / fade;
+    if (coreEnd < total && n >= coreEnd - fade / 2) w = Math.min(w, 1 - (n - (coreEnd - fade / 2) + 0.5) / fade);
+    weights[i] = w;
+  }
+  return weights;
+}
+
+/** Interleaved input frames from `startFrame` on, appended block by block and dropped once no chunk needs them. */
+class FrameBuffer {
+  private data = new Float32Array(0);
+  private frames = 0;
+  private startFrame = 0;
+
+  constructor(private readonly channels: number) {}
+
+  get endFrame(): number {
+    return this.startFrame + this.frames;
+  }
+
+  append(block: Float32Array): void {
+    const needed = (this.frames * this.channels) + block.length;
+    if (needed > this.data.length) {
+      const grown = new Float32Array(Math.max(needed, 2 * this.data.length));
+      grown.set(this.data.subarray(0, this.frames * this.channels));
+      this.data = grown;
+    }
+    this.data.set(block, this.frames * this.channels);
+    this.frames += block.length / this.channels;
+  }
+
+  dropBefore(frame: number): void {
+    const drop = Math.min(this.frames, Math.max(0, frame - this.startFrame));
+    this.data.copyWithin(0, drop * this.channels, this.frames * this.channels);
+    this.frames -= drop;
+    this.startFrame += drop;
+  }
+
+  /** Channel `c` of frames [from, to) into `target`. */
+  channel(c: number, from: number, to: number, target: Float32Array): void {
+    const base = (from - this.startFrame) * this.channels + c;
+    for (let i = 0; i < to - from; i++) target[i] = this.data[base + i * this.channels]!;
   }
 }
 
