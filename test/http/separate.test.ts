@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import yauzl from 'yauzl';
 import { relativeErrorDb, siSdr } from '../../bench/lib/sisdr.js';
 import { decodeFile } from '../../src/audio/decode.js';
+import { encodeWaveform } from '../../src/audio/encode.js';
 import { peak, rmsDb, type Waveform } from '../../src/audio/waveform.js';
 import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
@@ -101,6 +102,21 @@ describe('POST /v1/audio/separate', () => {
     const tempDir = path.dirname(t.container.store.blobs.tempPath());
     await setTimeout(100);
     assert.deepEqual(readdirSync(tempDir).filter((name) => name.startsWith('stems-')), []);
+  });
+
+  test('digital silence: every stem is silence with active_fraction 0, not an error', async () => {
+    const silence = await encodeWaveform({ samples: new Float32Array(2 * 48000 * 3), sampleRate: 48000, channels: 2 }, { format: 'wav' });
+    const form = multipartBody({}, { audio: { filename: 'silence.wav', content: silence } });
+    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/separate', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    assert.equal(r.statusCode, 200, r.body);
+    const body = r.json() as { duration: number; channels: number; stems: StemInfo[] };
+    assert.equal(body.duration, 3);
+    assert.equal(body.channels, 2);
+    for (const info of body.stems) {
+      assert.equal(info.active_fraction, 0, info.name);
+      assert.equal(info.rms_db, null, info.name);
+      assert.equal(peak((await download(info.url)).samples), 0, info.name);
+    }
   });
 
   test('garbage -> 415; unknown stem -> 422', async () => {
