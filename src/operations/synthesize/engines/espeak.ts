@@ -6,6 +6,7 @@
  */
 import { filterAndResample, parsePcm16Wav } from '../../../audio/filter.js';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
+import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../errors.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
@@ -15,6 +16,11 @@ import { espeakVoices, speakSsml, type EspeakVoiceInfo } from './espeak-ng.js';
 
 export const espeakSampleRate = 24000;
 const espeakDefaultWordsPerMinute = 175;
+/**
+ * Silence kept after each sentence. espeak-ng's own pause grows with the intonation range (0.37 s neutral, 0.6 s at a
+ * 132% range after an exclamation), which made wider-range emotions slower overall though their speech is faster.
+ */
+const sentencePauseSeconds = 0.35;
 const postFilters = ['highpass=f=70', 'treble=g=-5:f=3500:t=s:w=0.7', 'lowpass=f=9000:p=2'];
 /** Voice ids are `espeak-<language>`, optionally with an espeak-ng variant: `espeak-de+f3`. */
 const voicePattern = /^espeak-([a-z0-9-]+?)(?:\+([A-Za-z0-9_]+))?$/;
@@ -68,7 +74,8 @@ export class EspeakSynthesizer implements Synthesizer {
       signal?.throwIfAborted();
       const ssml = `<speak><prosody pitch="${pitch >= 0 ? '+' : ''}${pitch}%" range="${range}%">${escapeXml(sentence)}</prosody></speak>`;
       const raw = parsePcm16Wav(await speakSsml(ssml, voice, wordsPerMinute, signal));
-      const { samples } = await filterAndResample(raw, { sampleRate: espeakSampleRate, filters: postFilters }, signal);
+      const filtered = (await filterAndResample(raw, { sampleRate: espeakSampleRate, filters: postFilters }, signal)).samples;
+      const samples = trimEdgeSilence(filtered, espeakSampleRate, { leadingSeconds: 0.05, trailingSeconds: sentencePauseSeconds });
       applySpectralTilt(samples, espeakSampleRate, emotion.tiltDb);
       applyGainDb(samples, emotion.gainDb);
       guardPeak(samples);
