@@ -169,7 +169,7 @@ function mandarinPhonemes(text: string): string {
 let japaneseTokenizer: Promise<kuromoji.Tokenizer<kuromoji.IpadicFeatures>> | undefined;
 
 /** Katakana pronunciation of Japanese text, word by word (punctuation kept). */
-async function japanesePronunciation(text: string): Promise<string> {
+export async function japanesePronunciation(text: string): Promise<string> {
   japaneseTokenizer ??= new Promise((resolve, reject) => {
     const dicPath = path.join(path.dirname(createRequire(import.meta.url).resolve('kuromoji/package.json')), 'dict');
     kuromoji.builder({ dicPath }).build((error, tokenizer) => (error ? reject(error) : resolve(tokenizer)));
