@@ -12,6 +12,9 @@
 #      and whisper-quantize, built in the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
+# One patch is applied to the source (whisper-dtw-short-window.patch): DTW word timing aborted the whole process when a
+# decoded window ended within its first 7 frames (a GGML assert in the median filter), which any short or odd input
+# can trigger.
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
@@ -23,8 +26,10 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-# The directory name carries the build flavour: a cache from an older flavour is not reused.
-lib_build="$cache/lib-$whisper_version-openblas"
+patch_file="$here/whisper-dtw-short-window.patch"
+patch_id="$(sha256sum "$patch_file" | cut -c1-12)"
+# The directory name carries the build flavour and the patch: a cache from an older one is not reused.
+lib_build="$cache/lib-$whisper_version-openblas-$patch_id"
 out="$here/build"
 addon="$out/voxd_whisper.node"
 quantize="$out/whisper-quantize"
@@ -32,7 +37,7 @@ quantize="$out/whisper-quantize"
 newer_than_sources() {
   [ -f "$1" ] || return 1
   local source
-  for source in "$here/whisper-addon"/* "$0"; do [ "$1" -nt "$source" ] || return 1; done
+  for source in "$here/whisper-addon"/* "$0" "$patch_file"; do [ "$1" -nt "$source" ] || return 1; done
 }
 if newer_than_sources "$addon" && [ -x "$quantize" ]; then exit 0; fi
 
@@ -57,8 +62,10 @@ if [ ! -f "$lib_build/.done" ]; then
     (cd "$cache" && npm pack "$package" --silent >/dev/null)
   fi
   echo "$package_sha256  $tarball" | sha256sum --check --quiet
-  if [ ! -f "$source_dir/include/whisper.h" ]; then
+  if [ ! -f "$source_dir/.voxd-patch-$patch_id" ]; then
     rm -rf "$cache/src" && mkdir -p "$cache/src" && tar xzf "$tarball" -C "$cache/src"
+    step patch -d "$source_dir" -p1 --forward --input "$patch_file"
+    touch "$source_dir/.voxd-patch-$patch_id"
   fi
   echo "building whisper.cpp $whisper_version static libraries (first time: about 4 minutes on 2 cores)" >&2
   step cmake -S "$source_dir" -B "$lib_build" -DCMAKE_BUILD_TYPE=Release \

@@ -8,13 +8,13 @@ log() { printf '\n== %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
-for tool in ffmpeg ffprobe espeak-ng sox cmake g++; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+for tool in ffmpeg ffprobe espeak-ng sox cmake g++ patch; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 # OpenBLAS speeds up whisper.cpp's encoder (about 16% less CPU on long files).
 dpkg -s libopenblas-dev >/dev/null 2>&1 || missing+=(libopenblas-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing system packages (missing: ${missing[*]})"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ libopenblas-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-dev >/dev/null
 fi
 
 # npm install is skipped when node_modules matches the lock file.

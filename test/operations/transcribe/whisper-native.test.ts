@@ -82,6 +82,16 @@ describe('whisper.cpp addon', () => {
       assert.ok(reduced.cpuSeconds < 0.6 * full.cpuSeconds, `reduced ${reduced.cpuSeconds} s CPU, full ${full.cpuSeconds} s`);
     });
 
+    test('speech shorter than the DTW median filter (0.12-0.2 s) is transcribed, not a process abort', async () => {
+      // Unpatched whisper.cpp 1.9.1 asserts (SIGABRT) when a decoded window spans under 16 frames (native/build-whisper.sh).
+      const samples = await speech('asr/whisper_cpp/jfk.wav');
+      for (const milliseconds of [120, 140, 200]) {
+        const piece = samples.subarray(16000, 16000 + milliseconds * 16);
+        const result = await model.transcribe(piece, { language: 'en', threads: 2, beamSize: 5, bestOf: 5 });
+        for (const token of result.segments.flatMap((s) => s.tokens)) assert.ok(token.dtwSeconds <= milliseconds / 1000 + 0.01, `${milliseconds} ms: dtw ${token.dtwSeconds}`);
+      }
+    });
+
     test('auto detects Spanish with its probability', async () => {
       const result = await model.transcribe(await speech('asr/pv_leopard/test_es.wav'), { language: 'auto', threads: 2 });
       assert.equal(result.language, 'es');

@@ -34,6 +34,11 @@ export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean
   return result.segments.some((segment) => segment.text.trim().length > 0 && segment.startSeconds >= audioSeconds - 0.2);
 }
 
+/** DTW time, or whisper's coarse one for a window too short to align (whisper.cpp leaves t_dtw at -1 there). */
+function tokenStartSeconds(token: WhisperToken): number {
+  return token.dtwSeconds >= 0 ? token.dtwSeconds : token.startSeconds;
+}
+
 /** Groups tokens into words: a new word starts at a leading space (or at every character for unspaced scripts). */
 export function tokensToWords(tokens: WhisperToken[], segmentEndSeconds: number, language: string): RecognizedWord[] {
   const groups: WhisperToken[][] = [];
@@ -55,8 +60,9 @@ export function tokensToWords(tokens: WhisperToken[], segmentEndSeconds: number,
   for (const [i, group] of groups.entries()) {
     const text = Buffer.concat(group.map((t) => t.bytes)).toString('utf8');
     if (text.trim() === '') continue;
-    const startSeconds = group[0]!.dtwSeconds;
-    const next = groups[i + 1]?.[0]?.dtwSeconds ?? segmentEndSeconds;
+    const startSeconds = tokenStartSeconds(group[0]!);
+    const nextGroup = groups[i + 1];
+    const next = nextGroup ? tokenStartSeconds(nextGroup[0]!) : segmentEndSeconds;
     const logProbability = group.reduce((sum, t) => sum + t.logProbability, 0) / group.length;
     words.push({ text, startSeconds, endSeconds: Math.max(startSeconds, Math.min(next, segmentEndSeconds)), probability: Math.min(1, Math.max(0, Math.exp(logProbability))) });
   }
