@@ -54,6 +54,8 @@ export interface DecodeOptions {
   channels?: number;
   /** Stops with 413 past this duration: the guard for streams whose container declares none. */
   maxSeconds?: number;
+  /** The request field the file came in, named by errors. Default 'audio'. */
+  param?: string;
   signal?: AbortSignal;
 }
 
@@ -89,7 +91,7 @@ export async function* decodeBlocks(
         emittedFrames += options.blockFrames;
         pending = pending.subarray(blockBytes);
         if (options.maxSeconds !== undefined && emittedFrames / sampleRate > options.maxSeconds) {
-          throw new VoxError('payload_too_large', `The audio lasts more than ${options.maxSeconds} s, the limit (VOXD_MAX_AUDIO_SECONDS).`, { param: 'audio' });
+          throw new VoxError('payload_too_large', `The audio lasts more than ${options.maxSeconds} s, the limit (VOXD_MAX_AUDIO_SECONDS).`, { param: options.param ?? 'audio' });
         }
       }
     }
@@ -101,7 +103,7 @@ export async function* decodeBlocks(
     }
     if (emittedFrames === 0) {
       throw new VoxError('unsupported_media_type', 'The upload contains no decodable audio samples.', {
-        param: 'audio',
+        param: options.param ?? 'audio',
         cause: `ffmpeg exit ${exitCode}: ${Buffer.concat(stderr).toString('utf8').trim()}`,
       });
     }

@@ -158,7 +158,7 @@ export class VoiceService {
     const clips: Waveform[] = [];
     for (const upload of uploads) {
       await admitAudio(upload, { maxAudioSeconds: this.deps.maxAudioSeconds }, context.signal);
-      const decoded = await decodeFile(upload.path, { sampleRate: referenceSampleRate, channels: 1, signal: context.signal });
+      const decoded = await decodeFile(upload.path, { sampleRate: referenceSampleRate, channels: 1, param: 'files', signal: context.signal });
       clips.push(await this.prepareClip(decoded, upload.filename, context.signal));
     }
     const referenceSeconds = clips.reduce((sum, c) => sum + c.samples.length / referenceSampleRate, 0);
@@ -299,14 +299,15 @@ export class VoiceService {
 
   /** Speech only (VAD), checked for silence and clipping, loudness-normalised. */
   private async prepareClip(clip: Waveform, filename: string, signal: AbortSignal): Promise<Waveform> {
-    if (clippedFraction(clip.samples) > 0.001) {
-      throw new VoxError('unsupported_value', `'${filename}' is clipped (${(clippedFraction(clip.samples) * 100).toFixed(2)}% of samples at full scale): record at a lower level.`, { param: 'files' });
-    }
     const vad = await this.deps.vad();
     const totalSeconds = clip.samples.length / referenceSampleRate;
     const segments = speechSegments(await vad.probabilities(clip.samples, signal), totalSeconds, { padBeforeSeconds: 0.1, padAfterSeconds: 0.1 });
+    // No speech first: a tone or a DC offset sits at its peak often enough to look clipped.
     if (segments.length === 0 || rmsDb(clip.samples) < -60) {
       throw new VoxError('unsupported_value', `'${filename}' contains no speech.`, { param: 'files' });
+    }
+    if (clippedFraction(clip.samples) > 0.001) {
+      throw new VoxError('unsupported_value', `'${filename}' is clipped (${(clippedFraction(clip.samples) * 100).toFixed(2)}% of samples at full scale): record at a lower level.`, { param: 'files' });
     }
     const pieces = segments.map((s) => clip.samples.subarray(Math.floor(s.startSeconds * referenceSampleRate), Math.ceil(s.endSeconds * referenceSampleRate)));
     const speech = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));

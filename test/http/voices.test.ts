@@ -82,6 +82,16 @@ describe('voices API', () => {
     const r = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'silence.wav', content: silent }]));
     assert.equal(r.statusCode, 422);
     assert.match(r.json().error.message, /no speech/);
+    // A steady tone sits at its peak often enough to look clipped: the reason given is still that it is not speech.
+    const tone = await encodeWaveform({ samples: Float32Array.from({ length: 16000 * 4 }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 440 * i) / 16000)), sampleRate: 16000, channels: 1 }, { format: 'wav' });
+    const toneResponse = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'tone.wav', content: tone }]));
+    assert.equal(toneResponse.statusCode, 422);
+    assert.match(toneResponse.json().error.message, /no speech/);
+    // One sample decodes to nothing at 16 kHz: 415 naming the field the file came in.
+    const oneSample = await encodeWaveform({ samples: new Float32Array([0.5]), sampleRate: 8000, channels: 1 }, { format: 'wav' });
+    const tiny = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'tiny.wav', content: oneSample }]));
+    assert.equal(tiny.statusCode, 415);
+    assert.equal(tiny.json().error.param, 'files');
 
     const { decodeFile } = await import('../../src/audio/decode.js');
     const speech = await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech/3080-5032-0001.wav'));
