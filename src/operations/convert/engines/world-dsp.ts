@@ -28,7 +28,8 @@
  * Full bench (55 pairs; before: closer 51%, similarity 0.678, F0 0.897, WER 8.4%): kept, closer 71%, closer than the
  * source was 98%, similarity 0.676, F0 0.966, WER 10.2% (the subset's WER gain did not hold: whisper base on these
  * clips swings 10-30 points per pair); the same with the voiced equaliser at 1x: closer 62%, 100%, 0.673, F0 0.962,
- * WER 8.8%.
+ * WER 8.8%. The warp search narrowed to 0.88-1.14 (it ends at a range limit in most pairs): WER 8.5%, but closer 60%,
+ * similarity 0.675, output-to-source 0.654 instead of 0.618 (the extreme warps are what move the voice away from the source).
  *
  * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
  *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
