@@ -253,6 +253,12 @@ export interface TurnOptions {
    * 1 s lowered DER by 4-14 points and longer bridges added false alarms.
    */
   bridgeGapSeconds?: number;
+  /**
+   * Turns reach this far into the silence around them (never into another turn): the VAD's regions are tight and
+   * human annotations include the soft onsets and tails it cuts. Default 0.2 s; on the AMI excerpts of
+   * ../shared/eval/diar 0.2 s lowered DER by 1.3-5 points, 0.3 s added false alarms on a clean recording.
+   */
+  padSeconds?: number;
 }
 
 /**
@@ -286,9 +292,18 @@ export function labelsToTurns(windows: Array<{ startSeconds: number; endSeconds:
     if (last && last.speaker === speaker && Math.abs(last.endSeconds - c * step) < step / 2) last.endSeconds = (c + 1) * step;
     else turns.push({ startSeconds: c * step, endSeconds: (c + 1) * step, speaker });
   }
-  turns = bridgePauses(absorbShortTurns(turns, options.minTurnSeconds ?? 0.5, step), options.bridgeGapSeconds ?? 1);
+  turns = padIntoSilence(bridgePauses(absorbShortTurns(turns, options.minTurnSeconds ?? 0.5, step), options.bridgeGapSeconds ?? 1), options.padSeconds ?? 0.2);
   const speakers = renumber(turns.map((t) => t.speaker));
   return turns.map((turn, i) => ({ ...turn, endSeconds: Math.min(turn.endSeconds, endSeconds), speaker: speakers[i]! }));
+}
+
+function padIntoSilence(turns: SpeakerTurn[], padSeconds: number): SpeakerTurn[] {
+  return turns.map((turn, i) => ({
+    ...turn,
+    // A gap shorter than two pads is shared equally by its neighbours.
+    startSeconds: Math.max(i > 0 ? (turns[i - 1]!.endSeconds + turn.startSeconds) / 2 : 0, turn.startSeconds - padSeconds),
+    endSeconds: Math.min(i + 1 < turns.length ? (turn.endSeconds + turns[i + 1]!.startSeconds) / 2 : Infinity, turn.endSeconds + padSeconds),
+  }));
 }
 
 function bridgePauses(turns: SpeakerTurn[], maxGapSeconds: number): SpeakerTurn[] {
