@@ -105,7 +105,7 @@ export function createContainer(config: Readonly<Config>): Container {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
-    separation: new SeparationService({ limits, scheduler, metrics, files, separator: () => separator.get() }),
+    separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => store.blobs.tempPath('-stems'), separator: () => separator.get() }),
   };
 
   return {

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /** `voxd`: serve, keys, models, and one command per operation over the same services as the HTTP API. */
 import { Command, Option } from 'commander';
-import { writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { parseScopes } from '../auth/api-keys.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createContainer, type Container } from '../container.js';
@@ -52,8 +54,12 @@ async function output(result: OperationResult, outPath: string | undefined): Pro
       await writeFile(outPath, result.bytes);
       print(`wrote ${outPath} (${result.bytes.length} bytes)`);
       return;
-    case 'stream':
-      throw new VoxError('invalid_request', 'Streaming output is only available over HTTP.');
+    case 'stream': {
+      if (!outPath) throw new VoxError('invalid_request', 'This output is a file: give --out FILE.');
+      await pipeline(result.stream, createWriteStream(outPath));
+      print(`wrote ${outPath} (${(await stat(outPath)).size} bytes)`);
+      return;
+    }
   }
 }
 

@@ -101,7 +101,7 @@ describe('POST /v1/audio/separate', () => {
     assert.ok(error < -60, `sum error ${error.toFixed(1)} dB`);
     const tempDir = path.dirname(t.container.store.blobs.tempPath());
     await setTimeout(100);
-    assert.deepEqual(readdirSync(tempDir).filter((name) => name.startsWith('stems-')), []);
+    assert.deepEqual(readdirSync(tempDir).filter((name) => name.endsWith('-stems')), []);
   });
 
   test('digital silence: every stem is silence with active_fraction 0, not an error', async () => {

@@ -1,6 +1,5 @@
 /** POST /v1/audio/separate: validation, scheduling, stem files (JSON with download URLs) or a zip archive. */
-import { mkdtemp, rm } from 'node:fs/promises';
-import path from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import yazl from 'yazl';
 import { contentTypes, outputSampleRate } from '../../audio/encode.js';
@@ -30,6 +29,8 @@ export interface SeparationDependencies {
   scheduler: Scheduler;
   metrics: Metrics;
   files: FileService;
+  /** A fresh path in the server's temp area (cleared at start), for a request's stem files while they are written. */
+  scratchPath: () => string;
   /** Undefined when no separation model is installed: the route answers 501. */
   separator?: () => Promise<Separator>;
 }
@@ -59,7 +60,8 @@ export class SeparationService {
 
     const layout = { sampleRate: input.probe.sampleRate, channels: input.probe.channels };
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? layout.sampleRate);
-    const scratch = await mkdtemp(path.join(path.dirname(input.path), 'stems-'));
+    const scratch = this.deps.scratchPath();
+    await mkdir(scratch, { recursive: true });
     let keepScratch = false;
     try {
       const result = await this.deps.scheduler.run('separate', input.durationSeconds, context.signal, async (signal) => {
