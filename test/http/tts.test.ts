@@ -62,6 +62,19 @@ describe('POST /v1/audio/tts', () => {
     assert.equal((await tts({ text: 'Hi.', voice_id: 'nobody' })).statusCode, 404);
   });
 
+  test('text with nothing to speak -> 400; words in a script the voice cannot read -> 422, streamed or not; never empty audio', async () => {
+    for (const text of ['...', '😀 😀', 'https://example.com/a?b=c']) {
+      const r = await tts({ text, voice_id: 'af_heart' });
+      assert.equal(r.statusCode, 400, text);
+      assert.match(r.json().error.message, /nothing to speak/);
+    }
+    for (const stream of [false, true]) {
+      const r = await tts({ text: 'مرحبا بالعالم', voice_id: 'zf_xiaobei', stream });
+      assert.equal(r.statusCode, 422, r.body);
+      assert.equal(r.json().error.param, 'text');
+    }
+  });
+
   test('streaming sends audio before the whole text is synthesised', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;

@@ -18,6 +18,7 @@ import { emotions, isEmotion, type Emotion } from './emotion.js';
 import type { EspeakSynthesizer } from './engines/espeak.js';
 import type { KokoroSynthesizer } from './engines/kokoro.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
+import { normalizeText } from './text/normalize.js';
 
 export { emotions, type Emotion } from './emotion.js';
 /** One sentence per Kokoro language: voice previews and the reference speech of built-in voices. */
@@ -165,6 +166,10 @@ export class SynthesisService {
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
     const profile = await this.deps.voices.profile(fields.voice_id);
     const plan = await this.plan(profile, fields.language);
+    // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
+    if (!/[\p{L}\p{N}]/u.test(normalizeText(text, plan.language))) {
+      throw new VoxError('invalid_request', "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.", { param: 'text' });
+    }
     const format = fields.format ?? 'mp3';
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? plan.synthesizer.sampleRate);
     const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1 };
@@ -182,6 +187,7 @@ export class SynthesisService {
         let first: IteratorResult<SynthesizedChunk>;
         try {
           first = await chunks.next();
+          if (first.done) throw nothingSpoken(plan.language);
         } catch (error) {
           encoder.abort();
           throw error;
@@ -216,6 +222,7 @@ export class SynthesisService {
       const audio = await collect(speak(plan, { ...request, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       const audioSeconds = audio.samples.length / audio.sampleRate;
+      if (audio.samples.length === 0) throw nothingSpoken(plan.language);
       this.deps.metrics.recordInference({ operation: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId }, elapsedSeconds, audioSeconds);
       context.log.info({ op: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9) }, 'synthesized');
       return audio;
@@ -299,6 +306,11 @@ export class SynthesisService {
     });
     return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
   }
+}
+
+/** Text whose every word the engine had to skip (e.g. Arabic script for a Chinese voice). */
+function nothingSpoken(language: string): VoxError {
+  return new VoxError('unsupported_value', `Nothing in 'text' can be spoken in '${language}': its words are in a script this voice does not read.`, { param: 'text' });
 }
 
 /** The plan's engine speaking, chunk by chunk; converted to the plan's target voice when it has one. */

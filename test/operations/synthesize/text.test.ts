@@ -38,4 +38,10 @@ describe('Kokoro phonemes', () => {
   test('Mandarin uses pinyin with tone arrows', async () => {
     assert.equal(await kokoroPhonemes('我们去北京。', 'zh'), 'wo↓mənʨʰy↘pei↓ʨiŋ→.');
   });
+  test('Latin-script words in Chinese are read as English, not dropped', async () => {
+    const english = await kokoroPhonemes('Python', 'en-us');
+    assert.ok(english.length > 0);
+    assert.equal(await kokoroPhonemes('Python', 'zh'), english);
+    assert.equal(await kokoroPhonemes('我用Python。', 'zh'), `wo↓jʊŋ↘ ${english}.`);
+  });
 });

@@ -65,7 +65,7 @@ export interface PhonemeOptions {
 /** The phoneme string Kokoro reads for `text` (already normalised) in `language`. */
 export async function kokoroPhonemes(text: string, language: string, options: PhonemeOptions = {}): Promise<string> {
   const cleaned = [...text].map((ch) => cjkPunctuation[ch] ?? ch).join('');
-  if (language === 'zh') return mandarinPhonemes(cleaned);
+  if (language === 'zh') return mandarinPhonemes(cleaned, options);
   const input = language === 'ja' ? await japanesePronunciation(cleaned) : cleaned;
   const voice = kokoroEspeakVoices[language];
   if (!voice) throw new Error(`Kokoro has no phonemiser for '${language}'`);
@@ -155,11 +155,13 @@ function syllableIpa(syllable: string): string {
   return `${initial}${finals[body] ?? body}${tone}`;
 }
 
-function mandarinPhonemes(text: string): string {
+async function mandarinPhonemes(text: string, options: PhonemeOptions): Promise<string> {
   const syllables = pinyin(text, { toneType: 'num', type: 'array', nonZh: 'consecutive' });
   const out: string[] = [];
   for (const s of syllables) {
     if (/^[a-zü]+[0-5]$/.test(s)) out.push(syllableIpa(s));
+    // Latin-script words in Chinese text (names, brands, English terms) are read as English instead of dropped.
+    else if (/\p{Script=Latin}/u.test(s)) out.push(` ${await kokoroPhonemes(s, 'en-us', options)} `);
     else if (punctuation.test(s)) out.push(`${s.trim()} `);
     else if (/\s/.test(s)) out.push(' ');
   }
