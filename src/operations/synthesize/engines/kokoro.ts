@@ -4,7 +4,7 @@
  * Text is normalised, split into sentences (a long first sentence is split after its first clause or first words so
  * the first audio comes early), phonemised by espeak-ng (or pinyin for Mandarin) and synthesised piece by piece; the
  * next piece is phonemised while the current one runs. Silence at joins is trimmed (the model starts every run with
- * 0.35-0.45 s of it). Emotions: see ../emotion.ts.
+ * about 0.2 s of it). Emotions: see ../emotion.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
