@@ -52,6 +52,8 @@ async function run(session, { id, tokens, style, speed, f0Scale, f0Range }) {
 export class KokoroWorker {
   private readonly pending = new Map<number, { resolve: (audio: Float32Array) => void; reject: (error: Error) => void }>();
   private nextId = 0;
+  /** Why the worker stopped (a crash, or close()); later runs fail with it instead of waiting forever. */
+  private stopped?: Error;
 
   private constructor(private readonly worker: Worker) {
     // An idle worker does not keep the process alive; one with a run under way does (its caller awaits the reply).
@@ -63,8 +65,8 @@ export class KokoroWorker {
       if ('error' in reply) waiter?.reject(new Error(`Kokoro run failed: ${reply.error}`));
       else waiter?.resolve(reply.audio);
     });
-    worker.on('error', (error) => this.failAll(error));
-    worker.on('exit', (code) => this.failAll(new Error(`Kokoro worker exited (code ${code})`)));
+    worker.on('error', (error) => this.stop(error));
+    worker.on('exit', (code) => this.stop(new Error(`Kokoro worker exited (code ${code})`)));
   }
 
   /** Starts the worker and waits until its session is loaded. */
@@ -84,6 +86,7 @@ export class KokoroWorker {
 
   /** One model run: padded token ids -> 24 kHz samples. */
   run(inputs: KokoroRunInputs): Promise<Float32Array> {
+    if (this.stopped) return Promise.reject(this.stopped);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -93,10 +96,12 @@ export class KokoroWorker {
   }
 
   async close(): Promise<void> {
+    this.stop(new Error('Kokoro worker closed'));
     await this.worker.terminate();
   }
 
-  private failAll(error: Error): void {
+  private stop(error: Error): void {
+    this.stopped ??= error;
     for (const waiter of this.pending.values()) waiter.reject(error);
     this.pending.clear();
   }

@@ -84,7 +84,7 @@ export class KokoroSynthesizer implements Synthesizer {
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
       logSeverityLevel: 3,
-      // Spinning workers burn the shared cores between runs without making runs faster here.
+      // Spinning intra-op threads burn the shared cores between runs without making runs faster here.
       extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
     return new KokoroSynthesizer(worker, new Map(Object.entries(vocabJson.vocab)), options.voicesDir);
