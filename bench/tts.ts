@@ -11,6 +11,9 @@
  *
  * Wall-clock numbers depend on what else runs on the machine, so the load average is recorded beside them, and the
  * CPU-time RTF (process CPU seconds per audio second) is reported as the load-independent measure.
+ *
+ * `--speed [rounds]` measures only Kokoro's one-sentence speed and the streamed HTTP first byte (pcm), the given number of
+ * rounds (default 1), and prints the medians without writing the results file (quick comparisons while tuning).
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -22,6 +25,7 @@ import { decodeFile } from '../src/audio/decode.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { emotions } from '../src/operations/synthesize/emotion.js';
 import { EspeakSynthesizer } from '../src/operations/synthesize/engines/espeak.js';
+import type { KokoroSynthesizer } from '../src/operations/synthesize/engines/kokoro.js';
 import { japanesePronunciation } from '../src/operations/synthesize/engines/kokoro-phonemes.js';
 import type { SynthesisRequest, Synthesizer } from '../src/operations/synthesize/synthesizer.js';
 import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
@@ -328,17 +332,47 @@ async function clonedVoices(app: TestApp, encoder: SpeakerEncoder) {
   return { profiles: profiles.length, pairs, closerToOwnFraction: round(closer / pairs), closerThanAllFraction: round(speakers.filter((s) => s.closerThanAll).length / speakers.length), speakers };
 }
 
+async function kokoroSpeed(kokoro: KokoroSynthesizer): Promise<SpeedSample[]> {
+  const samples: SpeedSample[] = [];
+  for (const [language, text] of oneSentence) {
+    samples.push({ language, text, ...(await timed(kokoro, { text, language, voice: { id: kokoro.defaultVoice(language)! } })) });
+    process.stdout.write(`kokoro ${language}: first ${samples.at(-1)!.firstAudioMs.toFixed(0)} ms (cpu ${samples.at(-1)!.firstAudioCpuMs.toFixed(0)} ms), rtf ${samples.at(-1)!.rtf.toFixed(3)} (cpu ${samples.at(-1)!.cpuRtf.toFixed(3)})\n`);
+  }
+  return samples;
+}
+
+function speedSummary(samples: SpeedSample[]) {
+  return {
+    medianFirstAudioMs: round(median(samples.map((s) => s.firstAudioMs))),
+    medianFirstAudioCpuMs: round(median(samples.map((s) => s.firstAudioCpuMs))),
+    medianRtf: round(median(samples.map((s) => s.rtf))),
+    medianCpuRtf: round(median(samples.map((s) => s.cpuRtf))),
+  };
+}
+
 const loadAverageAtStart = loadavg();
 const kokoro = await loadKokoro(threads);
-const espeak = await EspeakSynthesizer.load();
 // Warm-up: the first run of a session allocates its buffers.
 await collect(kokoro.synthesize({ text: 'Warm up.', language: 'en-us', voice: { id: 'af_heart' } }));
 
-const kokoroSentences: SpeedSample[] = [];
-for (const [language, text] of oneSentence) {
-  kokoroSentences.push({ language, text, ...(await timed(kokoro, { text, language, voice: { id: kokoro.defaultVoice(language)! } })) });
-  process.stdout.write(`kokoro ${language}: first ${kokoroSentences.at(-1)!.firstAudioMs.toFixed(0)} ms (cpu ${kokoroSentences.at(-1)!.firstAudioCpuMs.toFixed(0)} ms), rtf ${kokoroSentences.at(-1)!.rtf.toFixed(3)} (cpu ${kokoroSentences.at(-1)!.cpuRtf.toFixed(3)})\n`);
+const speedArgument = process.argv.indexOf('--speed');
+if (speedArgument >= 0) {
+  const rounds = Number(process.argv[speedArgument + 1] ?? 1);
+  const samples: SpeedSample[] = [];
+  const firstBytes: number[] = [];
+  const app = await buildTestApp();
+  for (let r = 0; r < rounds; r++) {
+    samples.push(...(await kokoroSpeed(kokoro)));
+    firstBytes.push(...(await httpStreaming(app, 'pcm')).samples.map((s) => s.firstByteMs));
+  }
+  await app.close();
+  await kokoro.close();
+  process.stdout.write(`${JSON.stringify({ kokoro: speedSummary(samples), httpPcmMedianFirstByteMs: round(median(firstBytes)), load: { start: loadAverageAtStart, end: loadavg() } })}\n`);
+  process.exit(0);
 }
+
+const espeak = await EspeakSynthesizer.load();
+const kokoroSentences = await kokoroSpeed(kokoro);
 const kokoroParagraph = await timed(kokoro, { text: paragraph, language: 'en-us', voice: { id: 'af_heart' } });
 const kokoroJoins = {
   oneSentence: await joins(kokoro, { text: oneSentence[0]![1], language: 'en-us', voice: { id: 'af_heart' } }),
@@ -379,10 +413,7 @@ const results = {
   ],
   kokoro: {
     oneSentence: {
-      medianFirstAudioMs: round(median(kokoroSentences.map((s) => s.firstAudioMs))),
-      medianFirstAudioCpuMs: round(median(kokoroSentences.map((s) => s.firstAudioCpuMs))),
-      medianRtf: round(median(kokoroSentences.map((s) => s.rtf))),
-      medianCpuRtf: round(median(kokoroSentences.map((s) => s.cpuRtf))),
+      ...speedSummary(kokoroSentences),
       samples: kokoroSentences.map((s) => Object.fromEntries(Object.entries(s).map(([k, v]) => [k, typeof v === 'number' ? round(v) : v]))),
     },
     paragraph: Object.fromEntries(Object.entries(kokoroParagraph).map(([k, v]) => [k, round(v)])),

