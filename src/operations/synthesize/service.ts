@@ -175,6 +175,11 @@ export class SynthesisService {
     const estimatedSeconds = [...text].length / 15;
     const engine = plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine;
     const headers = { 'x-voxd-engine': engine, ...(plan.warnings.length > 0 ? { 'x-voxd-warnings': plan.warnings.join(' | ') } : {}) };
+    const model = plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId;
+    const record = (elapsedSeconds: number, audioSeconds: number, streamed: boolean): void => {
+      this.deps.metrics.recordInference({ operation: 'tts', engine, model }, elapsedSeconds, audioSeconds);
+      context.log.info({ op: 'tts', engine, model, streamed, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9) }, 'synthesized');
+    };
 
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
@@ -182,6 +187,8 @@ export class SynthesisService {
         // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
         // answering, so errors still get a JSON envelope and a status code.
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
+        const startedAt = performance.now();
+        let audioSeconds = 0;
         let first: IteratorResult<SynthesizedChunk>;
         try {
           first = await chunks.next();
@@ -197,9 +204,11 @@ export class SynthesisService {
               const following = chunks.next();
               following.catch(() => undefined);
               await encoder.write(current.value.waveform.samples);
+              audioSeconds += current.value.waveform.samples.length / current.value.waveform.sampleRate;
               current = await following;
             }
             encoder.end();
+            record((performance.now() - startedAt) / 1000, audioSeconds, true);
           } catch (error) {
             context.log.warn({ err: error }, 'streamed synthesis stopped');
             encoder.abort();
@@ -215,10 +224,8 @@ export class SynthesisService {
       const startedAt = performance.now();
       const audio = await collect(speak(plan, { ...request, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
-      const audioSeconds = audio.samples.length / audio.sampleRate;
       if (audio.samples.length === 0) throw nothingSpoken(plan.language);
-      this.deps.metrics.recordInference({ operation: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId }, elapsedSeconds, audioSeconds);
-      context.log.info({ op: 'tts', engine: plan.synthesizer.engine, model: plan.synthesizer.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9) }, 'synthesized');
+      record(elapsedSeconds, audio.samples.length / audio.sampleRate, false);
       return audio;
     });
     return { kind: 'audio', bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }), contentType: contentTypes[format], headers };
