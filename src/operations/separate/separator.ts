@@ -21,10 +21,15 @@ export interface Separator {
   separate(input: AsyncIterable<Float32Array>, layout: AudioLayout, signal?: AbortSignal): AsyncGenerator<StemBlock>;
 }
 
+/** Four zeroed stems of `length` samples each. */
+export function emptyStems(length: number): StemBlock {
+  return { dialogue: new Float32Array(length), music: new Float32Array(length), sfx: new Float32Array(length), ambience: new Float32Array(length) };
+}
+
 /** Separates a waveform held in memory (short clips, tests, benchmarks): the four stems at the input's shape. */
 export async function separateWaveform(separator: Separator, input: Waveform, signal?: AbortSignal): Promise<Record<StemName, Waveform>> {
   const { sampleRate, channels } = input;
-  const stems = Object.fromEntries(stemNames.map((name) => [name, new Float32Array(input.samples.length)])) as StemBlock;
+  const stems = emptyStems(input.samples.length);
   let offset = 0;
   async function* whole(): AsyncGenerator<Float32Array> {
     yield input.samples;

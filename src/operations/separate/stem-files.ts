@@ -102,7 +102,10 @@ export async function writeStemFiles(request: StemFilesRequest): Promise<StemFil
   const names: OutputStemName[] = [...request.stems, ...(request.stems.length < stemNames.length ? ['residual' as const] : [])];
   const others = stemNames.filter((name) => !request.stems.includes(name));
   const outputs = await Promise.all(
-    names.map(async (name) => ({ name, rawPath: path.join(dir, `${name}.f32`), handle: await open(path.join(dir, `${name}.f32`), 'w'), meter: new LevelMeter(layout) })),
+    names.map(async (name) => {
+      const rawPath = path.join(dir, `${name}.f32`);
+      return { name, rawPath, handle: await open(rawPath, 'w'), meter: new LevelMeter(layout) };
+    }),
   );
   let frames = 0;
   try {

@@ -3,15 +3,15 @@
  * background (input minus dialogue) split into music / sfx / ambience by spectral masks.
  *
  * Input streams in and stems stream out in chunks with context on both sides and linear crossfades between chunks,
- * so working memory is bounded by the chunk size whatever the duration; each channel is processed on its own. Every stage is exact in sum (background is the
- * input minus dialogue, the background split ends with an exact remainder, crossfade weights sum to one), so the
- * four stems add back to the input to float precision.
+ * so working memory is bounded by the chunk size whatever the duration; each channel is processed on its own. Every
+ * stage is exact in sum (background is the input minus dialogue, the background split ends with an exact remainder,
+ * crossfade weights sum to one), so the four stems add back to the input to float precision.
  */
 import path from 'node:path';
 import { resample } from '../../../audio/resample.js';
 import { extendBandByMask } from '../../../audio/spectral-masks.js';
 import { splitBackground } from '../../../audio/background-split.js';
-import { stemNames, type AudioLayout, type Separator, type StemBlock, type StemName } from '../separator.js';
+import { emptyStems, stemNames, type AudioLayout, type Separator, type StemBlock, type StemName } from '../separator.js';
 import { DeepFilterNet3Model } from './deepfilternet3.js';
 import type { DialogueModel } from './dialogue-model.js';
 import { DtlnModel } from './dtln.js';
@@ -147,10 +147,6 @@ export class SoundtrackSeparator implements Separator {
   }
 }
 
-function emptyStems(length: number): StemBlock {
-  return { dialogue: new Float32Array(length), music: new Float32Array(length), sfx: new Float32Array(length), ambience: new Float32Array(length) };
-}
-
 function mapStems(stems: StemBlock, map: (samples: Float32Array) => Float32Array): StemBlock {
   return { dialogue: map(stems.dialogue), music: map(stems.music), sfx: map(stems.sfx), ambience: map(stems.ambience) };
 }
@@ -181,7 +177,7 @@ class FrameBuffer {
   }
 
   append(block: Float32Array): void {
-    const needed = (this.frames * this.channels) + block.length;
+    const needed = this.frames * this.channels + block.length;
     if (needed > this.data.length) {
       const grown = new Float32Array(Math.max(needed, 2 * this.data.length));
       grown.set(this.data.subarray(0, this.frames * this.channels));
