@@ -108,6 +108,11 @@ export function modelNameFromFile(file: string): string | undefined {
 
 let addon: NativeAddon | undefined;
 function loadAddon(): NativeAddon {
+  // ggml's OpenMP threads spin at every barrier by default. With any other work on the cores (a second request, the
+  // VAD, speech synthesis) a spinning thread burns the time slice its partner needs: a 20 s chunk took 11-72 s instead
+  // of 5 s beside one busy process. Sleeping at barriers costs nothing measurable on an idle machine (10 min of eval
+  // chunks: wall -2%, CPU -9%). libgomp reads this once, when the addon loads it.
+  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   try {
     addon ??= createRequire(import.meta.url)(whisperAddonPath) as NativeAddon;
     return addon;
