@@ -12,9 +12,10 @@
 #      and whisper-quantize, built in the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
-# One patch is applied to the source (whisper-dtw-short-window.patch): DTW word timing aborted the whole process when a
-# decoded window ended within its first 7 frames (a GGML assert in the median filter), which any short or odd input
-# can trigger.
+# Two patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
+# process when a decoded window ended within its first 7 frames, a GGML assert in the median filter, which any short or
+# odd input can trigger) and whisper-temperature.patch (reports the temperature of the accepted decoding, which
+# whisper.cpp keeps to itself: transcripts show it and a chunk decoded only after fallback is not used as the next prompt).
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
@@ -26,8 +27,8 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_file="$here/whisper-dtw-short-window.patch"
-patch_id="$(sha256sum "$patch_file" | cut -c1-12)"
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch")
+patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-$patch_id"
 out="$here/build"
@@ -37,7 +38,7 @@ quantize="$out/whisper-quantize"
 newer_than_sources() {
   [ -f "$1" ] || return 1
   local source
-  for source in "$here/whisper-addon"/* "$0" "$patch_file"; do [ "$1" -nt "$source" ] || return 1; done
+  for source in "$here/whisper-addon"/* "$0" "${patch_files[@]}"; do [ "$1" -nt "$source" ] || return 1; done
 }
 if newer_than_sources "$addon" && [ -x "$quantize" ]; then exit 0; fi
 
@@ -64,7 +65,7 @@ if [ ! -f "$lib_build/.done" ]; then
   echo "$package_sha256  $tarball" | sha256sum --check --quiet
   if [ ! -f "$source_dir/.voxd-patch-$patch_id" ]; then
     rm -rf "$cache/src" && mkdir -p "$cache/src" && tar xzf "$tarball" -C "$cache/src"
-    step patch -d "$source_dir" -p1 --forward --input "$patch_file"
+    for patch_file in "${patch_files[@]}"; do step patch -d "$source_dir" -p1 --forward --input "$patch_file"; done
     touch "$source_dir/.voxd-patch-$patch_id"
   fi
   echo "building whisper.cpp $whisper_version static libraries (first time: about 4 minutes on 2 cores)" >&2

@@ -66,6 +66,8 @@ struct TranscribeJob {
   std::string error;
   std::string detectedLanguage;
   float languageProbability = 1.0f;
+  // Temperature of the accepted decoding (whisper-temperature.patch); above the first one after a fallback.
+  float acceptedTemperature = 0.0f;
   std::vector<Segment> segments;
 };
 
@@ -251,6 +253,7 @@ void transcribeExecute(napi_env, void* data) {
     whisper_free_state(state);
     return;
   }
+  job->acceptedTemperature = whisper_full_temperature_from_state(state);
   const whisper_token eot = whisper_token_eot(ctx);
   const int segments = whisper_full_n_segments_from_state(state);
   for (int s = 0; s < segments; s++) {
@@ -282,6 +285,7 @@ void transcribeComplete(napi_env env, napi_status, void* data) {
     napi_create_object(env, &result);
     setString(env, result, "language", job->detectedLanguage);
     setNumber(env, result, "languageProbability", job->languageProbability);
+    setNumber(env, result, "temperature", job->acceptedTemperature);
     napi_create_array_with_length(env, job->segments.size(), &segments);
     for (size_t s = 0; s < job->segments.size(); s++) {
       const Segment& segment = job->segments[s];

@@ -8,7 +8,7 @@ import { speechSegments, type SileroVad } from '../../audio/vad.js';
 import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
 import { scriptConverter } from './script.js';
-import type { RecognizedSegment, Transcriber } from './transcriber.js';
+import type { ChunkTranscript, RecognizedSegment, Transcriber } from './transcriber.js';
 
 export const asrSampleRate = 16000;
 /** Whisper sees 30 s windows; a little headroom keeps padded chunks inside one window. */
@@ -116,8 +116,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
         languageProbability = result.languageProbability;
       }
       recognized.push({ chunk, segments: result.segments, temperature: result.temperature });
-      // Conditioning on a high-temperature (unreliable) decoding invites repetition loops: reset instead.
-      previousText = result.temperature < 0.5 ? result.segments.map((s) => s.text).join('') : '';
+      previousText = conditioningText(result);
       window.discardBefore(Math.floor((chunks[chunkIndex + 1]?.originalStartSeconds ?? chunk.originalEndSeconds) * asrSampleRate));
       chunkIndex++;
     }
@@ -144,6 +143,15 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     model: deps.transcriber.modelId,
     warnings: [],
   };
+}
+
+/**
+ * The text a chunk passes on as the next chunk's prompt. A decoding accepted only at a high temperature (after
+ * fallback) is unreliable, and conditioning on it invites repetition loops: the prompt is reset instead, as in
+ * faster-whisper (prompt_reset_on_temperature 0.5).
+ */
+export function conditioningText(result: ChunkTranscript): string {
+  return result.temperature < 0.5 ? result.segments.map((s) => s.text).join('') : '';
 }
 
 function concat(parts: Float32Array[]): Float32Array {

@@ -7,6 +7,7 @@ import type { WhisperResult } from '../../../src/operations/transcribe/engines/w
 const result = (segments: Array<[number, number, string]>): WhisperResult => ({
   language: 'en',
   languageProbability: 1,
+  temperature: 0,
   segments: segments.map(([startSeconds, endSeconds, text]) => ({ startSeconds, endSeconds, text, noSpeechProbability: 0, averageLogProbability: -0.2, tokens: [] })),
 });
 

@@ -92,6 +92,15 @@ describe('whisper.cpp addon', () => {
       }
     });
 
+    test('the temperature of the accepted decoding is reported: the first one, or the last after every fallback failed', async () => {
+      const samples = await speech('asr/pv_leopard/test.wav');
+      const plain = await model.transcribe(samples, { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0.5 });
+      assert.equal(plain.temperature, 0);
+      // A log-probability threshold of 0 fails every decoding: whisper.cpp tries 0, 0.5 and 1 and keeps the last.
+      const failed = await model.transcribe(samples, { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0.5, logprobThreshold: 0, noSpeechThreshold: 1 });
+      assert.equal(failed.temperature, 1);
+    });
+
     test('auto detects Spanish with its probability', async () => {
       const result = await model.transcribe(await speech('asr/pv_leopard/test_es.wav'), { language: 'auto', threads: 2 });
       assert.equal(result.language, 'es');

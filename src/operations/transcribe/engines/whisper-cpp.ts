@@ -122,6 +122,6 @@ export class WhisperCppTranscriber implements Transcriber {
       averageLogProbability: segment.averageLogProbability,
       noSpeechProbability: segment.noSpeechProbability,
     }));
-    return { language: result.language, languageProbability: result.languageProbability, segments, temperature: options.temperature };
+    return { language: result.language, languageProbability: result.languageProbability, segments, temperature: result.temperature };
   }
 }

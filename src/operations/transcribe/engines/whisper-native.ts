@@ -43,6 +43,8 @@ export interface WhisperResult {
   language: string;
   /** The detector's probability of that language (1 when the language was given). */
   languageProbability: number;
+  /** Temperature of the accepted decoding: the first one, or higher after a fallback (the highest over 30 s windows). */
+  temperature: number;
   segments: WhisperSegment[];
 }
 
