@@ -119,6 +119,8 @@ describe('POST /v1/audio/transcribe', () => {
     assert.equal(verbose.language, 'english');
     assert.ok((verbose.words?.length ?? 0) > 10);
     assert.ok((verbose.segments?.length ?? 0) >= 1);
+    // A clear recording decodes at the first temperature: no fallback.
+    for (const segment of verbose.segments ?? []) assert.equal(segment.temperature, 0);
   });
 });
 
