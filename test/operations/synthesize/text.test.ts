@@ -43,5 +43,8 @@ describe('Kokoro phonemes', () => {
     assert.ok(english.length > 0);
     assert.equal(await kokoroPhonemes('Python', 'zh'), english);
     assert.equal(await kokoroPhonemes('我用Python。', 'zh'), `wo↓jʊŋ↘ ${english}.`);
+    // Several Latin words, each followed by punctuation, keep their order and their pauses.
+    const words = await Promise.all(['Rust', 'Go'].map((w) => kokoroPhonemes(w, 'en-us')));
+    assert.equal(await kokoroPhonemes('我用Python、Rust和Go！', 'zh'), `wo↓jʊŋ↘ ${english}, ${words[0]} xɤ↗ ${words[1]}!`);
   });
 });

@@ -67,18 +67,29 @@ export async function kokoroPhonemes(text: string, language: string, options: Ph
   const cleaned = [...text].map((ch) => cjkPunctuation[ch] ?? ch).join('');
   if (language === 'zh') return mandarinPhonemes(cleaned, options);
   const input = language === 'ja' ? await japanesePronunciation(cleaned) : cleaned;
+  return (await espeakPhonemes([input], language, options))[0]!;
+}
+
+/** Phonemes of several texts through one espeak-ng run: words between punctuation go to espeak, punctuation stays. */
+async function espeakPhonemes(texts: string[], language: string, options: PhonemeOptions): Promise<string[]> {
   const voice = kokoroEspeakVoices[language];
   if (!voice) throw new Error(`Kokoro has no phonemiser for '${language}'`);
-  const parts = input.split(punctuation);
-  const wordIndexes = parts.map((part, i) => (i % 2 === 0 && /[\p{L}\p{N}]/u.test(part) ? i : -1)).filter((i) => i >= 0);
-  const ipa = await phonemize(wordIndexes.map((i) => parts[i]!), voice, options.signal);
-  const out = parts.map((part, i) => (i % 2 === 1 ? part : /\s/.test(part) ? ' ' : ''));
-  wordIndexes.forEach((partIndex, k) => {
-    const leading = /^\s/.test(parts[partIndex]!) && partIndex > 0 ? ' ' : '';
-    const trailing = /\s$/.test(parts[partIndex]!) ? ' ' : '';
-    out[partIndex] = leading + fixUp(ipa[k]!, language) + trailing;
+  const split = texts.map((text) => {
+    const parts = text.split(punctuation);
+    return { parts, wordIndexes: parts.map((part, i) => (i % 2 === 0 && /[\p{L}\p{N}]/u.test(part) ? i : -1)).filter((i) => i >= 0) };
   });
-  return out.join('').replace(/\s+/g, ' ').replace(/ ([;:,.!?…])/g, '$1').trim();
+  const ipa = await phonemize(split.flatMap(({ parts, wordIndexes }) => wordIndexes.map((i) => parts[i]!)), voice, options.signal);
+  let next = 0;
+  return split.map(({ parts, wordIndexes }) => {
+    const out = parts.map((part, i) => (i % 2 === 1 ? part : /\s/.test(part) ? ' ' : ''));
+    for (const partIndex of wordIndexes) {
+      const leading = /^\s/.test(parts[partIndex]!) && partIndex > 0 ? ' ' : '';
+      const trailing = /\s$/.test(parts[partIndex]!) ? ' ' : '';
+      out[partIndex] = leading + fixUp(ipa[next++]!, language) + trailing;
+    }
+    // Punctuation sits on the word before it and is followed by a space, as in Kokoro's training phonemes.
+    return out.join('').replace(/\s+/g, ' ').replace(/ ([;:,.!?…])/g, '$1').replace(/([;:,!?])(?=[^\s;:,.!?…])/g, '$1 ').trim();
+  });
 }
 
 function fixUp(ipa: string, language: string): string {
@@ -157,11 +168,14 @@ function syllableIpa(syllable: string): string {
 
 async function mandarinPhonemes(text: string, options: PhonemeOptions): Promise<string> {
   const syllables = pinyin(text, { toneType: 'num', type: 'array', nonZh: 'consecutive' });
+  const isPinyin = (s: string): boolean => /^[a-zü]+[0-5]$/.test(s);
+  const isLatin = (s: string): boolean => !isPinyin(s) && /\p{Script=Latin}/u.test(s);
+  // Latin-script words in Chinese text (names, brands, English terms) are read as English instead of dropped.
+  const english = await espeakPhonemes(syllables.filter(isLatin), 'en-us', options);
   const out: string[] = [];
   for (const s of syllables) {
-    if (/^[a-zü]+[0-5]$/.test(s)) out.push(syllableIpa(s));
-    // Latin-script words in Chinese text (names, brands, English terms) are read as English instead of dropped.
-    else if (/\p{Script=Latin}/u.test(s)) out.push(` ${await kokoroPhonemes(s, 'en-us', options)} `);
+    if (isPinyin(s)) out.push(syllableIpa(s));
+    else if (isLatin(s)) out.push(` ${english.shift()!} `);
     else if (punctuation.test(s)) out.push(`${s.trim()} `);
     else if (/\s/.test(s)) out.push(' ');
   }
