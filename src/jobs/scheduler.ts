@@ -39,8 +39,17 @@ export class Scheduler {
     }
   }
 
-  /** Runs `work` when a slot is free. `audioSeconds` picks the lane; the signal removes a waiting job or stops a running one. */
-  async run<T>(operation: Operation, audioSeconds: number, signal: AbortSignal | undefined, work: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` when a slot is free. `audioSeconds` picks the lane; the signal removes a waiting job or stops a running
+   * one. Work that answers before it is finished (a stream) passes the rest of its work to `keepSlotUntil`: the slot
+   * stays taken, and drain() waits, until that settles.
+   */
+  async run<T>(
+    operation: Operation,
+    audioSeconds: number,
+    signal: AbortSignal | undefined,
+    work: (signal: AbortSignal | undefined, keepSlotUntil: (rest: Promise<unknown>) => void) => Promise<T>,
+  ): Promise<T> {
     if (!this.accepting) throw new VoxError('overloaded', 'The server is shutting down.', { retryAfterSeconds: 5 });
     const lane: Lane = audioSeconds <= this.options.shortJobSeconds ? 'short' : 'long';
     const queue = this.lanes.get(`${operation}/${lane}`)!;
@@ -61,13 +70,17 @@ export class Scheduler {
       void queue.add(async () => {
         if (signal?.aborted) return;
         started = true;
+        let rest: Promise<unknown> | undefined;
         try {
-          resolve(await work(signal));
+          resolve(await work(signal, (promise) => {
+            rest = promise;
+          }));
         } catch (error) {
           reject(error);
         } finally {
           signal?.removeEventListener('abort', onAbort);
         }
+        if (rest) await rest.catch(() => undefined);
       });
     });
   }

@@ -29,6 +29,25 @@ describe('scheduler', () => {
     assert.equal(await queued, 'second');
   });
 
+  test('a job that answers early (a stream) keeps its slot until the rest of its work is done', async () => {
+    const scheduler = new Scheduler({ concurrency: 1, queueLimit: 4, shortJobSeconds: 30 }, new Metrics());
+    const rest = gate();
+    const order: string[] = [];
+    const answer = await scheduler.run('tts', 5, undefined, async (_signal, keepSlotUntil) => {
+      keepSlotUntil(rest.promise.then(() => order.push('stream ended')));
+      return 'first piece';
+    });
+    assert.equal(answer, 'first piece');
+    const next = scheduler.run('tts', 5, undefined, async () => order.push('next job'));
+    const drained = scheduler.drain();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(order, []);
+    rest.open();
+    await next;
+    await drained;
+    assert.deepEqual(order, ['stream ended', 'next job']);
+  });
+
   test('a short job is not stuck behind a long one', async () => {
     const scheduler = new Scheduler({ concurrency: 1, queueLimit: 4, shortJobSeconds: 30 }, new Metrics());
     const long = gate();

@@ -182,7 +182,7 @@ export class SynthesisService {
     };
 
     if (fields.stream) {
-      return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
+      return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
         const chunks = speak(plan, { ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
         // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
         // answering, so errors still get a JSON envelope and a status code.
@@ -215,7 +215,8 @@ export class SynthesisService {
           }
         };
         context.signal.addEventListener('abort', () => encoder.abort(), { once: true });
-        void pump();
+        // The rest of the speech is synthesised while the response streams, still inside this job's slot.
+        keepSlotUntil(pump());
         return { kind: 'stream', stream: encoder.output as Readable, contentType: contentTypes[format], headers };
       });
     }
