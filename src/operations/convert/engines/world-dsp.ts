@@ -30,6 +30,16 @@
  * clips swings 10-30 points per pair); the same with the voiced equaliser at 1x: closer 62%, 100%, 0.673, F0 0.962,
  * WER 8.8%. The warp search narrowed to 0.88-1.14 (it ends at a range limit in most pairs): WER 8.5%, but closer 60%,
  * similarity 0.675, output-to-source 0.654 instead of 0.618 (the extreme warps are what move the voice away from the source).
+ * Full bench, none kept (this engine: closer 71%, WER 10.2%): no warp and no equaliser, only F0 and the cleaner
+ * excitation (the resynthesis floor): WER 3.6%, closer 0%, closer than the source was 73%. The warp nearly flat below
+ * 1 kHz (alpha^0.3 there, a straight line from 1 kHz to the knee): WER 8.7%, closer 64%, output-to-source 0.644. The
+ * search one-sided by the F0 shift (alpha >= 1 when the target's median F0 is over 0.2 in ln higher, <= 1 when lower):
+ * WER 8.8%, closer 64%, 100%, similarity 0.681; with that side extended to 0.75 / 1.33: 10.4%, 67%; with the source
+ * weight 0.4: 9.4%, 65%. The least warp among the searched ones whose excerpt is 0.02 nearer the profile than the
+ * source: 9.3%, 65%, 96%. On the 7 worst pairs (WER 44%; 21% with the flat-below-1 kHz warp) a time-varying warp
+ * (alpha^s, s down to 0.3 or 0 where the spectrum changes fastest) gave 37% / 30%: the modulated warp adds formant motion
+ * of its own. So far every WER point gained cost 3-4 pairs of the closer count; from the 3.6% floor, a 5% target leaves
+ * about 1.5 points for identity.
  *
  * F0 mapping, on log-F0 (robust statistics over voiced speech frames: median m, spread s = 1.4826 * MAD):
  *  - preserveEmotion = true:  log f0' = m_target + (log f0 - m_source). Contour shape and range in semitones are the
