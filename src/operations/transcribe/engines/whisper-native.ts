@@ -111,9 +111,11 @@ export function modelNameFromFile(file: string): string | undefined {
 let addon: NativeAddon | undefined;
 function loadAddon(): NativeAddon {
   // ggml's OpenMP threads spin at every barrier by default. With any other work on the cores (a second request, the
-  // VAD, speech synthesis) a spinning thread burns the time slice its partner needs: a 20 s chunk took 11-72 s instead
-  // of 5 s beside one busy process. Sleeping at barriers costs nothing measurable on an idle machine (10 min of eval
-  // chunks: wall -2%, CPU -9%). libgomp reads this once, when the addon loads it.
+  // VAD, speech synthesis) a spinning thread burns the time slice its partner needs: the first 20 s chunk of a process
+  // took 11-72 s instead of 7 s beside one busy process. Sleeping at barriers costs a little on an idle machine (the
+  // 10-minute bench file: 90-100 s instead of 85-88 s; ASR alone on its chunks: equal wall time, 9% less CPU).
+  // ggml's own thread pool (built without OpenMP) was slower in both cases. An OMP_WAIT_POLICY already set is kept.
+  // libgomp reads it once, when the addon loads.
   process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   try {
     addon ??= createRequire(import.meta.url)(whisperAddonPath) as NativeAddon;
