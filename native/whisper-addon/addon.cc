@@ -2,6 +2,7 @@
 // whisper_state and runs on the libuv thread pool, so calls may overlap and the event loop stays free.
 #include <node_api.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -285,7 +286,8 @@ void transcribeComplete(napi_env env, napi_status, void* data) {
     napi_create_object(env, &result);
     setString(env, result, "language", job->detectedLanguage);
     setNumber(env, result, "languageProbability", job->languageProbability);
-    setNumber(env, result, "temperature", job->acceptedTemperature);
+    // Single precision: 0.2 arrives as 0.20000000298.
+    setNumber(env, result, "temperature", std::round(job->acceptedTemperature * 1000.0) / 1000.0);
     napi_create_array_with_length(env, job->segments.size(), &segments);
     for (size_t s = 0; s < job->segments.size(); s++) {
       const Segment& segment = job->segments[s];

@@ -122,7 +122,6 @@ export class WhisperCppTranscriber implements Transcriber {
       averageLogProbability: segment.averageLogProbability,
       noSpeechProbability: segment.noSpeechProbability,
     }));
-    // whisper.cpp keeps temperatures in single precision (0.2 arrives as 0.20000000298).
-    return { language: result.language, languageProbability: result.languageProbability, segments, temperature: Math.round(result.temperature * 1000) / 1000 };
+    return { language: result.language, languageProbability: result.languageProbability, segments, temperature: result.temperature };
   }
 }
