@@ -1,8 +1,15 @@
-/** The whisper.cpp transcriber's own logic: the run-on check that sends a reduced-context decoding back to the full window. */
+/**
+ * The whisper.cpp transcriber's own logic: the run-on check that sends a reduced-context decoding back to the full window,
+ * and the repetition-loop check that sends a decoding to the next temperature.
+ */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { test } from 'node:test';
-import { looksRunOn } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
+import { decodeFile } from '../../../src/audio/decode.js';
+import { compressionRatio, compressionRatioThreshold, looksRunOn, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
+import { evalDir } from '../../helpers/app.js';
+import { modelFile } from '../../helpers/models.js';
 
 const result = (segments: Array<[number, number, string]>): WhisperResult => ({
   language: 'en',
@@ -22,4 +29,24 @@ test('a segment repeated (case and spacing aside) is a run-on', () => {
 
 test('a segment starting where the audio has ended is a run-on', () => {
   assert.equal(looksRunOn(result([[0, 4.8, ' He began a complaint.'], [4.9, 6.2, ' Against the wizard.']]), 5), true);
+});
+
+const quilter = 'Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel.';
+
+test('compression ratio: one sentence said over and over is a loop, ordinary speech and a sentence said twice are not', () => {
+  assert.ok(compressionRatio(Array(9).fill(quilter).join(' ')) > compressionRatioThreshold);
+  assert.ok(compressionRatio(' And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.') < compressionRatioThreshold);
+  assert.ok(compressionRatio(`${quilter} ${quilter}`) < compressionRatioThreshold);
+  assert.ok(compressionRatio('甚至出现交易几乎停滞的情况') < compressionRatioThreshold);
+  assert.equal(compressionRatio(''), 0);
+});
+
+test('a decoding that loops is retried at the next temperature (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+  const samples = (await decodeFile(path.join(evalDir, 'asr/faster_whisper/stereo_diarization_left.wav'), { sampleRate: 16000, channels: 1 })).samples;
+  const result = await transcriber.transcribe(samples, { language: 'en', prompt: Array(8).fill(quilter).join(' '), temperature: 0 });
+  const text = result.segments.map((s) => s.text).join('');
+  assert.ok(result.temperature >= 0.2, `accepted at ${result.temperature}: ${text}`);
+  assert.ok(compressionRatio(text) <= compressionRatioThreshold, text);
+  assert.match(text, /complaint against the wizard/);
 });

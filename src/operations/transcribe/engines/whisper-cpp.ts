@@ -3,6 +3,7 @@
  * libuv thread pool with its own decoding state. Words come from the model's tokens with DTW (cross-attention)
  * timestamps; a word's probability is the geometric mean of its tokens' probabilities.
  */
+import { deflateSync } from 'node:zlib';
 import { whisperLanguages } from '../languages.js';
 import type { ChunkTranscript, RecognizedSegment, RecognizedWord, TranscribeChunkOptions, Transcriber } from '../transcriber.js';
 import { WhisperModel, type WhisperResult, type WhisperToken } from './whisper-native.js';
@@ -34,6 +35,19 @@ export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean
   const texts = result.segments.map((segment) => segment.text.trim().toLowerCase()).filter((text) => text.length > 0);
   if (new Set(texts).size < texts.length) return true;
   return result.segments.some((segment) => segment.text.trim().length > 0 && segment.startSeconds >= audioSeconds - 0.2);
+}
+
+/**
+ * OpenAI Whisper's test for a repetition loop: decoded text that zlib compresses more than 2.4 times. whisper.cpp's own
+ * fallback test (token entropy over the last 32 tokens) misses a whole sentence said over and over (one 25.8 s chunk of
+ * the 60-minute bench file came back as one sentence 9 times, ratio 7.3, and as the next chunk's prompt made whisper copy
+ * it). Such a decoding is retried at the next temperature, as OpenAI and faster-whisper do.
+ */
+export const compressionRatioThreshold = 2.4;
+
+export function compressionRatio(text: string): number {
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.length === 0 ? 0 : bytes.length / deflateSync(bytes).length;
 }
 
 /** DTW time, or whisper's coarse one for a window too short to align (whisper.cpp leaves t_dtw at -1 there). */
@@ -95,25 +109,30 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
-    const decode = (audioContext: number): Promise<WhisperResult> => this.model.transcribe(samples, {
+    const decode = (audioContext: number, temperature: number): Promise<WhisperResult> => this.model.transcribe(samples, {
       ...decoding,
       language: options.language,
       ...(options.prompt ? { prompt: options.prompt } : {}),
       threads: this.threads,
-      temperature: options.temperature,
+      temperature,
       // Conditioning text comes from the caller's prompt.
       noContext: true,
       suppressNonSpeech: true,
       audioContext,
     }, options.signal);
     const audioSeconds = samples.length / 16000;
-    let result: WhisperResult | undefined;
-    if (audioSeconds <= reducedContextMaxSeconds) {
-      result = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames);
-      if (looksRunOn(result, audioSeconds)) result = undefined;
+    const decodeAt = async (temperature: number): Promise<WhisperResult> => {
+      if (audioSeconds <= reducedContextMaxSeconds) {
+        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature);
+        if (!looksRunOn(reduced, audioSeconds)) return reduced;
+      }
+      // 0: the model's full 30 s window.
+      return decode(0, temperature);
+    };
+    let result = await decodeAt(options.temperature);
+    while (compressionRatio(result.segments.map((s) => s.text).join('')) > compressionRatioThreshold && result.temperature < 1 - 1e-6) {
+      result = await decodeAt(Math.min(1, result.temperature + decoding.temperatureIncrement));
     }
-    // 0: the model's full 30 s window.
-    result ??= await decode(0);
     const segments: RecognizedSegment[] = result.segments.map((segment) => ({
       startSeconds: segment.startSeconds,
       endSeconds: segment.endSeconds,
