@@ -37,6 +37,7 @@ describe('POST /v1/audio/transcribe', () => {
     assert.ok(wer.rate <= 0.15, `WER ${wer.rate}: ${body.text}`);
     assert.equal(body.language, 'en');
     assert.equal(body.model, 'whisper-base');
+    assert.deepEqual(body.warnings, []);
     const words = body.segments.flatMap((s) => s.words);
     assert.ok(words.length >= 12);
     let previous = 0;
@@ -95,6 +96,7 @@ describe('POST /v1/audio/transcribe', () => {
     const quiet = (await transcribe(silence)).json() as Transcript;
     assert.equal(quiet.text, '');
     assert.deepEqual(quiet.segments, []);
+    assert.deepEqual(quiet.warnings, ['No speech was detected: the transcript is empty.']);
     const { decodeFile } = await import('../../src/audio/decode.js');
     const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { sep: Array<{ id: string; mixture: string }> };
     const mix = manifest.sep.find((m) => m.id === 'dnr_mix01')!;

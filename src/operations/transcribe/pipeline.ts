@@ -133,6 +133,14 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const toScript = scriptConverter(language, request.languageTag ?? language);
   const transcriptSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
   const speakers = summarizeSpeakers(turns);
+  const warnings = transcriptWarnings({
+    speechChunks: chunks.length,
+    unreliableChunks: recognized.filter((r) => r.temperature >= unreliableTemperature).length,
+    requestedLanguage: request.language,
+    language,
+    languageProbability,
+    ...(request.diarizer ? { speakersFound: speakers.length, speakersRequested: request.speakers } : {}),
+  });
   return {
     text: transcriptSegments.map((s) => s.text).join(' ').replace(/\s+/g, ' ').trim(),
     language: language === 'auto' ? 'unknown' : language,
@@ -141,9 +149,14 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     segments: transcriptSegments,
     speakers,
     model: deps.transcriber.modelId,
-    warnings: [],
+    warnings,
   };
 }
+
+/** A chunk accepted only at this temperature or above (after fallback) is unreliable text. */
+const unreliableTemperature = 0.5;
+/** Below this, whisper's language detection is a guess worth telling the caller about. */
+const unsureLanguageProbability = 0.5;
 
 /**
  * The text a chunk passes on as the next chunk's prompt. A decoding accepted only at a high temperature (after
@@ -151,7 +164,36 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
  * faster-whisper (prompt_reset_on_temperature 0.5).
  */
 export function conditioningText(result: ChunkTranscript): string {
-  return result.temperature < 0.5 ? result.segments.map((s) => s.text).join('') : '';
+  return result.temperature < unreliableTemperature ? result.segments.map((s) => s.text).join('') : '';
+}
+
+export interface TranscriptFacts {
+  speechChunks: number;
+  /** Chunks accepted only at a temperature of 0.5 or more. */
+  unreliableChunks: number;
+  requestedLanguage: string;
+  language: string;
+  languageProbability: number;
+  /** Only when diarization ran. */
+  speakersFound?: number;
+  speakersRequested?: { numSpeakers?: number; minSpeakers?: number };
+}
+
+/** What the caller should know about a transcript that its other fields do not say (the response's `warnings`). */
+export function transcriptWarnings(facts: TranscriptFacts): string[] {
+  const warnings: string[] = [];
+  if (facts.speechChunks === 0) warnings.push('No speech was detected: the transcript is empty.');
+  if (facts.requestedLanguage === 'auto' && facts.speechChunks > 0 && facts.languageProbability < unsureLanguageProbability) {
+    warnings.push(`The language was detected with low confidence ('${facts.language}', probability ${facts.languageProbability.toFixed(2)}): pass language if it is known.`);
+  }
+  if (facts.unreliableChunks > 0) {
+    warnings.push(`${facts.unreliableChunks} of ${facts.speechChunks} speech chunks were decoded only after temperature fallback to ${unreliableTemperature} or more: their text may be unreliable (verbose_json shows temperature and avg_logprob per segment).`);
+  }
+  const wanted = facts.speakersRequested?.numSpeakers ?? facts.speakersRequested?.minSpeakers;
+  if (facts.speakersFound !== undefined && wanted !== undefined && facts.speakersFound < wanted && facts.speechChunks > 0) {
+    warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (turns under 0.5 s join a neighbour).`);
+  }
+  return warnings;
 }
 
 function concat(parts: Float32Array[]): Float32Array {
