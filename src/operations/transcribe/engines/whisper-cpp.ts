@@ -25,12 +25,12 @@ const encoderFramesPerSecond = 50;
  */
 const contextPaddingFrames = 64;
 /**
- * Longer chunks get the full window. The saving shrinks with length while the risk grows: on the 60-minute bench file,
- * chunks of 16-20 s cost 0.76 s of CPU per audio second against 0.32-0.33 for every other length (reduced context up to
- * 16 s, full window above 20 s), and the 18.4-18.5 s ones decoded with the full window needed no temperature fallback
- * where the cut context needed 0.2-0.4 (three such chunks: 20.8 s of CPU instead of 34.5 s).
+ * Longer chunks get the full window. Lowering this to 16 s was measured and reverted: the 16-20 s chunks of the 60-minute
+ * bench file cost 0.76 s of CPU per audio second against 0.32 for other lengths, and three of them replayed with the full
+ * window needed no fallback (20.8 s of CPU instead of 34.5), yet the whole files were not faster (10 min: RTF 0.172 vs
+ * 0.145; 60 min: 0.191 vs 0.189): each chunk's text is the next one's prompt, so one changed chunk changes the rest.
  */
-const reducedContextMaxSeconds = 16;
+const reducedContextMaxSeconds = 20;
 
 /**
  * A reduced-context decoding that repeated itself or started a segment where the audio has ended: the sign that the
