@@ -134,8 +134,8 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const transcriptSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
   const speakers = summarizeSpeakers(turns);
   const warnings = transcriptWarnings({
-    speechChunks: chunks.length,
-    unreliableChunks: recognized.filter((r) => r.temperature >= unreliableTemperature).length,
+    acceptedTemperatures: recognized.map((r) => r.temperature),
+    requestedTemperature: request.temperature ?? 0,
     requestedLanguage: request.language,
     language,
     languageProbability,
@@ -168,9 +168,9 @@ export function conditioningText(result: ChunkTranscript): string {
 }
 
 export interface TranscriptFacts {
-  speechChunks: number;
-  /** Chunks accepted only at a temperature of 0.5 or more. */
-  unreliableChunks: number;
+  /** Temperature of each speech chunk's accepted decoding (empty when there was no speech). */
+  acceptedTemperatures: number[];
+  requestedTemperature: number;
   requestedLanguage: string;
   language: string;
   languageProbability: number;
@@ -182,16 +182,19 @@ export interface TranscriptFacts {
 /** What the caller should know about a transcript that its other fields do not say (the response's `warnings`). */
 export function transcriptWarnings(facts: TranscriptFacts): string[] {
   const warnings: string[] = [];
-  if (facts.speechChunks === 0) warnings.push('No speech was detected: the transcript is empty.');
-  if (facts.requestedLanguage === 'auto' && facts.speechChunks > 0 && facts.languageProbability < unsureLanguageProbability) {
+  const speechChunks = facts.acceptedTemperatures.length;
+  if (speechChunks === 0) warnings.push('No speech was detected: the transcript is empty.');
+  if (facts.requestedLanguage === 'auto' && speechChunks > 0 && facts.languageProbability < unsureLanguageProbability) {
     warnings.push(`The language was detected with low confidence ('${facts.language}', probability ${facts.languageProbability.toFixed(2)}): pass language if it is known.`);
   }
-  if (facts.unreliableChunks > 0) {
-    warnings.push(`${facts.unreliableChunks} of ${facts.speechChunks} speech chunks were decoded only after temperature fallback to ${unreliableTemperature} or more: their text may be unreliable (verbose_json shows temperature and avg_logprob per segment).`);
+  // A high temperature the caller asked for is not a fallback.
+  const unreliableChunks = facts.acceptedTemperatures.filter((t) => t >= unreliableTemperature && t > facts.requestedTemperature).length;
+  if (unreliableChunks > 0) {
+    warnings.push(`${unreliableChunks} of ${speechChunks} speech chunks were decoded only after temperature fallback to ${unreliableTemperature} or more: their text may be unreliable (verbose_json shows temperature and avg_logprob per segment).`);
   }
   const wanted = facts.speakersRequested?.numSpeakers ?? facts.speakersRequested?.minSpeakers;
-  if (facts.speakersFound !== undefined && wanted !== undefined && facts.speakersFound < wanted && facts.speechChunks > 0) {
-    warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (turns under 0.5 s join a neighbour).`);
+  if (facts.speakersFound !== undefined && wanted !== undefined && facts.speakersFound < wanted && speechChunks > 0) {
+    warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (a turn under 0.5 s joins its neighbour).`);
   }
   return warnings;
 }
