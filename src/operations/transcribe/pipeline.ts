@@ -194,7 +194,7 @@ export function transcriptWarnings(facts: TranscriptFacts): string[] {
   }
   const wanted = facts.speakersRequested?.numSpeakers ?? facts.speakersRequested?.minSpeakers;
   if (facts.speakersFound !== undefined && wanted !== undefined && facts.speakersFound < wanted && speechChunks > 0) {
-    warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (a turn under 0.5 s joins its neighbour).`);
+    warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (short turns join a neighbour).`);
   }
   return warnings;
 }
