@@ -30,7 +30,16 @@ source_dir="$cache/src/package/cpp/whisper.cpp"
 patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
-lib_build="$cache/lib-$whisper_version-openblas-$patch_id"
+lib_build="$cache/lib-$whisper_version-openblas-openmp-$patch_id"
+# OpenBLAS's OpenMP build (Debian's libopenblas-openmp-dev), never its pthreads build, which the system default may be.
+# The pthreads build registers a fork handler that shuts its thread pool down: a fork (libuv spawning ffmpeg) while a
+# transcription runs BLAS on another thread joined a busy pool and hung the whole process, or left the transcription
+# spinning in exec_blas_async_wait. The OpenMP build registers no fork handler and shares ggml's OpenMP runtime (ggml
+# itself warns when the two differ). The addon links this library by path and finds it through its RPATH.
+multiarch="$(gcc -print-multiarch)"
+openblas_library="/usr/lib/$multiarch/openblas-openmp/libopenblas.so"
+openblas_include="/usr/include/$multiarch/openblas-openmp"
+[ -f "$openblas_library" ] || { echo "$openblas_library not found: install libopenblas-openmp-dev" >&2; exit 1; }
 out="$here/build"
 addon="$out/voxd_whisper.node"
 quantize="$out/whisper-quantize"
@@ -71,6 +80,7 @@ if [ ! -f "$lib_build/.done" ]; then
   echo "building whisper.cpp $whisper_version static libraries (first time: about 4 minutes on 2 cores)" >&2
   step cmake -S "$source_dir" -B "$lib_build" -DCMAKE_BUILD_TYPE=Release \
     -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DGGML_NATIVE=ON -DGGML_BLAS=ON -DGGML_BLAS_VENDOR=OpenBLAS \
+    -DBLAS_LIBRARIES="$openblas_library" -DBLAS_INCLUDE_DIRS="$openblas_include" \
     -DWHISPER_BUILD_TESTS=OFF -DWHISPER_BUILD_EXAMPLES=ON -DWHISPER_BUILD_SERVER=OFF -DWHISPER_SDL2=OFF -DWHISPER_CURL=OFF
   # Of the examples only the quantize tool is built.
   step nice cmake --build "$lib_build" --target whisper whisper-quantize -j"$jobs"
@@ -81,7 +91,7 @@ cp "$lib_build/bin/whisper-quantize" "$quantize.tmp" && mv "$quantize.tmp" "$qua
 node_include="${NODE_INCLUDE_DIR:-$(dirname "$(dirname "$(command -v node)")")/include/node}"
 [ -f "$node_include/node_api.h" ] || { echo "node_api.h not found in $node_include (set NODE_INCLUDE_DIR)" >&2; exit 1; }
 addon_build="$out/addon"
-step cmake -S "$here/whisper-addon" -B "$addon_build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_SOURCE_DIR="$source_dir" -DWHISPER_BUILD_DIR="$lib_build" -DNODE_INCLUDE_DIR="$node_include"
+step cmake -S "$here/whisper-addon" -B "$addon_build" -DCMAKE_BUILD_TYPE=Release -DWHISPER_SOURCE_DIR="$source_dir" -DWHISPER_BUILD_DIR="$lib_build" -DNODE_INCLUDE_DIR="$node_include" -DOPENBLAS_LIBRARY="$openblas_library"
 step nice cmake --build "$addon_build" -j"$jobs"
 cp "$addon_build/voxd_whisper.node" "$addon.tmp" && mv "$addon.tmp" "$addon"
 echo "built $addon and $quantize" >&2

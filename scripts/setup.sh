@@ -9,12 +9,12 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
 for tool in ffmpeg ffprobe espeak-ng sox cmake g++ patch; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
-# OpenBLAS speeds up whisper.cpp's encoder (about 16% less CPU on long files).
-dpkg -s libopenblas-dev >/dev/null 2>&1 || missing+=(libopenblas-dev)
+# OpenBLAS speeds up whisper.cpp's encoder (about 16% less CPU on long files); its OpenMP build, see native/build-whisper.sh.
+dpkg -s libopenblas-openmp-dev >/dev/null 2>&1 || missing+=(libopenblas-openmp-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing system packages (missing: ${missing[*]})"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-openmp-dev >/dev/null
 fi
 
 # npm install is skipped when node_modules matches the lock file.

@@ -1,63 +1,26 @@
 /** Starts the real server process (the built `npm start` entry point) and talks to it over HTTP. */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { packageRoot } from '../../src/version.js';
-import { evalDir, makeTempDir, multipartBody, sharedModelsDir } from '../helpers/app.js';
+import { evalDir, multipartBody } from '../helpers/app.js';
+import { startServer, testKey, waitUntilReady, type ServerProcess } from '../helpers/server.js';
 
-const key = `vx_${'e2e'.repeat(14)}x`;
+const key = testKey('e2e');
 const speech = readFileSync(path.join(evalDir, 'asr/pv_leopard/test.wav'));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 describe('end to end: the real server process', () => {
-  let child: ChildProcess;
+  let server: ServerProcess;
   let base: string;
-  let port: number;
-  let output = '';
 
   before(async () => {
-    const entry = path.join(packageRoot, 'dist/src/main.js');
-    assert.ok(existsSync(entry), 'run `npm run build` first (npm test does)');
-    port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, [entry], {
-      env: {
-        ...process.env,
-        VOXD_PORT: String(port),
-        VOXD_DATA_DIR: makeTempDir('e2e'),
-        VOXD_LOCAL_MODEL_DIRS: sharedModelsDir,
-        VOXD_API_KEYS: key,
-        VOXD_MAX_CONCURRENT_PER_KEY: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    for (let i = 0; i < 100; i++) {
-      try {
-        if ((await fetch(`${base}/v1/health`)).ok) return;
-      } catch {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-    throw new Error(`server did not start:\n${output}`);
+    server = await startServer({ VOXD_API_KEYS: key, VOXD_MAX_CONCURRENT_PER_KEY: '1' });
+    base = server.base;
   });
 
   after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (server.child.exitCode === null) server.child.kill('SIGKILL');
   });
 
   test('health, capabilities and an authenticated upload over HTTP', async () => {
@@ -75,11 +38,7 @@ describe('end to end: the real server process', () => {
     assert.match(body.text, /apostle of the middle classes/i);
     assert.match(response.headers.get('x-request-id') ?? '', /^req_/);
     // Models are preloaded at start; on a cold model cache that includes converting them, so readiness may trail health.
-    let ready = false;
-    for (const deadline = Date.now() + 300_000; !ready && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 500))) {
-      ready = ((await (await fetch(`${base}/v1/ready`)).json()) as { ready: boolean }).ready;
-    }
-    assert.equal(ready, true, 'models are preloaded at start');
+    await waitUntilReady(base);
   });
 
   test('a second request while the key has one in flight -> 429', async () => {
@@ -106,8 +65,7 @@ describe('end to end: the real server process', () => {
   });
 
   test('SIGTERM stops the server gracefully', async () => {
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
-    assert.equal(await exited, 0, output.slice(-2000));
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0, server.output().slice(-2000));
   });
 });
