@@ -47,13 +47,45 @@ export async function probeAudio(path: string, signal?: AbortSignal): Promise<Au
   };
 }
 
+/** Decoding and scanning run this far past a limit, so that going over it shows. */
+const overrunSeconds = 1;
+
+/**
+ * Audio seconds in the first audio stream by a demux-only packet scan (timestamps, no decoding), stopping just past
+ * `stopAfterSeconds`; NaN when ffmpeg cannot tell. For containers that declare no length (FLAC or Matroska written to a
+ * pipe): 3 h of FLAC silence (1.5 MB) scans in 0.3 s, where decoding it to find out took a minute and gigabytes.
+ */
+export async function scanAudioSeconds(path: string, stopAfterSeconds: number, signal?: AbortSignal): Promise<number> {
+  const result = await runProcess(
+    'ffmpeg',
+    [...ffmpegBaseArgs, '-i', path, '-map', '0:a:0', '-c', 'copy', '-t', String(stopAfterSeconds + overrunSeconds), '-f', 'null', '-progress', 'pipe:1', '-'],
+    { signal },
+  );
+  // -progress reports key=value lines; the last out_time_us is the last packet's time.
+  const times = [...result.stdout.toString('utf8').matchAll(/^out_time_us=(\d+)$/gm)];
+  const last = times.at(-1)?.[1];
+  return result.exitCode === 0 && last !== undefined ? Number(last) / 1e6 : NaN;
+}
+
+/** 413 for audio over a duration limit; `lastsSeconds` when known, else it lasts "more than" the limit. */
+export function audioTooLong(param: string, maxSeconds: number, limitName = 'VOXD_MAX_AUDIO_SECONDS', lastsSeconds?: number): VoxError {
+  const limit = Number(maxSeconds.toFixed(1));
+  const lasts = lastsSeconds === undefined ? `more than ${limit}` : lastsSeconds.toFixed(1);
+  return new VoxError('payload_too_large', `The audio lasts ${lasts} s; the limit is ${limit} s (${limitName}).`, { param });
+}
+
 export interface DecodeOptions {
   /** Output rate; default: the file's own. */
   sampleRate?: number;
   /** Output channel count; default: the file's own. */
   channels?: number;
-  /** Stops with 413 past this duration: the guard for streams whose container declares none. */
+  /**
+   * Stops with 413 past this duration (and ffmpeg stops just after it on its own): the backstop for containers that
+   * declare no length or a false one. Every decode of an upload passes it.
+   */
   maxSeconds?: number;
+  /** Names the limit in the 413 message. Default: VOXD_MAX_AUDIO_SECONDS. */
+  limitName?: string;
   /** The request field the file came in, named by errors. Default 'audio'. */
   param?: string;
   signal?: AbortSignal;
@@ -70,7 +102,9 @@ export async function* decodeBlocks(
   const probe = options.channels && options.sampleRate ? undefined : await probeAudio(path, options.signal);
   const channels = options.channels ?? probe?.channels ?? 1;
   const sampleRate = options.sampleRate ?? probe?.sampleRate ?? 16000;
-  const args = [...ffmpegBaseArgs, '-i', path, '-map', '0:a:0', '-vn', '-f', 'f32le', '-acodec', 'pcm_f32le', '-ac', String(channels), '-ar', String(sampleRate), 'pipe:1'];
+  const maxSeconds = options.maxSeconds ?? Infinity;
+  const limit = Number.isFinite(maxSeconds) ? ['-t', String(maxSeconds + overrunSeconds)] : [];
+  const args = [...ffmpegBaseArgs, '-i', path, '-map', '0:a:0', '-vn', ...limit, '-f', 'f32le', '-acodec', 'pcm_f32le', '-ac', String(channels), '-ar', String(sampleRate), 'pipe:1'];
   const child = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal });
   const stderr: Buffer[] = [];
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -81,18 +115,20 @@ export async function* decodeBlocks(
   exited.catch(() => undefined);
 
   const blockBytes = options.blockFrames * channels * 4;
+  const maxBytes = maxSeconds * sampleRate * channels * 4;
+  let decodedBytes = 0;
   let pending: Buffer = Buffer.alloc(0);
   let emittedFrames = 0;
   try {
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      // Counted as ffmpeg writes, before anything is kept or handed on.
+      decodedBytes += chunk.length;
+      if (decodedBytes > maxBytes) throw audioTooLong(options.param ?? 'audio', maxSeconds, options.limitName);
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
       while (pending.length >= blockBytes) {
         yield toFloat(pending.subarray(0, blockBytes));
         emittedFrames += options.blockFrames;
         pending = pending.subarray(blockBytes);
-        if (options.maxSeconds !== undefined && emittedFrames / sampleRate > options.maxSeconds) {
-          throw new VoxError('payload_too_large', `The audio lasts more than ${options.maxSeconds} s, the limit (VOXD_MAX_AUDIO_SECONDS).`, { param: options.param ?? 'audio' });
-        }
       }
     }
     const exitCode = await exited;

@@ -1,18 +1,20 @@
 /** Admission checks for uploaded audio: runs before any operation, so limits hold even for operations without an engine. */
 import { stat } from 'node:fs/promises';
 import { VoxError } from '../errors.js';
-import { probeAudio, type AudioProbe } from './decode.js';
+import { audioTooLong, probeAudio, scanAudioSeconds, type AudioProbe } from './decode.js';
 
 export interface AudioInput {
   path: string;
   filename: string;
   probe: AudioProbe;
-  /** Duration from the container; for streams that do not declare one, the decoder enforces the limit. */
+  /** Declared by the container, else measured by a packet scan; NaN when neither can tell (the decoder still stops at the limit). */
   durationSeconds: number;
 }
 
 export interface AudioLimits {
   maxAudioSeconds: number;
+  /** Names the limit in the 413 message. Default: VOXD_MAX_AUDIO_SECONDS. */
+  limitName?: string;
 }
 
 /** The single file uploaded under `field`; missing or repeated -> 400. */
@@ -35,8 +37,12 @@ export async function admitAudio(file: { path: string; filename: string; field: 
     }
     throw error;
   }
-  if (probe.durationSeconds > limits.maxAudioSeconds) {
-    throw new VoxError('payload_too_large', `The audio lasts ${probe.durationSeconds.toFixed(1)} s; the limit is ${limits.maxAudioSeconds} s (VOXD_MAX_AUDIO_SECONDS).`, { param: file.field });
-  }
-  return { path: file.path, filename: file.filename, probe, durationSeconds: probe.durationSeconds };
+  // A container without a declared length is measured before any decoding (a 3 h FLAC: 0.3 s instead of a minute of
+  // decoding and gigabytes); the scan stops just past the limit, so its length is only "more than". A declared length is
+  // trusted here: when it is false (a FLAC header can claim 1 s over 3 h of frames), the decoder's own stop at the limit
+  // bounds the cost to that of a file at the limit.
+  const declared = !Number.isNaN(probe.durationSeconds);
+  const durationSeconds = declared ? probe.durationSeconds : await scanAudioSeconds(file.path, limits.maxAudioSeconds, signal);
+  if (durationSeconds > limits.maxAudioSeconds) throw audioTooLong(file.field, limits.maxAudioSeconds, limits.limitName, declared ? durationSeconds : undefined);
+  return { path: file.path, filename: file.filename, probe, durationSeconds };
 }

@@ -10,7 +10,7 @@ import { encodeWaveform } from '../audio/encode.js';
 import { admitAudio } from '../audio/input.js';
 import { clippedFraction, normalizeSpeech } from '../audio/loudness.js';
 import { speechSegments, type SileroVad } from '../audio/vad.js';
-import { rmsDb, type Waveform } from '../audio/waveform.js';
+import { durationSeconds, rmsDb, type Waveform } from '../audio/waveform.js';
 import { VoxError } from '../errors.js';
 import type { OperationResult, RequestContext, UploadedFile } from '../http/context.js';
 import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
@@ -19,6 +19,12 @@ import type { Store, VoiceRecord } from '../storage/store.js';
 export const referenceSampleRate = 16000;
 const minReferenceSeconds = 3;
 const maxReferenceSeconds = 600;
+/**
+ * Audio decoded per voice request, over all its clips: the 600 s of speech a profile keeps plus room for the pauses VAD
+ * trims, so an upload cannot make the service decode hours to build a 10-minute profile.
+ */
+const maxReferenceAudioSeconds = 900;
+const referenceAudioLimitName = `${maxReferenceAudioSeconds} s of reference audio per voice, over all files`;
 
 export interface VoiceProfile {
   voice_id: string;
@@ -156,9 +162,13 @@ export class VoiceService {
     if (uploads.length === 0) throw new VoxError('invalid_request', "'files' is required: one or more reference clips as multipart files.", { param: 'files' });
 
     const clips: Waveform[] = [];
+    let decodedSeconds = 0;
     for (const upload of uploads) {
-      await admitAudio(upload, { maxAudioSeconds: this.deps.maxAudioSeconds }, context.signal);
-      const decoded = await decodeFile(upload.path, { sampleRate: referenceSampleRate, channels: 1, param: 'files', signal: context.signal });
+      const leftSeconds = maxReferenceAudioSeconds - decodedSeconds;
+      const limits = leftSeconds < this.deps.maxAudioSeconds ? { maxAudioSeconds: leftSeconds, limitName: referenceAudioLimitName } : { maxAudioSeconds: this.deps.maxAudioSeconds };
+      await admitAudio(upload, limits, context.signal);
+      const decoded = await decodeFile(upload.path, { sampleRate: referenceSampleRate, channels: 1, maxSeconds: limits.maxAudioSeconds, limitName: limits.limitName, param: 'files', signal: context.signal });
+      decodedSeconds += durationSeconds(decoded);
       clips.push(await this.prepareClip(decoded, upload.filename, context.signal));
     }
     const referenceSeconds = clips.reduce((sum, c) => sum + c.samples.length / referenceSampleRate, 0);
@@ -229,7 +239,7 @@ export class VoiceService {
   async referenceClips(record: VoiceRecord, signal?: AbortSignal): Promise<Waveform[]> {
     const clips: Waveform[] = [];
     for (let index = 1; await this.deps.store.blobs.exists(`${record.blobPrefix}/reference-${index}.flac`); index++) {
-      clips.push(await decodeFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/reference-${index}.flac`), { sampleRate: referenceSampleRate, channels: 1, signal }));
+      clips.push(await decodeFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/reference-${index}.flac`), { sampleRate: referenceSampleRate, channels: 1, maxSeconds: maxReferenceSeconds, signal }));
     }
     return clips;
   }

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { decodeBlocks, decodeFile, probeAudio } from '../../src/audio/decode.js';
+import { decodeBlocks, decodeFile, probeAudio, scanAudioSeconds } from '../../src/audio/decode.js';
 import { audioFormats, encodeWaveform, peakSafe } from '../../src/audio/encode.js';
 import { resample } from '../../src/audio/resample.js';
 import { durationSeconds, peak, rmsDb, toMono } from '../../src/audio/waveform.js';
@@ -58,11 +58,22 @@ describe('decode', () => {
     assert.equal(frames, 93680);
   });
 
-  test('stops a stream past maxSeconds with 413', async () => {
+  test('stops a stream past maxSeconds with 413, handing on nothing past the limit', async () => {
     const blocks = decodeBlocks(speechPath, { sampleRate: 16000, channels: 1, blockFrames: 8000, maxSeconds: 2 });
+    let frames = 0;
     await assert.rejects(async () => {
-      for await (const block of blocks) assert.ok(block.length > 0);
-    }, (error: { code?: string }) => error.code === 'payload_too_large');
+      for await (const block of blocks) frames += block.length;
+    }, (error: { code?: string; message?: string }) => error.code === 'payload_too_large' && /more than 2 s; the limit is 2 s/.test(error.message ?? ''));
+    assert.ok(frames <= 2 * 16000, `${frames} frames`);
+  });
+
+  test('measures a pipe-written FLAC, which declares no length, by a packet scan that stops just past the limit', async () => {
+    const target = path.join(dir, 'piped.flac');
+    writeFileSync(target, execFileSync('ffmpeg', ['-v', 'error', '-i', speechPath, '-c:a', 'flac', '-f', 'flac', '-']));
+    assert.ok(Number.isNaN((await probeAudio(target)).durationSeconds));
+    assert.ok(Math.abs((await scanAudioSeconds(target, 7200)) - 5.855) < 0.15);
+    const stopped = await scanAudioSeconds(target, 2);
+    assert.ok(stopped > 2 && stopped <= 3, `${stopped} s`);
   });
 
   test('replaces NaN and Inf samples with silence', async () => {

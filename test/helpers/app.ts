@@ -55,16 +55,24 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
-/** A multipart body for inject()/fetch from fields and files. */
-export function multipartBody(fields: Record<string, string>, files: Record<string, { filename: string; content: Buffer; contentType?: string }>): { body: Buffer; contentType: string } {
+interface MultipartFile {
+  filename: string;
+  content: Buffer;
+  contentType?: string;
+}
+
+/** A multipart body for inject()/fetch from fields and files (an array sends the field once per file). */
+export function multipartBody(fields: Record<string, string>, files: Record<string, MultipartFile | MultipartFile[]>): { body: Buffer; contentType: string } {
   const boundary = `----voxdtest${Math.random().toString(16).slice(2)}`;
   const chunks: Buffer[] = [];
   for (const [name, value] of Object.entries(fields)) {
     chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
-  for (const [name, file] of Object.entries(files)) {
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`));
-    chunks.push(file.content, Buffer.from('\r\n'));
+  for (const [name, value] of Object.entries(files)) {
+    for (const file of [value].flat()) {
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`));
+      chunks.push(file.content, Buffer.from('\r\n'));
+    }
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };

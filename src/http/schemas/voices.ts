@@ -4,7 +4,7 @@ const fileField = Type.String({ format: 'binary' });
 
 export const createVoiceBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  files: Type.Union([fileField, Type.Array(fileField, { minItems: 1, maxItems: 25 })], { description: 'Reference clips (any decodable format): 3 s to 10 min of speech in total.' }),
+  files: Type.Union([fileField, Type.Array(fileField, { minItems: 1, maxItems: 25 })], { description: 'Reference clips (any decodable format): 3 s to 10 min of speech, and at most 15 min of audio, in total.' }),
   language: Type.Optional(Type.String({ description: 'Main language of the speaker (ISO 639-1).' })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   labels: Type.Optional(Type.String({ description: 'JSON object of string labels, e.g. {"accent": "scottish"}.' })),

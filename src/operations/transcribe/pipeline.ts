@@ -48,6 +48,8 @@ export interface PipelineRequest {
   diarizer?: Diarizer;
   speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number };
   maxAudioSeconds: number;
+  /** The request field the file came in, named by errors. Default 'audio'. */
+  param?: string;
   signal?: AbortSignal;
 }
 
@@ -57,7 +59,7 @@ export interface PipelineDependencies {
 }
 
 export async function transcribeFile(deps: PipelineDependencies, request: PipelineRequest): Promise<Transcript> {
-  const decode = () => decodeBlocks(request.path, { sampleRate: asrSampleRate, channels: 1, blockFrames: asrSampleRate * blockSeconds, maxSeconds: request.maxAudioSeconds, signal: request.signal });
+  const decode = () => decodeBlocks(request.path, { sampleRate: asrSampleRate, channels: 1, blockFrames: asrSampleRate * blockSeconds, maxSeconds: request.maxAudioSeconds, param: request.param, signal: request.signal });
 
   // Pass 1: voice activity.
   const vadStream = deps.vad.stream();

@@ -73,7 +73,8 @@ export class TranscriptionService {
     }
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
-    const input = await admitAudio(uploadedFile(context.uploads, options.uploadField ?? 'audio'), this.deps.limits, context.signal);
+    const uploadField = options.uploadField ?? 'audio';
+    const input = await admitAudio(uploadedFile(context.uploads, uploadField), this.deps.limits, context.signal);
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
     if (!loadTranscriber) throw new VoxError('not_implemented', 'Transcription is not available on this server: no ASR model is installed (voxd models pull).');
     if (diarize && !makeDiarizer) throw new VoxError('not_implemented', 'Diarization is not available on this server: no speaker-embedding model is installed.', { param: 'diarize' });
@@ -90,6 +91,7 @@ export class TranscriptionService {
         ...(diarizer ? { diarizer } : {}),
         speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },
         maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+        param: uploadField,
         ...(signal ? { signal } : {}),
       });
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
