@@ -4,7 +4,8 @@
  * so deleting a profile leaves nothing of the speaker behind.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { decodeFile } from '../audio/decode.js';
 import { encodeWaveform } from '../audio/encode.js';
 import { admitAudio } from '../audio/input.js';
@@ -20,6 +21,8 @@ import type { ApiKeyRecord, Store, VoiceRecord } from '../storage/store.js';
 export const referenceSampleRate = 16000;
 const minReferenceSeconds = 3;
 const maxReferenceSeconds = 600;
+/** Blob prefix under which every cloned profile has its own (`voices/<voice_id>`). */
+const profilesPrefix = 'voices';
 
 export interface VoiceProfile {
   voice_id: string;
@@ -178,16 +181,22 @@ export class VoiceService {
     }
 
     const id = `voice_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
-    const blobPrefix = `voices/${id}`;
+    const blobPrefix = `${profilesPrefix}/${id}`;
     const analysis: Record<string, unknown> = {};
+    // Crash safety (kill -9 at any point): the files are made in a scratch directory (wiped at start), moved under the
+    // profile's prefix in one step, and only then is the record inserted. A crash before the move leaves scratch files;
+    // one between the move and the insert leaves a prefix without a record, which removeOrphans deletes at the next start.
+    // So a record never points at missing files, and files without a record do not outlive a restart.
+    const staging = this.deps.store.blobs.tempPath('-voice');
     try {
+      await mkdir(staging);
       for (const [index, clip] of clips.entries()) {
-        await this.deps.store.blobs.putBytes(`${blobPrefix}/reference-${index + 1}.flac`, await encodeWaveform(clip, { format: 'flac' }));
+        await writeFile(path.join(staging, `reference-${index + 1}.flac`), await encodeWaveform(clip, { format: 'flac' }));
       }
       for (const analyzer of this.deps.analyzers) {
         const result = await analyzer.analyse(clips, context.signal);
         analysis[analyzer.name] = result.analysis;
-        for (const [file, bytes] of Object.entries(result.files ?? {})) await this.deps.store.blobs.putBytes(`${blobPrefix}/${analyzer.name}-${file}`, bytes);
+        for (const [file, bytes] of Object.entries(result.files ?? {})) await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
       }
       const record: VoiceRecord = {
         id,
@@ -203,10 +212,12 @@ export class VoiceService {
         blobPrefix,
         analysis,
       };
+      await this.deps.store.blobs.putDirectory(blobPrefix, staging);
       this.deps.store.voices.insert(record);
       return { kind: 'json', status: 201, body: this.toProfile(record) };
     } catch (error) {
       // Nothing half-made stays behind: no record was written, so the files go too.
+      await rm(staging, { recursive: true, force: true });
       await this.deps.store.blobs.delete(blobPrefix);
       throw error;
     }
@@ -229,10 +240,23 @@ export class VoiceService {
   async delete(voiceId: string, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
     const record = this.record(voiceId, caller);
-    // Files first: if this crashes half-way, the record still points at what is left and a retry removes it.
-    await this.deps.store.blobs.delete(record.blobPrefix);
+    // The record first, so it never points at missing files: a crash before the files are gone leaves files without a
+    // record, which removeOrphans deletes at the next start.
     this.deps.store.voices.delete(voiceId);
+    await this.deps.store.blobs.delete(record.blobPrefix);
     return { kind: 'json', body: { voice_id: voiceId, deleted: true } };
+  }
+
+  /**
+   * Deletes the profile prefixes no record points at: what a crash during creation or deletion leaves behind (or derived
+   * files written while the profile was being deleted). Runs at start, before requests: a creation under way looks the
+   * same between its move and its insert.
+   */
+  async removeOrphans(): Promise<string[]> {
+    const referenced = new Set(this.deps.store.voices.list().map((r) => r.blobPrefix));
+    const orphans = (await this.deps.store.blobs.list(profilesPrefix)).map((name) => `${profilesPrefix}/${name}`).filter((prefix) => !referenced.has(prefix));
+    for (const prefix of orphans) await this.deps.store.blobs.delete(prefix);
+    return orphans;
   }
 
   /** Reference clips of a cloned profile (16 kHz mono, speech only, normalised). */
@@ -247,7 +271,8 @@ export class VoiceService {
   /**
    * Derived data of a profile computed on first use (e.g. an engine's statistics of the speaker) and kept: for a cloned
    * profile, JSON in its record and arrays as blobs under its prefix (so deleting the profile removes them); for a
-   * built-in voice, under `builtin/<voice_id>/`, computed from speech synthesised in that voice.
+   * built-in voice, under `builtin/<voice_id>/`, computed from speech synthesised in that voice. Files are written before
+   * the record names them: a crash in between leaves files nothing refers to, which the next use computes and writes again.
    */
   async derived(voiceId: string, caller: ApiKeyRecord, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
     const source = await this.builtinSourceOf(voiceId);
