@@ -9,6 +9,9 @@ import { buildApp } from './http/app.js';
 
 export async function serve(config: Readonly<Config>, logger: Logger): Promise<void> {
   const container = createContainer(config);
+  // Before any request can start a voice creation: the files a crash left without a record go.
+  const orphans = await container.voices.removeOrphans();
+  if (orphans.length > 0) logger.warn({ orphans }, 'removed voice files that no voice record points at (left by a crash)');
   if (container.apiKeys.list().length === 0) {
     // First start without keys: one admin key, written to a private file rather than the log.
     const keyFile = path.join(config.dataDir, 'initial-api-key');

@@ -64,6 +64,11 @@ export class ApiKeyService {
   }
 }
 
+/** Whether a key may use something another key owns (a cloned voice, a result file): its owner and admin keys only. */
+export function mayAccess(key: ApiKeyRecord, ownerKeyId: string): boolean {
+  return key.id === ownerKeyId || key.scopes.includes('admin');
+}
+
 export function parseScopes(text: string): Scope[] {
   const requested = text.split(',').map((s) => s.trim()).filter(Boolean);
   for (const scope of requested) {

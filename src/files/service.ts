@@ -1,6 +1,7 @@
 /** Result files (e.g. separated stems): stored as blobs, downloadable by their owner until they expire. */
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
 import type { OperationResult } from '../http/context.js';
 import type { ApiKeyRecord, FileRecord, Store } from '../storage/store.js';
@@ -35,7 +36,7 @@ export class FileService {
 
   download(id: string, requester: ApiKeyRecord): OperationResult {
     const record = this.store.files.get(id);
-    const visible = record && (record.ownerKeyId === requester.id || requester.scopes.includes('admin')) && record.expiresAt > new Date().toISOString();
+    const visible = record && mayAccess(requester, record.ownerKeyId) && record.expiresAt > new Date().toISOString();
     if (!record || !visible) throw new VoxError('not_found', `No file '${id}' (files expire ${this.ttlSeconds} s after they are made).`, { param: 'file_id' });
     return {
       kind: 'stream',

@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
-import { copyFile, rename, rm, stat, writeFile, access } from 'node:fs/promises';
+import { copyFile, readdir, rename, rm, stat, writeFile, access } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApiKeyRecord, BlobStore, FileRecord, Scope, Store, VoiceRecord } from './store.js';
 
@@ -159,6 +159,21 @@ class DiskBlobStore implements BlobStore {
     const staged = this.tempPath();
     await writeFile(staged, bytes);
     return this.putFile(key, staged);
+  }
+
+  async putDirectory(prefix: string, sourceDir: string): Promise<void> {
+    const target = this.pathOf(prefix);
+    mkdirSync(path.dirname(target), { recursive: true });
+    await rename(sourceDir, target);
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    try {
+      return await readdir(this.pathOf(prefix));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
   }
 
   async exists(key: string): Promise<boolean> {

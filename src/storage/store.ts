@@ -76,6 +76,10 @@ export interface BlobStore {
   putFile(key: string, sourcePath: string): Promise<number>;
   /** Writes bytes atomically (temp file + rename). */
   putBytes(key: string, bytes: Uint8Array): Promise<number>;
+  /** Moves a finished directory of scratch files (from tempPath) under a prefix at once (rename). */
+  putDirectory(prefix: string, sourceDir: string): Promise<void>;
+  /** Names directly under a prefix (files and sub-prefixes); empty when there is nothing. */
+  list(prefix: string): Promise<string[]>;
   /** Local path for reading (streaming). */
   pathOf(key: string): string;
   exists(key: string): Promise<boolean>;

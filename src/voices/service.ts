@@ -4,17 +4,19 @@
  * so deleting a profile leaves nothing of the speaker behind.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { decodeFile } from '../audio/decode.js';
 import { encodeWaveform } from '../audio/encode.js';
 import { admitAudio } from '../audio/input.js';
 import { clippedFraction, normalizeSpeech } from '../audio/loudness.js';
 import { speechSegments, type SileroVad } from '../audio/vad.js';
 import { durationSeconds, rmsDb, type Waveform } from '../audio/waveform.js';
+import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
 import type { OperationResult, RequestContext, UploadedFile } from '../http/context.js';
 import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
-import type { Store, VoiceRecord } from '../storage/store.js';
+import type { ApiKeyRecord, Store, VoiceRecord } from '../storage/store.js';
 
 export const referenceSampleRate = 16000;
 const minReferenceSeconds = 3;
@@ -25,6 +27,8 @@ const maxReferenceSeconds = 600;
  */
 const maxReferenceAudioSeconds = 900;
 const referenceAudioLimitName = `${maxReferenceAudioSeconds} s of reference audio per voice, over all files`;
+/** Blob prefix under which every cloned profile has its own (`voices/<voice_id>`). */
+const profilesPrefix = 'voices';
 
 export interface VoiceProfile {
   voice_id: string;
@@ -86,6 +90,11 @@ function parseLabels(text: string | undefined): Record<string, string> {
   return parsed as Record<string, string>;
 }
 
+/** The same answer for a voice that does not exist and for another key's voice: ids reveal nothing. */
+function voiceNotFound(voiceId: string): VoxError {
+  return new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param: 'voice_id' });
+}
+
 function embeddingOf(speakerAnalysis: unknown): Float32Array | undefined {
   const embedding = (speakerAnalysis as { embedding?: number[] } | undefined)?.embedding;
   return embedding ? Float32Array.from(embedding) : undefined;
@@ -122,9 +131,10 @@ export class VoiceService {
     return (await Promise.all(this.deps.builtins.map((b) => b.builtinVoices()))).flat();
   }
 
-  async list(filter: { language?: string; type?: 'builtin' | 'cloned' }): Promise<OperationResult> {
+  /** Built-in voices and the cloned voices the caller may use (its own; every one for an admin key). */
+  async list(filter: { language?: string; type?: 'builtin' | 'cloned' }, caller: ApiKeyRecord): Promise<OperationResult> {
     const builtin = await this.builtinVoices();
-    const cloned = this.deps.store.voices.list().map((r) => this.toProfile(r));
+    const cloned = this.deps.store.voices.list().filter((r) => mayAccess(caller, r.ownerKeyId)).map((r) => this.toProfile(r));
     const language = filter.language?.toLowerCase();
     const voices = [...builtin, ...cloned].filter(
       (v) => (!filter.type || v.type === filter.type) && (!language || v.languages.some((l) => l.toLowerCase() === language || l.toLowerCase().startsWith(`${language}-`))),
@@ -132,23 +142,24 @@ export class VoiceService {
     return { kind: 'json', body: { voices } };
   }
 
-  /** A cloned profile's record, or 404. */
-  record(voiceId: string): VoiceRecord {
+  /**
+   * A cloned profile's record if the caller may use it (its owner or an admin key), else 404: every lookup of a cloned
+   * voice by id goes through here.
+   */
+  record(voiceId: string, caller: ApiKeyRecord): VoiceRecord {
     const record = this.deps.store.voices.get(voiceId);
-    if (!record) throw new VoxError('not_found', `No cloned voice '${voiceId}'.`, { param: 'voice_id' });
+    if (!record || !mayAccess(caller, record.ownerKeyId)) throw voiceNotFound(voiceId);
     return record;
   }
 
-  async profile(voiceId: string): Promise<VoiceProfile> {
+  /** A built-in voice (any caller) or a cloned one the caller may use. */
+  async profile(voiceId: string, caller: ApiKeyRecord): Promise<VoiceProfile> {
     const builtin = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
-    if (builtin) return builtin;
-    const record = this.deps.store.voices.get(voiceId);
-    if (!record) throw new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param: 'voice_id' });
-    return this.toProfile(record);
+    return builtin ?? this.toProfile(this.record(voiceId, caller));
   }
 
-  async get(voiceId: string): Promise<OperationResult> {
-    return { kind: 'json', body: await this.profile(voiceId) };
+  async get(voiceId: string, caller: ApiKeyRecord): Promise<OperationResult> {
+    return { kind: 'json', body: await this.profile(voiceId, caller) };
   }
 
   async create(fields: CreateVoiceFields, context: RequestContext): Promise<OperationResult> {
@@ -180,16 +191,22 @@ export class VoiceService {
     }
 
     const id = `voice_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
-    const blobPrefix = `voices/${id}`;
+    const blobPrefix = `${profilesPrefix}/${id}`;
     const analysis: Record<string, unknown> = {};
+    // Crash safety (kill -9 at any point): the files are made in a scratch directory (wiped at start), moved under the
+    // profile's prefix in one step, and only then is the record inserted. A crash before the move leaves scratch files;
+    // one between the move and the insert leaves a prefix without a record, which removeOrphans deletes at the next start.
+    // So a record never points at missing files, and files without a record do not outlive a restart.
+    const staging = this.deps.store.blobs.tempPath('-voice');
     try {
+      await mkdir(staging);
       for (const [index, clip] of clips.entries()) {
-        await this.deps.store.blobs.putBytes(`${blobPrefix}/reference-${index + 1}.flac`, await encodeWaveform(clip, { format: 'flac' }));
+        await writeFile(path.join(staging, `reference-${index + 1}.flac`), await encodeWaveform(clip, { format: 'flac' }));
       }
       for (const analyzer of this.deps.analyzers) {
         const result = await analyzer.analyse(clips, context.signal);
         analysis[analyzer.name] = result.analysis;
-        for (const [file, bytes] of Object.entries(result.files ?? {})) await this.deps.store.blobs.putBytes(`${blobPrefix}/${analyzer.name}-${file}`, bytes);
+        for (const [file, bytes] of Object.entries(result.files ?? {})) await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
       }
       const record: VoiceRecord = {
         id,
@@ -205,34 +222,51 @@ export class VoiceService {
         blobPrefix,
         analysis,
       };
+      await this.deps.store.blobs.putDirectory(blobPrefix, staging);
       this.deps.store.voices.insert(record);
       return { kind: 'json', status: 201, body: this.toProfile(record) };
     } catch (error) {
       // Nothing half-made stays behind: no record was written, so the files go too.
+      await rm(staging, { recursive: true, force: true });
       await this.deps.store.blobs.delete(blobPrefix);
       throw error;
     }
   }
 
-  async update(voiceId: string, changes: PatchVoiceFields): Promise<OperationResult> {
+  async update(voiceId: string, changes: PatchVoiceFields, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
+    this.record(voiceId, caller);
     if (changes.name !== undefined && changes.name.trim() === '') throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
     const updated = this.deps.store.voices.update(voiceId, {
       ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
       ...(changes.description !== undefined ? { description: changes.description } : {}),
       ...(changes.labels !== undefined ? { labels: changes.labels } : {}),
     });
-    if (!updated) throw new VoxError('not_found', `No cloned voice '${voiceId}'.`, { param: 'voice_id' });
+    // Deleted since the lookup above.
+    if (!updated) throw voiceNotFound(voiceId);
     return { kind: 'json', body: this.toProfile(updated) };
   }
 
-  async delete(voiceId: string): Promise<OperationResult> {
+  async delete(voiceId: string, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
-    const record = this.record(voiceId);
-    // Files first: if this crashes half-way, the record still points at what is left and a retry removes it.
-    await this.deps.store.blobs.delete(record.blobPrefix);
+    const record = this.record(voiceId, caller);
+    // The record first, so it never points at missing files: a crash before the files are gone leaves files without a
+    // record, which removeOrphans deletes at the next start.
     this.deps.store.voices.delete(voiceId);
+    await this.deps.store.blobs.delete(record.blobPrefix);
     return { kind: 'json', body: { voice_id: voiceId, deleted: true } };
+  }
+
+  /**
+   * Deletes the profile prefixes no record points at: what a crash during creation or deletion leaves behind (or derived
+   * files written while the profile was being deleted). Runs at start, before requests: a creation under way looks the
+   * same between its move and its insert.
+   */
+  async removeOrphans(): Promise<string[]> {
+    const referenced = new Set(this.deps.store.voices.list().map((r) => r.blobPrefix));
+    const orphans = (await this.deps.store.blobs.list(profilesPrefix)).map((name) => `${profilesPrefix}/${name}`).filter((prefix) => !referenced.has(prefix));
+    for (const prefix of orphans) await this.deps.store.blobs.delete(prefix);
+    return orphans;
   }
 
   /** Reference clips of a cloned profile (16 kHz mono, speech only, normalised). */
@@ -247,12 +281,13 @@ export class VoiceService {
   /**
    * Derived data of a profile computed on first use (e.g. an engine's statistics of the speaker) and kept: for a cloned
    * profile, JSON in its record and arrays as blobs under its prefix (so deleting the profile removes them); for a
-   * built-in voice, under `builtin/<voice_id>/`, computed from speech synthesised in that voice.
+   * built-in voice, under `builtin/<voice_id>/`, computed from speech synthesised in that voice. Files are written before
+   * the record names them: a crash in between leaves files nothing refers to, which the next use computes and writes again.
    */
-  async derived(voiceId: string, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
+  async derived(voiceId: string, caller: ApiKeyRecord, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
     const source = await this.builtinSourceOf(voiceId);
     if (source) return this.derivedBuiltin(voiceId, source, name, compute, signal);
-    const record = this.record(voiceId);
+    const record = this.record(voiceId, caller);
     const stored = record.analysis[name] as { analysis: Record<string, unknown>; files: string[] } | undefined;
     if (stored) {
       const files: Record<string, Buffer> = {};
@@ -269,9 +304,9 @@ export class VoiceService {
    * The speaker embedding of any voice: made at creation for a cloned profile; for a built-in voice, the mean GE2E
    * embedding of its reference speech, computed once and kept.
    */
-  async speakerEmbedding(voiceId: string, signal?: AbortSignal): Promise<Float32Array | undefined> {
-    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf(this.record(voiceId).analysis.speaker);
-    const { analysis } = await this.derived(voiceId, 'speaker', async (clips) => {
+  async speakerEmbedding(voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<Float32Array | undefined> {
+    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf(this.record(voiceId, caller).analysis.speaker);
+    const { analysis } = await this.derived(voiceId, caller, 'speaker', async (clips) => {
       const encoder = await this.deps.speakerEncoder();
       const embeddings: Float32Array[] = [];
       for (const clip of clips) embeddings.push(await encoder.embedUtterance(clip, signal));

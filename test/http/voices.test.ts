@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { encodeWaveform } from '../../src/audio/encode.js';
-import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
 const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
@@ -46,7 +46,8 @@ describe('voices API', () => {
     assert.equal(profile.gender_estimate, 'female');
     assert.ok(profile.reference_seconds > 8 && profile.reference_seconds < 7.84 + 5.93, `speech only: ${profile.reference_seconds}`);
 
-    const auth = { authorization: `Bearer ${t.keyWith(['tts'])}` };
+    // t.key made the voice; a key without the `voices` scope may read (its own voices) but not write.
+    const auth = { authorization: `Bearer ${t.key}` };
     const list = (await t.app.inject({ method: 'GET', url: '/v1/voices?type=cloned', headers: auth })).json();
     assert.ok(list.voices.some((v: { voice_id: string }) => v.voice_id === profile.voice_id));
     const filtered = (await t.app.inject({ method: 'GET', url: '/v1/voices?language=de', headers: auth })).json();
@@ -54,7 +55,7 @@ describe('voices API', () => {
     const got = await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth });
     assert.equal(got.json().name, 'Reader 3080');
 
-    const readOnly = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: auth, payload: { name: 'x' } });
+    const readOnly = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.keyWith(['tts'])}` }, payload: { name: 'x' } });
     assert.equal(readOnly.statusCode, 403);
     const patched = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.key}` }, payload: { name: 'Narrator', labels: { use: 'audiobook' } } });
     assert.equal(patched.statusCode, 200);
@@ -118,6 +119,8 @@ describe('voices API', () => {
     ]));
     assert.equal(mixed.statusCode, 422, mixed.body);
     assert.match(mixed.json().error.message, /same speaker/);
+    // Rejected after the clips were staged: nothing stays in scratch space either.
+    assert.deepEqual(readdirSync(path.join(t.config.dataDir, 'tmp')).filter((name) => name.endsWith('-voice')), []);
   });
 
   test('unknown voice -> 404; bad labels -> 400', async () => {
@@ -126,5 +129,39 @@ describe('voices API', () => {
     const bad = await post(form({ name: 'x', consent: 'true', labels: '[1,2]' }, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]));
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json().error.param, 'labels');
+  });
+});
+
+describe('voice files after a crash (kill -9 during creation or deletion)', () => {
+  test('at the next start, profile files without a record and staged files are removed; a complete voice is untouched', async () => {
+    const dataDir = makeTempDir('voices-crash');
+    const voicesDir = path.join(dataDir, 'blobs/voices');
+    const first = await buildTestApp({ VOXD_DATA_DIR: dataDir });
+    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx')]);
+    const body = form({ name: 'Kept', consent: 'true' }, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]);
+    const created = await first.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${first.key}`, 'content-type': body.contentType }, payload: body.body });
+    const kept = created.json().voice_id as string;
+    assert.equal(created.statusCode, 201, created.body);
+    const keptFiles = readdirSync(path.join(voicesDir, kept)).sort();
+    await first.close();
+    // What a killed process leaves: a profile's files with no record (moved but not yet recorded, or a deletion cut
+    // short), and files still being made in scratch space.
+    mkdirSync(path.join(voicesDir, 'voice_orphan'));
+    writeFileSync(path.join(voicesDir, 'voice_orphan/reference-1.flac'), clip('3080-5032-0004.wav'));
+    mkdirSync(path.join(dataDir, 'tmp/staged-voice'));
+    writeFileSync(path.join(dataDir, 'tmp/staged-voice/reference-1.flac'), clip('3080-5032-0004.wav'));
+
+    const second = await buildTestApp({ VOXD_DATA_DIR: dataDir });
+    try {
+      assert.deepEqual(await second.container.voices.removeOrphans(), ['voices/voice_orphan']);
+      assert.deepEqual(readdirSync(voicesDir), [kept]);
+      assert.deepEqual(readdirSync(path.join(voicesDir, kept)).sort(), keptFiles);
+      assert.deepEqual(readdirSync(path.join(dataDir, 'tmp')), []);
+      const got = await second.app.inject({ method: 'GET', url: `/v1/voices/${kept}`, headers: { authorization: `Bearer ${second.key}` } });
+      assert.equal(got.json().name, 'Kept');
+    } finally {
+      await second.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

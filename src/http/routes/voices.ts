@@ -1,4 +1,7 @@
-/** Voice profiles: scope `voices` to write, any key to read. */
+/**
+ * Voice profiles: scope `voices` to write, any key to read. A cloned voice is its creating key's (and admin keys'); to any
+ * other key it does not exist (404). The scope is checked first: a key without `voices` gets 403 on writes whatever the id.
+ */
 import type { FastifyPluginAsync } from 'fastify';
 import type { SynthesisService } from '../../operations/synthesize/service.js';
 import type { VoiceService } from '../../voices/service.js';
@@ -17,12 +20,12 @@ export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: 
   app.get<{ Querystring: ListVoicesQuery }>('/v1/voices', {
     config: { scope: 'any' },
     schema: { summary: 'Built-in and cloned voices', tags, security, querystring: listVoicesQuery },
-  }, async (request, reply) => sendResult(reply, await voices.list(request.query)));
+  }, async (request, reply) => sendResult(reply, await voices.list(request.query, requestContext(request).apiKey)));
 
   app.get<{ Params: VoiceParams }>('/v1/voices/:voice_id', {
     config: { scope: 'any' },
     schema: { summary: 'One voice profile', tags, security, params: voiceParams },
-  }, async (request, reply) => sendResult(reply, await voices.get(request.params.voice_id)));
+  }, async (request, reply) => sendResult(reply, await voices.get(request.params.voice_id, requestContext(request).apiKey)));
 
   app.get<{ Params: VoiceParams }>('/v1/voices/:voice_id/preview', {
     config: { scope: 'any' },
@@ -32,10 +35,10 @@ export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: 
   app.patch<{ Params: VoiceParams; Body: PatchVoiceBody }>('/v1/voices/:voice_id', {
     config: { scope: 'voices' },
     schema: { summary: 'Rename, describe or label a cloned voice', tags, security, params: voiceParams, body: patchVoiceBody },
-  }, async (request, reply) => sendResult(reply, await voices.update(request.params.voice_id, request.body)));
+  }, async (request, reply) => sendResult(reply, await voices.update(request.params.voice_id, request.body, requestContext(request).apiKey)));
 
   app.delete<{ Params: VoiceParams }>('/v1/voices/:voice_id', {
     config: { scope: 'voices' },
     schema: { summary: 'Delete a cloned voice with its clips, embeddings and every derived file', tags, security, params: voiceParams },
-  }, async (request, reply) => sendResult(reply, await voices.delete(request.params.voice_id)));
+  }, async (request, reply) => sendResult(reply, await voices.delete(request.params.voice_id, requestContext(request).apiKey)));
 };

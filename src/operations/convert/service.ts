@@ -10,6 +10,7 @@ import type { FileService } from '../../files/service.js';
 import type { OperationResult, RequestContext } from '../../http/context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
+import type { ApiKeyRecord } from '../../storage/store.js';
 import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
 import type { VoiceService } from '../../voices/service.js';
 import { loadProfileStats, storeProfileStats, type TargetProfileStats, type VoiceConverter } from './voice-converter.js';
@@ -39,8 +40,8 @@ const round = (v: number): number => Math.round(v * 1000) / 1000;
  * The converter's statistics of a target voice, computed once per voice and engine and kept with the voice (from the
  * reference clips of a cloned profile, or from speech synthesised in a built-in voice).
  */
-export async function conversionTarget(voices: VoiceService, converter: VoiceConverter, voiceId: string, signal?: AbortSignal): Promise<TargetProfileStats> {
-  const stored = await voices.derived(voiceId, converter.engine, async (clips) => {
+export async function conversionTarget(voices: VoiceService, converter: VoiceConverter, voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<TargetProfileStats> {
+  const stored = await voices.derived(voiceId, caller, converter.engine, async (clips) => {
     const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
     return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
   }, signal);
@@ -55,8 +56,8 @@ export class VoiceConversionService {
   }
 
   async convert(fields: ConvertFields, context: RequestContext): Promise<OperationResult> {
-    // 404 for an unknown voice, before the upload is looked at.
-    await this.deps.voices.profile(fields.target_voice_id);
+    // 404 for an unknown voice (or another key's), before the upload is looked at.
+    await this.deps.voices.profile(fields.target_voice_id, context.apiKey);
     const input = await admitAudio(uploadedFile(context.uploads, 'audio'), this.deps.limits, context.signal);
     const loadConverter = this.deps.converter;
     if (!loadConverter) throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');
@@ -64,7 +65,7 @@ export class VoiceConversionService {
 
     const outcome = await this.deps.scheduler.run('vc', input.durationSeconds, context.signal, async (signal) => {
       const converter = await loadConverter();
-      const target = await conversionTarget(this.deps.voices, converter, fields.target_voice_id, signal);
+      const target = await conversionTarget(this.deps.voices, converter, fields.target_voice_id, context.apiKey, signal);
       const source = await decodeFile(input.path, { channels: 1, maxSeconds: this.deps.limits.maxAudioSeconds, ...(signal ? { signal } : {}) });
       const startedAt = performance.now();
       const result = await converter.convert(source, target, { preserveEmotion, ...(signal ? { signal } : {}) });
@@ -72,7 +73,7 @@ export class VoiceConversionService {
       const audioSeconds = source.samples.length / source.sampleRate;
       this.deps.metrics.recordInference({ operation: 'vc', engine: converter.engine, model: converter.modelId }, elapsedSeconds, audioSeconds);
       context.log.info({ op: 'vc', engine: converter.engine, model: converter.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / audioSeconds }, 'converted');
-      const similarity = await this.similarities(source, result.waveform, await this.deps.voices.speakerEmbedding(fields.target_voice_id, signal), signal);
+      const similarity = await this.similarities(source, result.waveform, await this.deps.voices.speakerEmbedding(fields.target_voice_id, context.apiKey, signal), signal);
       return { waveform: result.waveform, f0Correlation: result.f0Correlation, warnings: result.warnings, ...similarity };
     });
 

@@ -9,6 +9,7 @@ import { unsupportedValue, VoxError } from '../../errors.js';
 import type { OperationResult, RequestContext } from '../../http/context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
+import type { ApiKeyRecord } from '../../storage/store.js';
 import { resample } from '../../audio/resample.js';
 import { cosineSimilarity, embeddingSampleRate } from '../../speakers/embedding.js';
 import type { VoiceProfile, VoiceService } from '../../voices/service.js';
@@ -96,6 +97,14 @@ interface Plan {
   convertTo?: { converter: VoiceConverter; target: TargetProfileStats };
 }
 
+/** The engines, and the language a request is spoken in (as Kokoro names it, when Kokoro speaks it). */
+interface Languages {
+  kokoro: KokoroSynthesizer;
+  espeak: EspeakSynthesizer;
+  language: string;
+  kokoroLanguage: string | undefined;
+}
+
 /** 'EN_us' -> 'en-us'. */
 const normalizeLanguage = (tag: string): string => tag.trim().toLowerCase().replace(/_/g, '-');
 
@@ -148,7 +157,7 @@ export class SynthesisService {
 
   /** A short sample of a voice in its first language. */
   async preview(voiceId: string, context: RequestContext): Promise<OperationResult> {
-    const profile = await this.deps.voices.profile(voiceId);
+    const profile = await this.deps.voices.profile(voiceId, context.apiKey);
     const language = profile.languages[0] ?? 'en-us';
     const text = matchingSentences[language] ?? matchingSentences[language.split('-')[0]!] ?? 'Hello! This is a short preview of my voice.';
     return this.synthesize({ text, voice_id: voiceId, language, format: 'mp3' }, context);
@@ -162,8 +171,8 @@ export class SynthesisService {
     }
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
-    const profile = await this.deps.voices.profile(fields.voice_id);
-    const plan = await this.plan(profile, fields.language);
+    const profile = await this.deps.voices.profile(fields.voice_id, context.apiKey);
+    const plan = await this.plan(profile, fields.language, context.apiKey);
     // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
     if (!/[\p{L}\p{N}]/u.test(normalizeText(text, plan.language))) {
       throw new VoxError('invalid_request', "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.", { param: 'text' });
@@ -232,39 +241,50 @@ export class SynthesisService {
     return { kind: 'audio', bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }), contentType: contentTypes[format], headers };
   }
 
-  /**
-   * Kokoro speaks its nine languages in any of its voices (cross-lingual when the voice was made for another one);
-   * every other language goes to espeak-ng. Cloned voices speak through either, then voice conversion.
-   */
-  private async plan(profile: VoiceProfile, requested: string | undefined): Promise<Plan> {
+  /** The requested language (else the voice's first); 422 when neither engine speaks it. */
+  private async languages(profile: VoiceProfile, requested: string | undefined): Promise<Languages> {
     const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
     const kokoroLanguages = kokoro.languages();
     const language = normalizeLanguage(requested ?? profile.languages[0] ?? 'en-us');
     const kokoroLanguage = kokoroLanguages.includes(language) ? language : language === 'en' ? 'en-us' : language === 'pt' ? 'pt-br' : undefined;
     const supported = [...new Set([...kokoroLanguages, ...espeak.languages()])].sort();
     if (!kokoroLanguage && !espeak.resolve(language)) throw unsupportedValue('language', requested ?? language, supported);
+    return { kokoro, espeak, language, kokoroLanguage };
+  }
+
+  /**
+   * Kokoro speaks its nine languages in any of its voices (cross-lingual when the voice was made for another one);
+   * every other language goes to espeak-ng.
+   */
+  private builtinPlan(profile: VoiceProfile, { kokoro, espeak, language, kokoroLanguage }: Languages): Plan {
     const warnings: string[] = [];
-    if (profile.type === 'builtin' && profile.engine === 'kokoro') {
+    if (profile.engine === 'kokoro') {
       if (kokoroLanguage) return { synthesizer: kokoro, language: kokoroLanguage, voice: { id: profile.voice_id }, warnings };
       warnings.push(`${profile.voice_id} has no model for '${language}': an espeak-ng voice speaks it.`);
       return { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` }, warnings };
     }
-    if (profile.type === 'builtin') {
-      if (kokoroLanguage && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by espeak-ng's rules for it.`);
-      return { synthesizer: espeak, language, voice: { id: kokoroLanguage && !espeak.resolve(language) ? profile.voice_id : `espeak-${espeak.resolve(language) ?? profile.languages[0]}` }, warnings };
-    }
+    if (kokoroLanguage && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by espeak-ng's rules for it.`);
+    return { synthesizer: espeak, language, voice: { id: kokoroLanguage && !espeak.resolve(language) ? profile.voice_id : `espeak-${espeak.resolve(language) ?? profile.languages[0]}` }, warnings };
+  }
+
+  /** Built-in voices as builtinPlan; cloned voices speak through either engine, then voice conversion. */
+  private async plan(profile: VoiceProfile, requested: string | undefined, caller: ApiKeyRecord): Promise<Plan> {
+    const languages = await this.languages(profile, requested);
+    if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
+    const { kokoro, espeak, language, kokoroLanguage } = languages;
+    const warnings: string[] = [];
     // A cloned voice: Kokoro speaks its languages with the profile's blend of built-in voices, espeak-ng the others; voice
     // conversion then moves that speech to the profile's voice. After Kokoro it lifts the output's similarity to its own
     // profile (bench: closer to its own than to another profile in 95.5% of pairs instead of 78%) for two words in 231 lost.
     const speaker = kokoroLanguage
-      ? { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro) }
+      ? { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro, caller) }
       : { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` } };
     if (!this.deps.converter) {
       warnings.push(`No voice-conversion engine is installed: '${language}' is spoken by a ${speaker.synthesizer.engine} voice close to the profile, not converted to it.`);
       return { ...speaker, warnings };
     }
     const converter = await this.deps.converter();
-    return { ...speaker, warnings, convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id) } };
+    return { ...speaker, warnings, convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id, caller) } };
   }
 
   /**
@@ -272,8 +292,9 @@ export class SynthesisService {
    * short English text read with that language's rules (timbre and pitch, not the words, are what is analysed).
    */
   async referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform[]> {
-    const profile = await this.deps.voices.profile(voiceId);
-    const plan = await this.plan(profile, profile.languages[0]);
+    const profile = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
+    if (!profile) throw new VoxError('internal', `'${voiceId}' is not a built-in voice.`);
+    const plan = this.builtinPlan(profile, await this.languages(profile, profile.languages[0]));
     const texts = [matchingSentences[plan.language], referenceText].filter((t): t is string => t !== undefined);
     const clips: Waveform[] = [];
     for (const text of texts) {
@@ -288,16 +309,16 @@ export class SynthesisService {
    * profile by speaker embedding, weighted by similarity. The built-in voices' embeddings are computed once for all
    * profiles; the blend is kept with the profile.
    */
-  private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer): Promise<VoiceSelection> {
-    const record = this.deps.voices.record(voiceId);
-    const target = await this.deps.voices.speakerEmbedding(voiceId);
+  private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer, caller: ApiKeyRecord): Promise<VoiceSelection> {
+    const record = this.deps.voices.record(voiceId, caller);
+    const target = await this.deps.voices.speakerEmbedding(voiceId, caller);
     if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
-    const { analysis } = await this.deps.voices.derived(voiceId, `kokoro-blend-${language}`, async () => {
+    const { analysis } = await this.deps.voices.derived(voiceId, caller, `kokoro-blend-${language}`, async () => {
       const scored: Array<{ id: string; similarity: number }> = [];
       const sameLanguage = kokoro.voices().filter((v) => v.languages.includes(language));
       const sameGender = sameLanguage.filter((v) => v.gender === record.genderEstimate);
       for (const voice of sameGender.length >= 2 ? sameGender : sameLanguage) {
-        const embedding = await this.deps.voices.speakerEmbedding(voice.id);
+        const embedding = await this.deps.voices.speakerEmbedding(voice.id, caller);
         if (embedding) scored.push({ id: voice.id, similarity: cosineSimilarity(embedding, target) });
       }
       const best = scored.sort((a, b) => b.similarity - a.similarity).slice(0, 3);
