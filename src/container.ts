@@ -89,7 +89,7 @@ export function createContainer(config: Readonly<Config>): Container {
   const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
     await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
     return SoundtrackSeparator.load(config.modelsDir);
-  });
+  }, (m) => m.close());
   const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get()));
   const kokoro = new LoadedModel('kokoro-82m', ['tts'], async () => {
     const [modelDir, voicesDir] = await Promise.all([models.require('kokoro-82m'), models.require('kokoro-voices')]);

@@ -12,6 +12,7 @@ import { melSpectrogram } from '../audio/mel.js';
 import { energyVoiceFlags, trimLongSilences, type VoiceFlagger } from '../audio/silence.js';
 import type { Waveform } from '../audio/waveform.js';
 import { ge2eEmbeddingSize, ge2eMelBands } from '../models/convert/ge2e-to-onnx.js';
+import { WorkerSession } from '../models/onnx-worker.js';
 
 export const embeddingSampleRate = 16000;
 export const embeddingSize = ge2eEmbeddingSize;
@@ -59,13 +60,13 @@ export interface WindowOptions {
 
 export class SpeakerEncoder {
   private constructor(
-    private readonly session: ort.InferenceSession,
+    private readonly session: WorkerSession,
     private readonly voiceFlags: VoiceFlagger,
     private readonly batchSize: number,
   ) {}
 
   static async load(onnxPath: string, options: SpeakerEncoderOptions = {}): Promise<SpeakerEncoder> {
-    const session = await ort.InferenceSession.create(onnxPath, {
+    const session = await WorkerSession.create('GE2E', onnxPath, {
       intraOpNumThreads: options.threads ?? 1,
       interOpNumThreads: 1,
       executionMode: 'sequential',
@@ -74,7 +75,7 @@ export class SpeakerEncoder {
   }
 
   async close(): Promise<void> {
-    await this.session.release();
+    await this.session.close();
   }
 
   /** Embedding of one utterance: mean of its partial embeddings, L2-normalised. */

@@ -19,6 +19,7 @@ export interface Separator {
   warnings(layout: AudioLayout): string[];
   /** Separates interleaved input blocks of any size as they arrive; the yielded blocks cover the input exactly once, in order. */
   separate(input: AsyncIterable<Float32Array>, layout: AudioLayout, signal?: AbortSignal): AsyncGenerator<StemBlock>;
+  close(): Promise<void>;
 }
 
 /** Four zeroed stems of `length` samples each. */

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import ort from 'onnxruntime-node';
 import { istft, stft, vorbisWindow, type Spectrogram, type StftOptions } from '../../../audio/stft.js';
+import { WorkerSession } from '../../../models/onnx-worker.js';
 import type { DialogueModel } from './dialogue-model.js';
 
 export interface DeepFilterConfig {
@@ -106,9 +107,9 @@ export class DeepFilterNet3Model implements DialogueModel {
 
   private constructor(
     private readonly config: DeepFilterConfig,
-    private readonly encoder: ort.InferenceSession,
-    private readonly erbDecoder: ort.InferenceSession,
-    private readonly dfDecoder: ort.InferenceSession,
+    private readonly encoder: WorkerSession,
+    private readonly erbDecoder: WorkerSession,
+    private readonly dfDecoder: WorkerSession,
   ) {
     this.sampleRate = config.sampleRate;
     this.widths = erbBandWidths(config.sampleRate, config.fftSize, config.nbErb, config.minNbErbFreqs);
@@ -121,9 +122,13 @@ export class DeepFilterNet3Model implements DialogueModel {
     // No arena: chunk-sized activations are freed after each run instead of being kept at their peak.
     const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', enableCpuMemArena: false };
     const [encoder, erbDecoder, dfDecoder] = await Promise.all(
-      ['enc.onnx', 'erb_dec.onnx', 'df_dec.onnx'].map((file) => ort.InferenceSession.create(path.join(modelDir, file), options)),
+      ['enc.onnx', 'erb_dec.onnx', 'df_dec.onnx'].map((file) => WorkerSession.create(`DeepFilterNet3 ${file}`, path.join(modelDir, file), options)),
     );
     return new DeepFilterNet3Model(config, encoder!, erbDecoder!, dfDecoder!);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.encoder.close(), this.erbDecoder.close(), this.dfDecoder.close()]);
   }
 
   async enhance(samples: Float32Array, signal?: AbortSignal): Promise<Float32Array> {

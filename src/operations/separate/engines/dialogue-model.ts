@@ -5,4 +5,5 @@ export interface DialogueModel {
   readonly sampleRate: number;
   /** Sample-aligned speech estimate (no delay), same length as the input. */
   enhance(samples: Float32Array, signal?: AbortSignal): Promise<Float32Array>;
+  close(): Promise<void>;
 }

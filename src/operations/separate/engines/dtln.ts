@@ -30,6 +30,10 @@ export class DtlnModel implements DialogueModel {
     return new DtlnModel(stage1, stage2);
   }
 
+  async close(): Promise<void> {
+    await Promise.all([this.stage1.release(), this.stage2.release()]);
+  }
+
   async enhance(samples: Float32Array, signal?: AbortSignal): Promise<Float32Array> {
     const fft = new RealFft(blockLength);
     const input = new Float32Array(blockLength);

@@ -54,6 +54,10 @@ export class SoundtrackSeparator implements Separator {
     return new SoundtrackSeparator(models.filter((m) => (options.modelWeights[m.id] ?? 0) > 0), options);
   }
 
+  async close(): Promise<void> {
+    await Promise.all(this.models.map((m) => m.close()));
+  }
+
   warnings(layout: AudioLayout): string[] {
     return layout.sampleRate < 16000 ? [`Input rate ${layout.sampleRate} Hz is below the 16 kHz the dialogue models were trained at; dialogue quality will be lower.`] : [];
   }

@@ -1,6 +1,6 @@
 /**
  * Kokoro-82M v1.0 (int8, rewritten at pull time, see src/models/convert/kokoro.ts) on onnxruntime-node in a worker
- * thread (./kokoro-worker.ts), 24 kHz.
+ * thread (src/models/onnx-worker.ts), 24 kHz.
  * Text is normalised, split into sentences (a long first sentence is split after its first clause or first words so
  * the first audio comes early), phonemised by espeak-ng (or pinyin for Mandarin) and synthesised piece by piece; the
  * next piece is phonemised while the current one runs. Silence at joins is trimmed (the model starts every run with
@@ -17,7 +17,8 @@ import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, Voi
 import { normalizeText } from '../text/normalize.js';
 import { splitClauses, splitSentences } from '../text/sentences.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
-import { KokoroWorker } from './kokoro-worker.js';
+import * as ort from 'onnxruntime-node';
+import { WorkerSession } from '../../../models/onnx-worker.js';
 
 export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
@@ -71,14 +72,14 @@ export class KokoroSynthesizer implements Synthesizer {
   private readonly voiceTables = new Map<string, Promise<Float32Array>>();
 
   private constructor(
-    private readonly worker: KokoroWorker,
+    private readonly session: WorkerSession,
     private readonly vocab: Map<string, number>,
     private readonly voicesDir: string,
   ) {}
 
   static async load(options: KokoroOptions): Promise<KokoroSynthesizer> {
     const vocabJson = JSON.parse(await readFile(path.join(options.modelDir, 'vocab.json'), 'utf8')) as { vocab: Record<string, number> };
-    const worker = await KokoroWorker.start(path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), {
+    const session = await WorkerSession.create('Kokoro', path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), {
       intraOpNumThreads: options.threads,
       interOpNumThreads: 1,
       executionMode: 'sequential',
@@ -87,7 +88,7 @@ export class KokoroSynthesizer implements Synthesizer {
       // Spinning intra-op threads burn the shared cores between runs without making runs faster here.
       extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
-    return new KokoroSynthesizer(worker, new Map(Object.entries(vocabJson.vocab)), options.voicesDir);
+    return new KokoroSynthesizer(session, new Map(Object.entries(vocabJson.vocab)), options.voicesDir);
   }
 
   languages(): string[] {
@@ -164,12 +165,20 @@ export class KokoroSynthesizer implements Synthesizer {
   }
 
   async close(): Promise<void> {
-    await this.worker.close();
+    await this.session.close();
   }
 
   /** One model run: ids without pads -> 24 kHz samples. */
-  run(ids: number[], style: Float32Array, speed: number, f0Semitones = 0, f0Range = 1, voiced = true): Promise<Float32Array> {
-    return this.worker.run({ tokens: BigInt64Array.from([0, ...ids, 0].map(BigInt)), style, speed, f0Scale: voiced ? 2 ** (f0Semitones / 12) : 0, f0Range });
+  async run(ids: number[], style: Float32Array, speed: number, f0Semitones = 0, f0Range = 1, voiced = true): Promise<Float32Array> {
+    const tokens = BigInt64Array.from([0, ...ids, 0].map(BigInt));
+    const outputs = await this.session.run({
+      tokens: new ort.Tensor('int64', tokens, [1, tokens.length]),
+      style: new ort.Tensor('float32', style, [1, style.length]),
+      speed: new ort.Tensor('float32', Float32Array.of(speed), [1]),
+      f0_scale: new ort.Tensor('float32', Float32Array.of(voiced ? 2 ** (f0Semitones / 12) : 0), [1]),
+      f0_range: new ort.Tensor('float32', Float32Array.of(f0Range), [1]),
+    });
+    return outputs.audio!.data as Float32Array;
   }
 
   /**

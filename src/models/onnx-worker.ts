@@ -1,0 +1,115 @@
+/**
+ * An onnxruntime session in its own worker thread. onnxruntime-node runs a session synchronously on the calling thread,
+ * so on the main thread every run (hundreds of milliseconds for Kokoro, DeepFilterNet3 or a GE2E batch) holds the
+ * event loop: health probes, streamed pieces and other requests wait until it ends. Small per-frame models (Silero VAD,
+ * DTLN) stay on the main thread, where a run is shorter than the message round trip would cost over a file.
+ *
+ * The worker's code is plain JavaScript in a string so it runs the same from the sources (tsx) and from the build.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+
+/** A tensor as it crosses the thread boundary. */
+interface TensorMessage {
+  type: ort.Tensor.Type;
+  data: ort.Tensor.DataType;
+  dims: readonly number[];
+}
+
+type Reply = { id: number; outputs: Record<string, TensorMessage> } | { id: number; error: string };
+/** The worker's first message: its session loaded (with its input and output names), or why not. */
+type Loaded = { loaded: true; inputNames: string[]; outputNames: string[] } | { loaded: false; error: string };
+
+const workerSource = `
+const { parentPort, workerData } = require('node:worker_threads');
+const ort = require(workerData.onnxruntimePath);
+ort.InferenceSession.create(workerData.modelPath, workerData.sessionOptions).then(
+  (session) => {
+    parentPort.on('message', (request) => run(session, request));
+    parentPort.postMessage({ loaded: true, inputNames: session.inputNames, outputNames: session.outputNames });
+  },
+  (error) => parentPort.postMessage({ loaded: false, error: String(error) }),
+);
+async function run(session, { id, feeds }) {
+  try {
+    const inputs = {};
+    for (const [name, t] of Object.entries(feeds)) inputs[name] = new ort.Tensor(t.type, t.data, t.dims);
+    const results = await session.run(inputs);
+    const outputs = {};
+    const transfer = [];
+    for (const [name, tensor] of Object.entries(results)) {
+      outputs[name] = { type: tensor.type, data: tensor.data, dims: tensor.dims };
+      transfer.push(tensor.data.buffer);
+    }
+    parentPort.postMessage({ id, outputs }, transfer);
+  } catch (error) {
+    parentPort.postMessage({ id, error: String(error) });
+  }
+}
+`;
+
+export class WorkerSession {
+  private readonly pending = new Map<number, { resolve: (outputs: Record<string, ort.Tensor>) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  /** Why the worker stopped (a crash, or close()); later runs fail with it instead of waiting forever. */
+  private stopped?: Error;
+
+  private constructor(
+    private readonly worker: Worker,
+    /** Names errors (e.g. 'Kokoro'). */
+    private readonly name: string,
+    readonly inputNames: readonly string[],
+    readonly outputNames: readonly string[],
+  ) {
+    // An idle worker does not keep the process alive; one with a run under way does (its caller awaits the reply).
+    worker.unref();
+    worker.on('message', (reply: Reply) => {
+      const waiter = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      if ('error' in reply) waiter?.reject(new Error(`${name} run failed: ${reply.error}`));
+      else waiter?.resolve(Object.fromEntries(Object.entries(reply.outputs).map(([key, t]) => [key, new ort.Tensor(t.type, t.data as Float32Array, t.dims)])));
+    });
+    worker.on('error', (error) => this.stop(error));
+    worker.on('exit', (code) => this.stop(new Error(`${name} worker exited (code ${code})`)));
+  }
+
+  /** Starts a worker and waits until its session is loaded. */
+  static async create(name: string, modelPath: string, sessionOptions: ort.InferenceSession.SessionOptions): Promise<WorkerSession> {
+    const onnxruntimePath = createRequire(import.meta.url).resolve('onnxruntime-node');
+    const worker = new Worker(workerSource, { eval: true, workerData: { modelPath, sessionOptions, onnxruntimePath } });
+    const loaded = await new Promise<Loaded>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    if (!loaded.loaded) {
+      await worker.terminate();
+      throw new Error(`${name} model failed to load: ${loaded.error}`);
+    }
+    return new WorkerSession(worker, name, loaded.inputNames, loaded.outputNames);
+  }
+
+  /** One run. Inputs are copied to the worker (callers may reuse them); outputs are moved back. */
+  run(feeds: Record<string, ort.Tensor>): Promise<Record<string, ort.Tensor>> {
+    if (this.stopped) return Promise.reject(this.stopped);
+    const id = this.nextId++;
+    const message = Object.fromEntries(Object.entries(feeds).map(([key, t]) => [key, { type: t.type, data: t.data, dims: t.dims }]));
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref();
+      this.worker.postMessage({ id, feeds: message });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.stop(new Error(`${this.name} worker closed`));
+    await this.worker.terminate();
+  }
+
+  private stop(error: Error): void {
+    this.stopped ??= error;
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+  }
+}
