@@ -34,8 +34,11 @@ export class LoadedModel<T> {
   }
 
   async close(): Promise<void> {
-    if (this.loaded && this.pending) await this.release(await this.pending);
+    const pending = this.pending;
     this.pending = undefined;
     this.loaded = false;
+    // A load still under way (e.g. preloading) is waited for, so what it starts (a worker thread) is released too.
+    const model = await pending?.catch(() => undefined);
+    if (model !== undefined) await this.release(model);
   }
 }
