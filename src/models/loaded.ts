@@ -34,11 +34,10 @@ export class LoadedModel<T> {
   }
 
   async close(): Promise<void> {
-    const pending = this.pending;
+    // A load still under way (e.g. preloading) is waited for, so what it starts (a worker thread) is released too.
+    const model = await this.pending?.catch(() => undefined);
     this.pending = undefined;
     this.loaded = false;
-    // A load still under way (e.g. preloading) is waited for, so what it starts (a worker thread) is released too.
-    const model = await pending?.catch(() => undefined);
     if (model !== undefined) await this.release(model);
   }
 }
