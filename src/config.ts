@@ -26,6 +26,8 @@ export interface Config {
   inferenceThreads: number;
   /** Load models at start instead of on first use. */
   preloadModels: boolean;
+  /** On SIGTERM/SIGINT, how long in-flight work may run before it is aborted and the process exits. */
+  shutdownGraceSeconds: number;
   /** Extra directories searched for model files before fetching (e.g. ../shared/models in development). */
   localModelDirs: string[];
   /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
@@ -89,6 +91,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     fileTtlSeconds: integer(env, 'VOXD_FILE_TTL_SECONDS', 3600, 10, 30 * 86400),
     inferenceThreads: integer(env, 'VOXD_THREADS', 2, 1, 256),
     preloadModels: boolean(env, 'VOXD_PRELOAD_MODELS', true),
+    shutdownGraceSeconds: integer(env, 'VOXD_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
     logLevel,

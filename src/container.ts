@@ -65,6 +65,9 @@ export interface Container {
 }
 
 export function createContainer(config: Readonly<Config>): Container {
+  // Every process on the data dir (server or CLI) creates its files for the service user only: the database and its
+  // -wal/-shm, blobs, uploads, and what ffmpeg children write there. A umask covers all of them, children included.
+  process.umask(0o077);
   const store = openSqliteStore(config.dataDir);
   const apiKeys = new ApiKeyService(store.keys);
   apiKeys.seed(config.bootstrapApiKeys);

@@ -1,15 +1,22 @@
-/** Starts the HTTP service on a container and stops it gracefully on SIGINT/SIGTERM. */
+/** Starts the HTTP service on a container and stops it on SIGINT/SIGTERM: drain for a grace period, then abort, then exit. */
 import { writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { scopes } from './storage/store.js';
 import type { Config } from './config.js';
 import { createContainer } from './container.js';
-import { buildApp } from './http/app.js';
+import { buildApp, shuttingDown } from './http/app.js';
+
+/** Exit codes: drained within the grace period; work still running when it ended was aborted. A second signal exits 128 + its number. */
+export const exitCodes = { drained: 0, aborted: 1 } as const;
+/** After the abort, how long aborted requests get to send their 503 before the process exits regardless. */
+const abortSettleMilliseconds = 3000;
 
 export async function serve(config: Readonly<Config>, logger: Logger): Promise<void> {
   const container = createContainer(config);
-  // Before any request can start a voice creation: the files a crash left without a record go.
+  // Before any request can start a voice creation or an upload: what a previous run left behind goes.
+  await container.store.blobs.clearScratch();
   const orphans = await container.voices.removeOrphans();
   if (orphans.length > 0) logger.warn({ orphans }, 'removed voice files that no voice record points at (left by a crash)');
   if (container.apiKeys.list().length === 0) {
@@ -18,20 +25,38 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
     writeFileSync(keyFile, `${container.apiKeys.create('initial', scopes).key}\n`, { mode: 0o600 });
     logger.warn({ keyFile }, 'no API keys existed: created an admin key; read it from keyFile (create more with voxd keys create)');
   }
-  const app = await buildApp(container, { logger });
+  const shutdown = new AbortController();
+  const app = await buildApp(container, { logger, shutdown: shutdown.signal });
   container.files.startSweeping();
   if (config.preloadModels) void container.preload();
   let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal while draining: exiting now');
+      process.exit(128 + constants.signals[signal]);
+    }
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining in-flight requests');
-    // close() stops accepting connections and waits for in-flight requests; then jobs drain and storage closes.
+    logger.info({ signal, grace_seconds: config.shutdownGraceSeconds }, 'shutting down: draining in-flight work');
+    const grace = setTimeout(() => {
+      const loading = container.readiness().models.filter((m) => !m.loaded && !m.error).map((m) => m.id);
+      logger.warn({ models_not_loaded: loading }, 'shutdown grace period over: aborting in-flight work');
+      shutdown.abort(shuttingDown());
+      // Aborted work stops within moments; what cannot be stopped (a model conversion, a client still uploading) is cut.
+      setTimeout(() => {
+        logger.error('in-flight work did not stop after the abort: exiting anyway');
+        process.exit(exitCodes.aborted);
+      }, abortSettleMilliseconds).unref();
+    }, config.shutdownGraceSeconds * 1000);
+    // close() stops accepting connections and waits for in-flight requests; then jobs drain, models and storage close.
     await app.close();
     await container.close();
-    logger.info('stopped');
+    clearTimeout(grace);
+    const aborted = shutdown.signal.aborted;
+    logger.info({ aborted }, 'stopped');
+    // Whatever is still open (a native thread, a child process) must not keep a stopped server alive.
+    process.exit(aborted ? exitCodes.aborted : exitCodes.drained);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
   await app.listen({ host: config.host, port: config.port });
 }

@@ -17,7 +17,12 @@ import { registerUploads } from './uploads.js';
 
 export interface BuildAppOptions {
   logger: FastifyBaseLogger | boolean;
+  /** Aborted when the shutdown grace period is over: every request still in flight is stopped with its reason. */
+  shutdown?: AbortSignal;
 }
+
+/** The answer to requests that arrive, or are cut, while the server shuts down. */
+export const shuttingDown = (): VoxError => new VoxError('overloaded', 'The server is shutting down.', { retryAfterSeconds: 5 });
 
 export async function buildApp(container: Container, options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, metrics } = container;
@@ -25,6 +30,8 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     ...(typeof options.logger === 'boolean' ? { logger: options.logger } : { loggerInstance: options.logger }),
     genReqId: () => `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`,
     bodyLimit: 1024 * 1024,
+    // Requests arriving while closing get the error envelope from the preParsing hook below, not Fastify's own 503 body.
+    return503OnClosing: false,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false, verbose: true, formats: { binary: true } } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -35,17 +42,38 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   app.setNotFoundHandler((request, reply) =>
     sendError(new VoxError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request, reply));
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.decorateRequest('abortController', null as unknown as AbortController);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     const controller = new AbortController();
     request.abortController = controller;
+    const { shutdown } = options;
+    const onShutdown = (): void => {
+      request.log.warn({ method: request.method, url: request.url }, 'shutdown grace period over: aborting the request');
+      controller.abort(shutdown?.reason);
+    };
+    shutdown?.addEventListener('abort', onShutdown, { once: true });
     // The response stream closing before it finished means the client went away: stop the work.
     reply.raw.on('close', () => {
+      shutdown?.removeEventListener('abort', onShutdown);
       if (!reply.raw.writableFinished) controller.abort(new VoxError('aborted', 'The client disconnected.'));
     });
   });
+  // After the other onRequest hooks (so the request is fully set up) and before a body is read.
+  app.addHook('preParsing', async () => {
+    if (closing) throw shuttingDown();
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    // Answers sent while draining end their connection, so the client does not send the next request to a closing server.
+    if (closing) reply.header('connection', 'close');
+  });
   app.addHook('onResponse', async (request, reply) => {
+    // A keep-alive connection whose response started before closing (e.g. a stream) is idle now: close() waits for it.
+    if (closing) app.server.closeIdleConnections();
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.httpRequests.inc({ method: request.method, route, status: String(reply.statusCode) });
     metrics.httpSeconds.observe({ method: request.method, route }, reply.elapsedTime / 1000);

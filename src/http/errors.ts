@@ -64,7 +64,9 @@ export function toVoxError(error: unknown): VoxError {
 }
 
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const voxError = toVoxError(error);
+  // Aborted work fails in many ways (an engine's 'aborted', a killed encoder): why it was aborted is the answer.
+  const signal = (request.abortController as AbortController | null)?.signal;
+  const voxError = signal?.aborted && signal.reason instanceof VoxError ? signal.reason : toVoxError(error);
   if (voxError.status >= 500) request.log.error({ err: error, code: voxError.code }, voxError.message);
   else request.log.info({ code: voxError.code, param: voxError.param }, voxError.message);
   if (voxError.retryAfterSeconds !== undefined) reply.header('retry-after', String(voxError.retryAfterSeconds));

@@ -34,8 +34,10 @@ export class LoadedModel<T> {
   }
 
   async close(): Promise<void> {
-    if (this.loaded && this.pending) await this.release(await this.pending);
+    // A load still under way (e.g. preloading) is waited for, so what it starts (a worker thread) is released too.
+    const model = await this.pending?.catch(() => undefined);
     this.pending = undefined;
     this.loaded = false;
+    if (model !== undefined) await this.release(model);
   }
 }

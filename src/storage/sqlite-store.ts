@@ -1,7 +1,7 @@
 /** Embedded default store: SQLite (WAL) for records, files under the data dir for blobs. */
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { copyFile, readdir, rename, rm, stat, writeFile, access } from 'node:fs/promises';
 import path from 'node:path';
 import type { ApiKeyRecord, BlobStore, FileRecord, Scope, Store, VoiceRecord } from './store.js';
@@ -126,9 +126,11 @@ class DiskBlobStore implements BlobStore {
     private readonly tempDir: string,
   ) {
     mkdirSync(root, { recursive: true });
-    // Scratch files of a previous run are garbage by definition.
-    rmSync(tempDir, { recursive: true, force: true });
     mkdirSync(tempDir, { recursive: true });
+  }
+
+  async clearScratch(): Promise<void> {
+    await Promise.all((await readdir(this.tempDir)).map((name) => rm(path.join(this.tempDir, name), { recursive: true, force: true })));
   }
 
   pathOf(key: string): string {
@@ -192,6 +194,8 @@ class DiskBlobStore implements BlobStore {
 
 export function openSqliteStore(dataDir: string): Store {
   mkdirSync(dataDir, { recursive: true });
+  // Key hashes, voices and uploads are the service user's alone; this also closes a data dir made before files were private.
+  chmodSync(dataDir, 0o700);
   const db = new Database(path.join(dataDir, 'voxd.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

@@ -86,6 +86,11 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** A fresh path for scratch files (uploads, intermediate results) on the same file system. */
   tempPath(suffix?: string): string;
+  /**
+   * Removes every scratch file. Only the server calls it, at start: other processes on the same data dir (the CLI) would
+   * remove a running server's uploads and staged files.
+   */
+  clearScratch(): Promise<void>;
 }
 
 export interface Store {

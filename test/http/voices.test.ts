@@ -153,6 +153,8 @@ describe('voice files after a crash (kill -9 during creation or deletion)', () =
 
     const second = await buildTestApp({ VOXD_DATA_DIR: dataDir });
     try {
+      // What the server does at start.
+      await second.container.store.blobs.clearScratch();
       assert.deepEqual(await second.container.voices.removeOrphans(), ['voices/voice_orphan']);
       assert.deepEqual(readdirSync(voicesDir), [kept]);
       assert.deepEqual(readdirSync(path.join(voicesDir, kept)).sort(), keptFiles);
