@@ -30,6 +30,8 @@ export interface Config {
   localModelDirs: string[];
   /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
   asrModel: string;
+  /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
+  metricsPublic: boolean;
   logLevel: string;
 }
 
@@ -91,6 +93,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     preloadModels: boolean(env, 'VOXD_PRELOAD_MODELS', true),
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
+    metricsPublic: boolean(env, 'VOXD_METRICS_PUBLIC', false),
     logLevel,
   };
   return Object.freeze(config);
