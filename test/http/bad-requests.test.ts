@@ -145,6 +145,14 @@ describe('bad requests', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('mp3 and aac at a rate their encoders lack are written at the next MPEG rate, not a 500 (found by the fuzzer)', async () => {
+    for (const format of ['mp3', 'aac']) {
+      const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: "'Ëq", voice_id: 'espeak-ca', format, sample_rate: 29110 } });
+      assert.equal(r.statusCode, 200, r.body);
+      assert.ok(r.rawPayload.length > 0);
+    }
+  });
+
   test('a wrong method on a known path -> 405 with Allow; an unknown path stays 404', async () => {
     const r = await t.app.inject({ method: 'DELETE', url: '/v1/health' });
     assertEnvelope(r.body, 405, 'method_not_allowed', r.statusCode);
