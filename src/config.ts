@@ -32,6 +32,8 @@ export interface Config {
   localModelDirs: string[];
   /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
   asrModel: string;
+  /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
+  metricsPublic: boolean;
   logLevel: string;
 }
 
@@ -94,6 +96,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     shutdownGraceSeconds: integer(env, 'VOXD_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
+    metricsPublic: boolean(env, 'VOXD_METRICS_PUBLIC', false),
     logLevel,
   };
   return Object.freeze(config);

@@ -17,6 +17,7 @@ describe('configuration', () => {
     assert.equal(config.maxUploadBytes, 100 * 1024 * 1024);
     assert.equal(config.maxAudioSeconds, 7200);
     assert.equal(config.shutdownGraceSeconds, 30);
+    assert.equal(config.metricsPublic, false);
     assert.ok(Object.isFrozen(config));
   });
 
@@ -42,9 +43,10 @@ describe('API keys', () => {
     const bootstrap = `vx_${'b'.repeat(43)}`;
     keys.seed([bootstrap]);
     keys.seed([bootstrap]);
-    assert.deepEqual(keys.verify(bootstrap)?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin']);
+    assert.deepEqual(keys.verify(bootstrap)?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'voices', 'metrics', 'admin']);
     assert.equal(keys.list().length, 2);
     assert.throws(() => parseScopes('tts,root'), /Unknown scope 'root'/);
+    assert.deepEqual(parseScopes('metrics'), ['metrics']);
     store.close();
   });
 });

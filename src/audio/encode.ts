@@ -21,6 +21,8 @@ export const contentTypes: Record<AudioFormat, string> = {
 
 /** Rates libopus accepts; other requested rates are served at 48 kHz. */
 const opusSampleRates = [8000, 12000, 16000, 24000, 48000];
+/** The MPEG rates: libmp3lame and ffmpeg's aac encoder refuse any other. */
+const mpegSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000];
 
 export interface EncodeOptions {
   format: AudioFormat;
@@ -34,7 +36,8 @@ export interface EncodeOptions {
 /** The rate a format will actually be written at. */
 export function outputSampleRate(format: AudioFormat, requested: number): number {
   if (format === 'opus' && !opusSampleRates.includes(requested)) return 48000;
-  if (format === 'mp3' && requested > 48000) return 48000;
+  // The nearest MPEG rate at or above the one asked for, so nothing requested is lost.
+  if (format === 'mp3' || format === 'aac') return mpegSampleRates.find((rate) => rate >= requested) ?? 48000;
   return requested;
 }
 

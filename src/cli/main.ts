@@ -73,7 +73,7 @@ program.command('serve').description('Start the HTTP service').action(async () =
 const keys = program.command('keys').description('Manage API keys');
 keys.command('create')
   .requiredOption('--name <name>', 'who or what uses the key')
-  .option('--scopes <list>', `comma list of ${scopes.join(', ')}`, scopes.filter((s) => s !== 'admin').join(','))
+  .option('--scopes <list>', `comma list of ${scopes.join(', ')}`, scopes.filter((s) => s !== 'admin' && s !== 'metrics').join(','))
   .description('Create a key and print it (shown only once)')
   .action((options: { name: string; scopes: string }) => withContainer(async ({ apiKeys }) => {
     const created = apiKeys.create(options.name, parseScopes(options.scopes));

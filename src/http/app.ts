@@ -7,12 +7,12 @@ import { randomUUID } from 'node:crypto';
 import type { Container } from '../container.js';
 import { VoxError } from '../errors.js';
 import { registerAuth } from './auth.js';
-import { sendError } from './errors.js';
+import { clientErrorResponse, sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
 import { openaiRoutes, operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
-import { errorEnvelope } from './schemas/audio.js';
+import { errorEnvelope, maxIdLength } from './schemas/common.js';
 import { registerUploads } from './uploads.js';
 
 export interface BuildAppOptions {
@@ -23,16 +23,27 @@ export interface BuildAppOptions {
 
 /** The answer to requests that arrive, or are cut, while the server shuts down. */
 export const shuttingDown = (): VoxError => new VoxError('overloaded', 'The server is shutting down.', { retryAfterSeconds: 5 });
+const newRequestId = (): string => `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+const httpMethods = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
 
 export async function buildApp(container: Container, options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, metrics } = container;
   const app = Fastify({
     ...(typeof options.logger === 'boolean' ? { logger: options.logger } : { loggerInstance: options.logger }),
-    genReqId: () => `req_${randomUUID().replaceAll('-', '').slice(0, 20)}`,
+    genReqId: newRequestId,
     bodyLimit: 1024 * 1024,
     // Requests arriving while closing get the error envelope from the preParsing hook below, not Fastify's own 503 body.
     return503OnClosing: false,
+    routerOptions: { maxParamLength: maxIdLength },
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false, verbose: true, formats: { binary: true } } },
+    // Errors raised before a route runs (over-long path parameter, bad percent-encoding) get the envelope too.
+    frameworkErrors: (error, request, reply) => sendError(error, request, reply.header('x-request-id', request.id)),
+    clientErrorHandler: (error, socket) => {
+      // As Fastify's default: a reset connection has nobody to answer.
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(clientErrorResponse(error, newRequestId()));
+      socket.destroy(error);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Only JSON and multipart bodies are meaningful here; anything else is 415, not a validation error.
@@ -46,6 +57,15 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // Methods of each documented path (the API; not /docs or the 405 routes below, which are hidden).
+  const methodsByUrl = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide === true) return;
+    const methods = methodsByUrl.get(route.url) ?? new Set<string>();
+    for (const method of [route.method].flat()) methods.add(method);
+    methodsByUrl.set(route.url, methods);
+  });
+
   app.decorateRequest('abortController', null as unknown as AbortController);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -80,6 +100,8 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   });
 
   await app.register(swagger, {
+    // Shared schemas keep their $id as component name (ErrorEnvelope), not def-0.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: { title: 'voxd', version: container.version, description: 'Self-hosted speech API: TTS, voice conversion, separation, transcription.' },
@@ -93,6 +115,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   await app.register(systemRoutes, {
     version: container.version,
     metrics,
+    metricsPublic: config.metricsPublic,
     readiness: () => container.readiness(),
     capabilities: () => container.capabilities(),
   });
@@ -101,5 +124,17 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   await app.register(fileRoutes, { files: container.files });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // A known path asked with another method is a 405 naming the allowed ones, not the 404 of an unknown path.
+  for (const [url, methods] of methodsByUrl) {
+    const allow = [...methods].join(', ');
+    app.route({
+      method: httpMethods.filter((method) => !methods.has(method)),
+      url,
+      schema: { hide: true },
+      handler: (request, reply) =>
+        sendError(new VoxError('method_not_allowed', `${request.method} is not allowed on ${url}; allowed: ${allow}.`), request, reply.header('allow', allow)),
+    });
+  }
   return app;
 }

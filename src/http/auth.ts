@@ -1,6 +1,6 @@
 /** Bearer-key authentication, scopes, per-key rate and concurrency limits. */
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
 
@@ -13,11 +13,13 @@ export interface AuthOptions {
 export async function registerAuth(app: FastifyInstance, options: AuthOptions): Promise<void> {
   app.decorateRequest('apiKey', undefined);
   const inFlight = new Map<string, number>();
-  const released = new WeakSet<FastifyRequest>();
 
   app.addHook('onRequest', async (request) => {
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
+    // Node keeps only the first of repeated Authorization headers; which one counts must not be left to chance.
+    const authorizations = request.raw.rawHeaders.filter((value, i) => i % 2 === 0 && value.toLowerCase() === 'authorization');
+    if (authorizations.length > 1) throw new VoxError('invalid_request', 'Send one Authorization header, not several.', { param: 'authorization' });
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new VoxError('unauthorized', 'Missing API key: send Authorization: Bearer <key>.');
@@ -44,24 +46,19 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
   });
 
   // After the rate limiter, so a rejected request never holds a concurrency slot.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const key = request.apiKey;
     if (!key) return;
     const current = inFlight.get(key.id) ?? 0;
     if (current >= options.maxConcurrentPerKey) {
-      released.add(request);
       throw new VoxError('rate_limited', `This key already has ${current} requests in flight (limit ${options.maxConcurrentPerKey}).`, { retryAfterSeconds: 1 });
     }
     inFlight.set(key.id, current + 1);
+    // The response closing is the one end every request has: sent, failed, or the client gone (then onResponse never runs).
+    reply.raw.once('close', () => {
+      const left = (inFlight.get(key.id) ?? 1) - 1;
+      if (left <= 0) inFlight.delete(key.id);
+      else inFlight.set(key.id, left);
+    });
   });
-  const release = async (request: FastifyRequest): Promise<void> => {
-    const key = request.apiKey;
-    if (!key || released.has(request)) return;
-    released.add(request);
-    const left = (inFlight.get(key.id) ?? 1) - 1;
-    if (left <= 0) inFlight.delete(key.id);
-    else inFlight.set(key.id, left);
-  };
-  app.addHook('onResponse', release);
-  app.addHook('onRequestAbort', release);
 }

@@ -1,5 +1,6 @@
 /** Maps every error to the one envelope: {"error": {"type", "code", "message", "param", "request_id"}}. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
 import { VoxError, type ErrorCode } from '../errors.js';
 
 interface AjvError {
@@ -49,6 +50,10 @@ export function toVoxError(error: unknown): VoxError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return new VoxError('unsupported_media_type', 'Unsupported Content-Type for this route: send application/json or multipart/form-data as documented.', { cause: error });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new VoxError('invalid_request', 'A path parameter is longer than 100 characters.', { cause: error });
+    case 'FST_ERR_BAD_URL':
+      return new VoxError('invalid_request', 'The URL is not valid (malformed percent-encoding).', { cause: error });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new VoxError('invalid_request', 'The request body is not valid JSON.', { cause: error });
@@ -63,6 +68,11 @@ export function toVoxError(error: unknown): VoxError {
   return new VoxError('internal', 'Internal server error.', { cause: error });
 }
 
+function envelope(voxError: VoxError, requestId: string): { error: Record<string, string | null> } {
+  const message = voxError.code === 'internal' ? 'Internal server error.' : voxError.message;
+  return { error: { type: voxError.type, code: voxError.code, message, param: voxError.param, request_id: requestId } };
+}
+
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // Aborted work fails in many ways (an engine's 'aborted', a killed encoder): why it was aborted is the answer.
   const signal = (request.abortController as AbortController | null)?.signal;
@@ -70,8 +80,26 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   if (voxError.status >= 500) request.log.error({ err: error, code: voxError.code }, voxError.message);
   else request.log.info({ code: voxError.code, param: voxError.param }, voxError.message);
   if (voxError.retryAfterSeconds !== undefined) reply.header('retry-after', String(voxError.retryAfterSeconds));
-  const message = voxError.code === 'internal' ? 'Internal server error.' : voxError.message;
-  return reply.status(voxError.status).send({
-    error: { type: voxError.type, code: voxError.code, message, param: voxError.param, request_id: request.id },
-  });
+  return reply.status(voxError.status).send(envelope(voxError, request.id));
+}
+
+/**
+ * The raw HTTP response for a request Node's parser refused (a control character in a header, headers too large, too
+ * slow): no Fastify request exists then, so the envelope is written to the socket as it is.
+ */
+export function clientErrorResponse(error: { code?: string }, requestId: string): string {
+  const voxError =
+    error.code === 'HPE_HEADER_OVERFLOW' ? new VoxError('headers_too_large', 'The request headers are larger than the server accepts.')
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new VoxError('request_timeout', 'The request did not arrive in time.')
+    : new VoxError('invalid_request', 'The request is not valid HTTP (e.g. a control character in a header or a malformed request line).');
+  const body = JSON.stringify(envelope(voxError, requestId));
+  return [
+    `HTTP/1.1 ${voxError.status} ${STATUS_CODES[voxError.status]}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
 }

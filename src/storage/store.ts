@@ -1,6 +1,6 @@
 /** Storage behind one narrow interface, so a Postgres + object-store implementation can follow the SQLite one. */
 
-export const scopes = ['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin'] as const;
+export const scopes = ['tts', 'vc', 'separate', 'transcribe', 'voices', 'metrics', 'admin'] as const;
 export type Scope = (typeof scopes)[number];
 
 export interface ApiKeyRecord {

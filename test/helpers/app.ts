@@ -1,5 +1,5 @@
 /** Builds the real app on a fresh data dir for a test file. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +27,8 @@ export function makeTempDir(prefix: string): string {
   return mkdtempSync(path.join(tmpdir(), `voxd-${prefix}-`));
 }
 
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+/** `logger`: a pino logger to capture the app's log (default: none). */
+export async function buildTestApp(env: Record<string, string> = {}, options: { logger?: FastifyBaseLogger } = {}): Promise<TestApp> {
   const dataDir = makeTempDir('data');
   const config = loadConfig({
     VOXD_DATA_DIR: dataDir,
@@ -38,7 +39,7 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
     ...env,
   });
   const container = createContainer(config);
-  const app = await buildApp(container, { logger: false });
+  const app = await buildApp(container, { logger: options.logger ?? false });
   await app.ready();
   const keyWith = (scopes: Scope[]): string => container.apiKeys.create(`test-${scopes.join('-')}`, scopes).key;
   return {

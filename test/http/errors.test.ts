@@ -88,9 +88,9 @@ describe('auth and error envelope', () => {
     assertEnvelope(format.body, 422, 'unsupported_value', format.statusCode, 'format');
   });
 
-  test('text over 5000 characters -> 413 naming the limit', async () => {
+  test('text over 5000 characters -> 400 naming the limit (the schema declares it)', async () => {
     const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'a'.repeat(5001), voice_id: 'a' } });
-    assert.match(assertEnvelope(r.body, 413, 'payload_too_large', r.statusCode, 'text').error.message, /5000/);
+    assert.match(assertEnvelope(r.body, 400, 'invalid_request', r.statusCode, 'text').error.message, /5000/);
   });
 
   test('zero-byte upload -> 400', async () => {

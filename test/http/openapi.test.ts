@@ -48,9 +48,41 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
     assert.ok(caps.models.some((m: { id: string }) => m.id === 'silero-vad'));
   });
 
+  test('every documented route lists its success and error responses, with length limits on text', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { schema: { properties: Record<string, { maxLength?: number }> } }> } }>>;
+    };
+    for (const [route, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const statuses = Object.keys(operation.responses);
+        assert.ok(statuses.some((s) => s.startsWith('2')), `${method} ${route}: ${statuses.join(',')}`);
+        assert.ok(statuses.includes('500'), `${method} ${route}`);
+        if (route !== '/v1/health' && route !== '/v1/ready' && route !== '/v1/capabilities') assert.ok(statuses.includes('401'), `${method} ${route}`);
+      }
+    }
+    assert.ok(doc.paths['/v1/audio/tts']!.post!.responses['200']!.content!['audio/mpeg']);
+    assert.ok(doc.paths['/v1/voices/{voice_id}']!.delete!.responses['404']);
+    assert.equal(doc.paths['/v1/audio/tts']!.post!.requestBody!.content['application/json']!.schema.properties.text!.maxLength, 5000);
+  });
+
+  test('metrics need a key with scope metrics (or admin)', async () => {
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.keyWith(['tts'])}` } })).statusCode, 403);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.keyWith(['metrics'])}` } })).statusCode, 200);
+  });
+
+  test('VOXD_METRICS_PUBLIC=true serves metrics without a key', async () => {
+    const open = await buildTestApp({ VOXD_METRICS_PUBLIC: 'true' });
+    try {
+      assert.equal((await open.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 200);
+    } finally {
+      await open.close();
+    }
+  });
+
   test('metrics count requests by route and status', async () => {
     await t.app.inject({ method: 'POST', url: '/v1/audio/tts', payload: {} });
-    const text = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const text = (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body;
     assert.match(text, /voxd_http_requests_total\{method="POST",route="\/v1\/audio\/tts",status="401"\} 1/);
     assert.match(text, /voxd_http_request_seconds_bucket/);
     assert.match(text, /voxd_queue_depth/);

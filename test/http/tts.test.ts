@@ -98,7 +98,7 @@ describe('POST /v1/audio/tts', () => {
     const audio = await decoded(Buffer.concat(chunks), 'mp3');
     assert.ok(durationSeconds(audio) > 15, `streamed ${durationSeconds(audio)} s`);
     // A streamed request is measured too, once its last piece is sent.
-    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
+    const metrics = (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body;
     assert.match(metrics, /voxd_inference_rtf_count\{[^}]*operation="tts"[^}]*engine="kokoro"[^}]*\} [1-9]/);
   });
 
@@ -125,7 +125,7 @@ describe('POST /v1/audio/tts', () => {
     assert.equal(r.headers['x-voxd-engine'], 'kokoro+world-dsp');
     assert.ok(rmsDb((await decoded(r.rawPayload, 'wav')).samples) > -35);
     // Metrics name both engines, as the header does.
-    assert.match((await t.app.inject({ method: 'GET', url: '/metrics' })).body, /voxd_inference_seconds_count\{[^}]*engine="kokoro\+world-dsp"/);
+    assert.match((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body, /voxd_inference_seconds_count\{[^}]*engine="kokoro\+world-dsp"/);
     const preview = await t.app.inject({ method: 'GET', url: `/v1/voices/${voiceId}/preview`, headers: { authorization: `Bearer ${t.key}` } });
     assert.equal(preview.statusCode, 200);
     assert.equal(preview.headers['content-type'], 'audio/mpeg');
