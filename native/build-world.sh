@@ -38,8 +38,8 @@ if [ "$got" != "$sha256" ]; then echo "pyworld-$version.tar.gz: sha256 $got, exp
 
 src="$cache/pyworld/pyworld-$version/lib/World/src"
 [ -d "$src" ] || tar -xzf "$sdist" -C "$cache/pyworld"
-node_headers="${VOXD_NODE_HEADERS:-/usr/include/node}"
-[ -f "$node_headers/node_api.h" ] || node_headers="$(dirname "$(dirname "$(command -v node)")")/include/node"
+# The running Node's headers (those of the pinned runtime when scripts/node-env.sh installed one).
+node_headers="${VOXD_NODE_HEADERS:-$(dirname "$(dirname "$(command -v node)")")/include/node}"
 [ -f "$node_headers/node_api.h" ] || { echo "node_api.h not found (set VOXD_NODE_HEADERS)" >&2; exit 1; }
 
 tmp="$out.tmp"

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n== %s\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+source scripts/node-env.sh
+log "using Node $(node -v) ($(command -v node))"
 
 missing=()
 for tool in ffmpeg ffprobe espeak-ng sox cmake g++ patch; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
@@ -17,15 +19,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-openmp-dev >/dev/null
 fi
 
-# npm install is skipped when node_modules matches the lock file.
+# npm install is skipped when node_modules matches the lock file and was built for this Node's ABI.
 stamp=node_modules/.voxd-lock.sha256
-want=$(sha256sum package-lock.json | cut -d' ' -f1)
+want="$(sha256sum package-lock.json | cut -d' ' -f1) node-abi-$(node -p process.versions.modules)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm dependencies (better-sqlite3 builds from source)"
   # Native addons build against the headers of the running Node.
   npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}" npm ci --no-fund --no-audit
   echo "$want" > "$stamp"
 fi
+# npm puts node_modules/.bin first on PATH for its scripts: with this link `npm start` and `npm test`, run from a plain
+# shell, use the pinned Node that the native addons were built for, even when npm itself runs on the older system one.
+if [ -n "${VOXD_PINNED_NODE_DIR:-}" ]; then ln -sfn "$VOXD_PINNED_NODE_DIR/bin/node" node_modules/.bin/node; else rm -f node_modules/.bin/node; fi
+log "npm scripts use Node $(npm exec --offline -- node -v)"
 
 log "building the whisper.cpp addon (first time: about 2 minutes)"
 bash native/build-whisper.sh
