@@ -24,8 +24,8 @@ stamp=node_modules/.voxd-lock.sha256
 want="$(sha256sum package-lock.json | cut -d' ' -f1) node-abi-$(node -p process.versions.modules)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm dependencies (better-sqlite3 builds from source)"
-  # Native addons build against the headers of the running Node.
-  npm_config_nodedir="${npm_config_nodedir:-$(dirname "$(dirname "$(command -v node)")")}" npm ci --no-fund --no-audit
+  # Native addons build against the headers of the running Node, whatever nodedir an npmrc names.
+  npm_config_nodedir="$(dirname "$(dirname "$(command -v node)")")" npm ci --no-fund --no-audit
   echo "$want" > "$stamp"
 fi
 # npm puts node_modules/.bin first on PATH for its scripts: with this link `npm start` and `npm test`, run from a plain
