@@ -23,8 +23,10 @@ fi
 stamp=node_modules/.voxd-lock.sha256
 want="$(sha256sum package-lock.json | cut -d' ' -f1) node-abi-$(node -p process.versions.modules)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  log "installing npm dependencies (better-sqlite3 builds from source)"
-  # Native addons build against the headers of the running Node, whatever nodedir an npmrc names.
+  log "installing npm dependencies"
+  # Any native addon built by an install script uses the headers of the running Node, whatever nodedir an npmrc names
+  # (node-gyp never downloads headers). better-sqlite3 needs none: its prebuilt Node-API binary is used
+  # (package.json denies the node-gyp rebuild npm would infer from its binding.gyp).
   npm_config_nodedir="$(dirname "$(dirname "$(command -v node)")")" npm ci --no-fund --no-audit
   echo "$want" > "$stamp"
 fi
