@@ -27,6 +27,9 @@ if ! voxd_node_recent; then
     mv -T "$voxd_node_tmp/node" "$VOXD_PINNED_NODE_DIR" 2>/dev/null || [ -x "$VOXD_PINNED_NODE_DIR/bin/node" ] || return 1
     rm -rf "$voxd_node_tmp"
   fi
+  # npm finds its global npmrc beside the node running it: keep the machine's (its CA file, proxy) under the pinned one.
+  npm_config_globalconfig="${npm_config_globalconfig:-$(npm config get globalconfig 2>/dev/null)}"
+  export npm_config_globalconfig
   export PATH="$VOXD_PINNED_NODE_DIR/bin:$PATH"
   export VOXD_PINNED_NODE_DIR
 fi
