@@ -5,6 +5,7 @@ import type { SynthesisService } from '../../operations/synthesize/service.js';
 import type { TranscriptionService } from '../../operations/transcribe/service.js';
 import type { VoiceConversionService } from '../../operations/convert/service.js';
 import { requestContext, sendResult } from '../context.js';
+import { errorResponses, keyedErrors } from '../schemas/common.js';
 import { separateResponse, speechAudio, transcriptionResponse, vcResponse, openaiSpeechBody, openaiTranscriptionBody, separateBody, transcribeBody, ttsBody, vcBody, type OpenaiSpeechBody, type OpenaiTranscriptionBody, type SeparateBody, type TranscribeBody, type TtsBody, type VcBody } from '../schemas/audio.js';
 
 export interface OperationRoutesOptions {
@@ -13,8 +14,6 @@ export interface OperationRoutesOptions {
   conversion: VoiceConversionService;
   separation: SeparationService;
 }
-
-import { errorResponses, keyedErrors } from '../schemas/common.js';
 
 const operationErrors = errorResponses([...keyedErrors, 403, 413, 415, 422, 501, 503]);
 /** Operations naming a voice also answer 404. */

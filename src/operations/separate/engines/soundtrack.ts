@@ -51,7 +51,10 @@ export class SoundtrackSeparator implements Separator {
   /** Loads DeepFilterNet3 (from `<modelsDir>/deepfilternet3`) and DTLN (from `<modelsDir>/dtln`). */
   static async load(modelsDir: string, options = defaultSoundtrackOptions): Promise<SoundtrackSeparator> {
     const models = await Promise.all([DeepFilterNet3Model.load(path.join(modelsDir, 'deepfilternet3'), 1), DtlnModel.load(path.join(modelsDir, 'dtln'))]);
-    return new SoundtrackSeparator(models.filter((m) => (options.modelWeights[m.id] ?? 0) > 0), options);
+    const used = (m: DialogueModel): boolean => (options.modelWeights[m.id] ?? 0) > 0;
+    // A model weighted 0 is never run: its sessions (worker threads) are released now, not kept until close().
+    await Promise.all(models.filter((m) => !used(m)).map((m) => m.close()));
+    return new SoundtrackSeparator(models.filter(used), options);
   }
 
   async close(): Promise<void> {
