@@ -23,7 +23,7 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
 };
 
 const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent', VOXD_DATA_DIR: path.join(tmpdir(), 'voxd-bench') });
-const container = createContainer(config);
+const container = await createContainer(config);
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
 
 async function run(file: string, language: string, diarize?: { numSpeakers?: number }) {

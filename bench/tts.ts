@@ -293,7 +293,7 @@ function evalSpeakers(): Map<string, string[]> {
 
 async function clonedVoices(app: TestApp, encoder: SpeakerEncoder) {
   const profiles: Array<{ speaker: string; voiceId: string; embedding: Float32Array; output?: Float32Array; blend?: unknown }> = [];
-  const owner = app.container.apiKeys.verify(app.key)!;
+  const owner = (await app.container.apiKeys.verify(app.key))!;
   for (const [speaker, files] of evalSpeakers()) {
     const { body, contentType } = voiceUpload(speaker, files);
     const created = await app.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, payload: body });
@@ -317,7 +317,7 @@ async function clonedVoices(app: TestApp, encoder: SpeakerEncoder) {
     const joined = new Float32Array(outputs.reduce((n, w) => n + w.samples.length, 0));
     outputs.reduce((offset, w) => (joined.set(w.samples, offset), offset + w.samples.length), 0);
     profile.output = await encoder.embedUtterance({ samples: joined, sampleRate: embeddingSampleRate, channels: 1 });
-    profile.blend = (app.container.voices.record(profile.voiceId, owner).analysis['kokoro-blend-en-us'] as { analysis?: unknown } | undefined)?.analysis ?? null;
+    profile.blend = ((await app.container.voices.record(profile.voiceId, owner)).analysis['kokoro-blend-en-us'] as { analysis?: unknown } | undefined)?.analysis ?? null;
   }
   let closer = 0;
   let pairs = 0;

@@ -30,13 +30,15 @@ import { SeparationService } from './operations/separate/service.js';
 import { SynthesisService } from './operations/synthesize/service.js';
 import { TranscriptionService } from './operations/transcribe/service.js';
 import { openSqliteStore } from './storage/sqlite-store.js';
-import type { Store } from './storage/store.js';
+import { localScratch } from './storage/scratch.js';
+import type { Scratch, Store } from './storage/store.js';
 import { version } from './version.js';
 
 export interface Container {
   version: string;
   config: Readonly<Config>;
   store: Store;
+  scratch: Scratch;
   apiKeys: ApiKeyService;
   models: ModelManager;
   metrics: Metrics;
@@ -64,13 +66,14 @@ export interface Container {
   close(): Promise<void>;
 }
 
-export function createContainer(config: Readonly<Config>): Container {
+export async function createContainer(config: Readonly<Config>): Promise<Container> {
   // Every process on the data dir (server or CLI) creates its files for the service user only: the database and its
   // -wal/-shm, blobs, uploads, and what ffmpeg children write there. A umask covers all of them, children included.
   process.umask(0o077);
   const store = openSqliteStore(config.dataDir);
+  const scratch = localScratch(path.join(config.dataDir, 'tmp'));
   const apiKeys = new ApiKeyService(store.keys);
-  apiKeys.seed(config.bootstrapApiKeys);
+  await apiKeys.seed(config.bootstrapApiKeys);
   const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
   const metrics = new Metrics();
   const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
@@ -102,19 +105,20 @@ export function createContainer(config: Readonly<Config>): Container {
   const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   const builtinVoices: BuiltinVoiceSource = { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) };
-  const voices: VoiceService = new VoiceService({ store, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
-    separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => store.blobs.tempPath('-stems'), separator: () => separator.get() }),
+    separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
   };
 
   return {
     version,
     config,
     store,
+    scratch,
     apiKeys,
     models,
     metrics,
@@ -153,7 +157,7 @@ export function createContainer(config: Readonly<Config>): Container {
       files.stopSweeping();
       await scheduler.drain();
       await Promise.all(loadedModels.map((m) => m.close()));
-      store.close();
+      await store.close();
     },
   };
 }

@@ -14,15 +14,15 @@ export const exitCodes = { drained: 0, aborted: 1 } as const;
 const abortSettleMilliseconds = 3000;
 
 export async function serve(config: Readonly<Config>, logger: Logger): Promise<void> {
-  const container = createContainer(config);
+  const container = await createContainer(config);
   // Before any request can start a voice creation or an upload: what a previous run left behind goes.
-  await container.store.blobs.clearScratch();
+  await container.scratch.clear();
   const orphans = await container.voices.removeOrphans();
   if (orphans.length > 0) logger.warn({ orphans }, 'removed voice files that no voice record points at (left by a crash)');
-  if (container.apiKeys.list().length === 0) {
+  if ((await container.apiKeys.list()).length === 0) {
     // First start without keys: one admin key, written to a private file rather than the log.
     const keyFile = path.join(config.dataDir, 'initial-api-key');
-    writeFileSync(keyFile, `${container.apiKeys.create('initial', scopes).key}\n`, { mode: 0o600 });
+    writeFileSync(keyFile, `${(await container.apiKeys.create('initial', scopes)).key}\n`, { mode: 0o600 });
     logger.warn({ keyFile }, 'no API keys existed: created an admin key; read it from keyFile (create more with voxd keys create)');
   }
   const shutdown = new AbortController();

@@ -29,24 +29,28 @@ describe('configuration', () => {
 });
 
 describe('API keys', () => {
-  test('created keys verify; only their hash is stored; revoked keys fail; bootstrap keys get every scope', () => {
+  test('created keys verify; only their hash is stored; revoked keys fail; bootstrap keys get every scope; each key has a webhook secret', async () => {
     const store = openSqliteStore(makeTempDir('keys'));
     const keys = new ApiKeyService(store.keys);
-    const { key, record } = keys.create('ci', ['transcribe']);
+    const { key, record } = await keys.create('ci', ['transcribe']);
     assert.match(key, /^vx_[A-Za-z0-9_-]{43}$/);
-    assert.equal(keys.verify(key)?.id, record.id);
-    assert.ok(!JSON.stringify(store.keys.list()).includes(key.slice(3)));
-    assert.ok(keys.verify(key)?.lastUsedAt);
-    keys.revoke(record.id);
-    assert.equal(keys.verify(key), undefined);
-    assert.throws(() => keys.revoke('key_missing'), /No API key/);
+    assert.match(record.webhookSecret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.equal((await keys.verify(key))?.id, record.id);
+    assert.ok(!JSON.stringify(await store.keys.list()).includes(key.slice(3)));
+    assert.ok((await keys.verify(key))?.lastUsedAt);
+    const rotated = await keys.rotateWebhookSecret(record.id);
+    assert.notEqual(rotated, record.webhookSecret);
+    assert.equal((await keys.verify(key))?.webhookSecret, rotated);
+    await keys.revoke(record.id);
+    assert.equal(await keys.verify(key), undefined);
+    await assert.rejects(keys.revoke('key_missing'), /No API key/);
     const bootstrap = `vx_${'b'.repeat(43)}`;
-    keys.seed([bootstrap]);
-    keys.seed([bootstrap]);
-    assert.deepEqual(keys.verify(bootstrap)?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'voices', 'metrics', 'admin']);
-    assert.equal(keys.list().length, 2);
+    await keys.seed([bootstrap]);
+    await keys.seed([bootstrap]);
+    assert.deepEqual((await keys.verify(bootstrap))?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'voices', 'metrics', 'admin']);
+    assert.equal((await keys.list()).length, 2);
     assert.throws(() => parseScopes('tts,root'), /Unknown scope 'root'/);
     assert.deepEqual(parseScopes('metrics'), ['metrics']);
-    store.close();
+    await store.close();
   });
 });

@@ -3,6 +3,7 @@ import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { apiKeyPattern } from '../config.js';
 import { VoxError } from '../errors.js';
 import { scopes as allScopes, type ApiKeyRecord, type KeyRepository, type Scope } from '../storage/store.js';
+import { newWebhookSecret } from './webhook-secret.js';
 
 export interface CreatedKey {
   /** The only time the key is visible. */
@@ -15,40 +16,47 @@ const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8'
 export class ApiKeyService {
   constructor(private readonly keys: KeyRepository) {}
 
-  create(name: string, scopes: readonly Scope[]): CreatedKey {
+  async create(name: string, scopes: readonly Scope[]): Promise<CreatedKey> {
     const key = `vx_${randomBytes(32).toString('base64url')}`;
-    return { key, record: this.insert(key, name, scopes) };
+    return { key, record: await this.insert(key, name, scopes) };
   }
 
   /** Registers keys from VOXD_API_KEYS with every scope; already known keys are left as they are. */
-  seed(keys: readonly string[]): void {
-    keys.forEach((key, index) => {
-      if (!this.keys.findByHash(hashKey(key))) this.insert(key, `bootstrap-${index + 1}`, allScopes);
-    });
+  async seed(keys: readonly string[]): Promise<void> {
+    for (const [index, key] of keys.entries()) {
+      if (!(await this.keys.findByHash(hashKey(key)))) await this.insert(key, `bootstrap-${index + 1}`, allScopes);
+    }
   }
 
   /** The active record for a presented key, or undefined. */
-  verify(presented: string): ApiKeyRecord | undefined {
+  async verify(presented: string): Promise<ApiKeyRecord | undefined> {
     if (!apiKeyPattern.test(presented)) return undefined;
     const hash = hashKey(presented);
-    const record = this.keys.findByHash(hash);
+    const record = await this.keys.findByHash(hash);
     if (!record) return undefined;
     // The lookup is by hash already; the explicit comparison keeps the check constant-time whatever the store does.
     if (!timingSafeEqual(Buffer.from(record.hash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
     if (record.revokedAt) return undefined;
-    this.keys.touch(record.id, new Date().toISOString());
+    await this.keys.touch(record.id, new Date().toISOString());
     return record;
   }
 
-  list(): ApiKeyRecord[] {
+  list(): Promise<ApiKeyRecord[]> {
     return this.keys.list();
   }
 
-  revoke(id: string): void {
-    if (!this.keys.revoke(id, new Date().toISOString())) throw new VoxError('not_found', `No API key with id '${id}'.`, { param: 'id' });
+  async revoke(id: string): Promise<void> {
+    if (!(await this.keys.revoke(id, new Date().toISOString()))) throw new VoxError('not_found', `No API key with id '${id}'.`, { param: 'id' });
   }
 
-  private insert(key: string, name: string, scopes: readonly Scope[]): ApiKeyRecord {
+  /** A new webhook signing secret for a key; the old one stops being used at once. */
+  async rotateWebhookSecret(id: string): Promise<string> {
+    const secret = newWebhookSecret();
+    if (!(await this.keys.setWebhookSecret(id, secret))) throw new VoxError('not_found', `No API key with id '${id}'.`, { param: 'id' });
+    return secret;
+  }
+
+  private async insert(key: string, name: string, scopes: readonly Scope[]): Promise<ApiKeyRecord> {
     const record: ApiKeyRecord = {
       id: `key_${randomUUID().replaceAll('-', '').slice(0, 16)}`,
       name,
@@ -58,8 +66,9 @@ export class ApiKeyService {
       createdAt: new Date().toISOString(),
       lastUsedAt: null,
       revokedAt: null,
+      webhookSecret: newWebhookSecret(),
     };
-    this.keys.insert(record);
+    await this.keys.insert(record);
     return record;
   }
 }

@@ -9,7 +9,7 @@ import { parseScopes } from '../auth/api-keys.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createContainer, type Container } from '../container.js';
 import { VoxError } from '../errors.js';
-import type { OperationResult, RequestContext } from '../http/context.js';
+import type { OperationContext, OperationResult } from '../operations/context.js';
 import { createLogger } from '../logger.js';
 import { serve } from '../server.js';
 import { scopes } from '../storage/store.js';
@@ -19,7 +19,7 @@ const print = (text: string): void => void process.stdout.write(`${text}\n`);
 
 async function withContainer<T>(work: (container: Container, config: Readonly<Config>) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const container = createContainer(config);
+  const container = await createContainer(config);
   try {
     return await work(container, config);
   } finally {
@@ -28,15 +28,15 @@ async function withContainer<T>(work: (container: Container, config: Readonly<Co
 }
 
 /** A request context for running an operation on local files, as the CLI user (all scopes). */
-function localContext(container: Container, files: Record<string, string>): RequestContext {
+function localContext(container: Container, files: Record<string, string>): OperationContext {
   const logger = createLogger(container.config.logLevel === 'info' ? 'warn' : container.config.logLevel);
   const uploads = new Map(Object.entries(files).map(([field, file]) => [field, [{ field, path: path.resolve(file), filename: path.basename(file), mimetype: '', bytes: 0 }]]));
   const now = new Date().toISOString();
   return {
     requestId: `cli_${process.pid}`,
-    apiKey: { id: 'cli', name: 'cli', hash: '', prefix: '', scopes: [...scopes], createdAt: now, lastUsedAt: now, revokedAt: null },
+    apiKey: { id: 'cli', name: 'cli', hash: '', prefix: '', scopes: [...scopes], createdAt: now, lastUsedAt: now, revokedAt: null, webhookSecret: '' },
     signal: new AbortController().signal,
-    uploads,
+    inputs: uploads,
     log: logger,
   };
 }
@@ -76,17 +76,17 @@ keys.command('create')
   .option('--scopes <list>', `comma list of ${scopes.join(', ')}`, scopes.filter((s) => s !== 'admin' && s !== 'metrics').join(','))
   .description('Create a key and print it (shown only once)')
   .action((options: { name: string; scopes: string }) => withContainer(async ({ apiKeys }) => {
-    const created = apiKeys.create(options.name, parseScopes(options.scopes));
+    const created = await apiKeys.create(options.name, parseScopes(options.scopes));
     print(created.key);
     process.stderr.write(`id ${created.record.id}, scopes ${created.record.scopes.join(',')}: store the key now, it is not shown again\n`);
   }));
 keys.command('list').description('List keys (never the keys themselves)').action(() => withContainer(async ({ apiKeys }) => {
-  for (const k of apiKeys.list()) {
+  for (const k of await apiKeys.list()) {
     print([k.id, k.prefix + '...', k.name, k.scopes.join(','), `created ${k.createdAt}`, `last used ${k.lastUsedAt ?? 'never'}`, k.revokedAt ? `REVOKED ${k.revokedAt}` : 'active'].join('\t'));
   }
 }));
 keys.command('revoke <id>').description('Revoke a key').action((id: string) => withContainer(async ({ apiKeys }) => {
-  apiKeys.revoke(id);
+  await apiKeys.revoke(id);
   print(`revoked ${id}`);
 }));
 

@@ -1,9 +1,8 @@
 /** Result files (e.g. separated stems): stored as blobs, downloadable by their owner until they expire. */
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
-import type { OperationResult } from '../http/context.js';
+import type { OperationResult } from '../operations/context.js';
 import type { ApiKeyRecord, FileRecord, Store } from '../storage/store.js';
 
 export class FileService {
@@ -30,17 +29,17 @@ export class FileService {
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + this.ttlSeconds * 1000).toISOString(),
     };
-    this.store.files.insert(record);
+    await this.store.files.insert(record);
     return record;
   }
 
-  download(id: string, requester: ApiKeyRecord): OperationResult {
-    const record = this.store.files.get(id);
+  async download(id: string, requester: ApiKeyRecord): Promise<OperationResult> {
+    const record = await this.store.files.get(id);
     const visible = record && mayAccess(requester, record.ownerKeyId) && record.expiresAt > new Date().toISOString();
     if (!record || !visible) throw new VoxError('not_found', `No file '${id}' (files expire ${this.ttlSeconds} s after they are made).`, { param: 'file_id' });
     return {
       kind: 'stream',
-      stream: createReadStream(this.store.blobs.pathOf(record.blobKey)),
+      stream: await this.store.blobs.readStream(record.blobKey),
       contentType: record.contentType,
       headers: { 'content-disposition': `attachment; filename="${record.name}"`, 'content-length': String(record.bytes) },
     };
@@ -48,10 +47,10 @@ export class FileService {
 
   /** Deletes expired files: blob first, then the record, so a crash never leaves a record without its blob. */
   async sweep(now = new Date()): Promise<number> {
-    const expired = this.store.files.expired(now.toISOString());
+    const expired = await this.store.files.expired(now.toISOString());
     for (const record of expired) {
       await this.store.blobs.delete(record.blobKey);
-      this.store.files.delete(record.id);
+      await this.store.files.delete(record.id);
     }
     return expired.length;
   }

@@ -110,7 +110,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   await registerAuth(app, { apiKeys: container.apiKeys, rateLimitPerMinute: config.rateLimitPerMinute, maxConcurrentPerKey: config.maxConcurrentPerKey });
-  await registerUploads(app, { blobs: container.store.blobs, maxUploadBytes: config.maxUploadBytes });
+  await registerUploads(app, { scratch: container.scratch, maxUploadBytes: config.maxUploadBytes });
 
   await app.register(systemRoutes, {
     version: container.version,

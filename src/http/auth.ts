@@ -23,7 +23,7 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new VoxError('unauthorized', 'Missing API key: send Authorization: Bearer <key>.');
-    const record = options.apiKeys.verify(match[1]!);
+    const record = await options.apiKeys.verify(match[1]!);
     if (!record) throw new VoxError('unauthorized', 'Invalid or revoked API key.');
     if (scope !== 'any' && !record.scopes.includes(scope) && !record.scopes.includes('admin')) {
       throw new VoxError('forbidden', `This API key lacks the '${scope}' scope.`);

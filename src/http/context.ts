@@ -1,36 +1,13 @@
-/** What a route hands to a service: who asks, the uploads, cancellation. */
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+/** What a route hands to an operation: who asks, the uploads, cancellation; and how an operation's result is sent. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
 import type { ApiKeyRecord, Scope } from '../storage/store.js';
-
-export interface UploadedFile {
-  field: string;
-  /** Temp file under the data dir, removed when the response ends. */
-  path: string;
-  filename: string;
-  mimetype: string;
-  bytes: number;
-}
-
-export interface RequestContext {
-  requestId: string;
-  apiKey: ApiKeyRecord;
-  /** Aborted when the client goes away. */
-  signal: AbortSignal;
-  uploads: Map<string, UploadedFile[]>;
-  log: FastifyBaseLogger;
-}
-
-/** Result of an operation, written by `sendResult`. */
-export type OperationResult =
-  | { kind: 'json'; status?: number; body: unknown; headers?: Record<string, string> }
-  | { kind: 'audio'; bytes: Buffer; contentType: string; headers?: Record<string, string> }
-  | { kind: 'text'; body: string; contentType: string }
-  | { kind: 'stream'; stream: NodeJS.ReadableStream; contentType: string; headers?: Record<string, string> };
 
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey: ApiKeyRecord | undefined;
-    uploads: Map<string, UploadedFile[]>;
+    /** Multipart files, streamed to scratch files removed when the response ends. */
+    uploads: Map<string, InputFile[]>;
     abortController: AbortController;
   }
   interface FastifyContextConfig {
@@ -39,9 +16,9 @@ declare module 'fastify' {
   }
 }
 
-export function requestContext(request: FastifyRequest): RequestContext {
+export function requestContext(request: FastifyRequest): OperationContext {
   if (!request.apiKey) throw new Error('requestContext on an unauthenticated route');
-  return { requestId: request.id, apiKey: request.apiKey, signal: request.abortController.signal, uploads: request.uploads, log: request.log };
+  return { requestId: request.id, apiKey: request.apiKey, signal: request.abortController.signal, inputs: request.uploads, log: request.log };
 }
 
 export function sendResult(reply: FastifyReply, result: OperationResult): FastifyReply {

@@ -6,8 +6,8 @@ import { rm, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
 import { VoxError } from '../errors.js';
-import type { BlobStore } from '../storage/store.js';
-import type { UploadedFile } from './context.js';
+import type { InputFile } from '../operations/context.js';
+import type { Scratch } from '../storage/store.js';
 
 /**
  * What the multipart parser throws on a malformed body (no boundary, a part cut short) is the client's fault: 400.
@@ -18,12 +18,12 @@ function asRequestError(error: unknown): unknown {
   return new VoxError('invalid_request', `The multipart body is malformed: ${error.message}.`, { cause: error });
 }
 
-export async function registerUploads(app: FastifyInstance, options: { blobs: BlobStore; maxUploadBytes: number }): Promise<void> {
-  const uploadsOf = new WeakMap<FastifyRequest, Map<string, UploadedFile[]>>();
+export async function registerUploads(app: FastifyInstance, options: { scratch: Scratch; maxUploadBytes: number }): Promise<void> {
+  const uploadsOf = new WeakMap<FastifyRequest, Map<string, InputFile[]>>();
   // A getter, not a value set by an onRequest hook that an earlier refusing hook (auth, rate limit) would skip.
   app.decorateRequest('uploads', {
     getter(this: FastifyRequest) {
-      const uploads = uploadsOf.get(this) ?? new Map<string, UploadedFile[]>();
+      const uploads = uploadsOf.get(this) ?? new Map<string, InputFile[]>();
       uploadsOf.set(this, uploads);
       return uploads;
     },
@@ -35,7 +35,7 @@ export async function registerUploads(app: FastifyInstance, options: { blobs: Bl
 
   /** Starts streaming a file part to a temp file; returns the body's marker for it, the write, and a way to fail it. */
   function save(request: FastifyRequest, part: MultipartFile): { marker: string; written: Promise<void>; abandon: (error: Error) => void } {
-    const path = options.blobs.tempPath();
+    const path = options.scratch.path();
     const list = request.uploads.get(part.fieldname) ?? [];
     const upload = { field: part.fieldname, path, filename: part.filename || part.fieldname, mimetype: part.mimetype, bytes: 0 };
     // Registered before writing, so cleanup removes a half-written file too.

@@ -5,9 +5,8 @@
 import PQueue from 'p-queue';
 import { VoxError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
+import { operations, type Operation } from '../storage/store.js';
 
-export const operations = ['tts', 'vc', 'separate', 'transcribe'] as const;
-export type Operation = (typeof operations)[number];
 type Lane = 'short' | 'long';
 
 export interface SchedulerOptions {

@@ -4,7 +4,7 @@
  * so deleting a profile leaves nothing of the speaker behind.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../audio/decode.js';
 import { encodeWaveform } from '../audio/encode.js';
@@ -14,9 +14,9 @@ import { speechSegments, type SileroVad } from '../audio/vad.js';
 import { durationSeconds, rmsDb, type Waveform } from '../audio/waveform.js';
 import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
-import type { OperationResult, RequestContext, UploadedFile } from '../http/context.js';
+import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
 import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
-import type { ApiKeyRecord, Store, VoiceRecord } from '../storage/store.js';
+import type { ApiKeyRecord, Scratch, Store, VoiceRecord } from '../storage/store.js';
 
 export const referenceSampleRate = 16000;
 const minReferenceSeconds = 3;
@@ -104,6 +104,7 @@ export class VoiceService {
   constructor(
     private readonly deps: {
       store: Store;
+      scratch: Scratch;
       vad: () => Promise<SileroVad>;
       analyzers: VoiceAnalyzer[];
       builtins: BuiltinVoiceSource[];
@@ -134,7 +135,7 @@ export class VoiceService {
   /** Built-in voices and the cloned voices the caller may use (its own; every one for an admin key). */
   async list(filter: { language?: string; type?: 'builtin' | 'cloned' }, caller: ApiKeyRecord): Promise<OperationResult> {
     const builtin = await this.builtinVoices();
-    const cloned = this.deps.store.voices.list().filter((r) => mayAccess(caller, r.ownerKeyId)).map((r) => this.toProfile(r));
+    const cloned = (await this.deps.store.voices.list()).filter((r) => mayAccess(caller, r.ownerKeyId)).map((r) => this.toProfile(r));
     const language = filter.language?.toLowerCase();
     const voices = [...builtin, ...cloned].filter(
       (v) => (!filter.type || v.type === filter.type) && (!language || v.languages.some((l) => l.toLowerCase() === language || l.toLowerCase().startsWith(`${language}-`))),
@@ -146,8 +147,8 @@ export class VoiceService {
    * A cloned profile's record if the caller may use it (its owner or an admin key), else 404: every lookup of a cloned
    * voice by id goes through here.
    */
-  record(voiceId: string, caller: ApiKeyRecord): VoiceRecord {
-    const record = this.deps.store.voices.get(voiceId);
+  async record(voiceId: string, caller: ApiKeyRecord): Promise<VoiceRecord> {
+    const record = await this.deps.store.voices.get(voiceId);
     if (!record || !mayAccess(caller, record.ownerKeyId)) throw voiceNotFound(voiceId);
     return record;
   }
@@ -155,21 +156,21 @@ export class VoiceService {
   /** A built-in voice (any caller) or a cloned one the caller may use. */
   async profile(voiceId: string, caller: ApiKeyRecord): Promise<VoiceProfile> {
     const builtin = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
-    return builtin ?? this.toProfile(this.record(voiceId, caller));
+    return builtin ?? this.toProfile(await this.record(voiceId, caller));
   }
 
   async get(voiceId: string, caller: ApiKeyRecord): Promise<OperationResult> {
     return { kind: 'json', body: await this.profile(voiceId, caller) };
   }
 
-  async create(fields: CreateVoiceFields, context: RequestContext): Promise<OperationResult> {
+  async create(fields: CreateVoiceFields, context: OperationContext): Promise<OperationResult> {
     if (fields.consent !== true) {
       throw new VoxError('invalid_request', "'consent' must be true: confirm that the speaker agreed to having their voice cloned.", { param: 'consent' });
     }
     const name = fields.name.trim();
     if (name.length === 0) throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
     const labels = parseLabels(fields.labels);
-    const uploads: UploadedFile[] = context.uploads.get('files') ?? [];
+    const uploads: InputFile[] = context.inputs.get('files') ?? [];
     if (uploads.length === 0) throw new VoxError('invalid_request', "'files' is required: one or more reference clips as multipart files.", { param: 'files' });
 
     const clips: Waveform[] = [];
@@ -197,7 +198,7 @@ export class VoiceService {
     // profile's prefix in one step, and only then is the record inserted. A crash before the move leaves scratch files;
     // one between the move and the insert leaves a prefix without a record, which removeOrphans deletes at the next start.
     // So a record never points at missing files, and files without a record do not outlive a restart.
-    const staging = this.deps.store.blobs.tempPath('-voice');
+    const staging = this.deps.scratch.path('-voice');
     try {
       await mkdir(staging);
       for (const [index, clip] of clips.entries()) {
@@ -223,7 +224,7 @@ export class VoiceService {
         analysis,
       };
       await this.deps.store.blobs.putDirectory(blobPrefix, staging);
-      this.deps.store.voices.insert(record);
+      await this.deps.store.voices.insert(record);
       return { kind: 'json', status: 201, body: this.toProfile(record) };
     } catch (error) {
       // Nothing half-made stays behind: no record was written, so the files go too.
@@ -235,9 +236,9 @@ export class VoiceService {
 
   async update(voiceId: string, changes: PatchVoiceFields, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
-    this.record(voiceId, caller);
+    await this.record(voiceId, caller);
     if (changes.name !== undefined && changes.name.trim() === '') throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
-    const updated = this.deps.store.voices.update(voiceId, {
+    const updated = await this.deps.store.voices.update(voiceId, {
       ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
       ...(changes.description !== undefined ? { description: changes.description } : {}),
       ...(changes.labels !== undefined ? { labels: changes.labels } : {}),
@@ -249,10 +250,10 @@ export class VoiceService {
 
   async delete(voiceId: string, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
-    const record = this.record(voiceId, caller);
+    const record = await this.record(voiceId, caller);
     // The record first, so it never points at missing files: a crash before the files are gone leaves files without a
     // record, which removeOrphans deletes at the next start.
-    this.deps.store.voices.delete(voiceId);
+    await this.deps.store.voices.delete(voiceId);
     await this.deps.store.blobs.delete(record.blobPrefix);
     return { kind: 'json', body: { voice_id: voiceId, deleted: true } };
   }
@@ -263,7 +264,7 @@ export class VoiceService {
    * same between its move and its insert.
    */
   async removeOrphans(): Promise<string[]> {
-    const referenced = new Set(this.deps.store.voices.list().map((r) => r.blobPrefix));
+    const referenced = new Set((await this.deps.store.voices.list()).map((r) => r.blobPrefix));
     const orphans = (await this.deps.store.blobs.list(profilesPrefix)).map((name) => `${profilesPrefix}/${name}`).filter((prefix) => !referenced.has(prefix));
     for (const prefix of orphans) await this.deps.store.blobs.delete(prefix);
     return orphans;
@@ -273,7 +274,12 @@ export class VoiceService {
   async referenceClips(record: VoiceRecord, signal?: AbortSignal): Promise<Waveform[]> {
     const clips: Waveform[] = [];
     for (let index = 1; await this.deps.store.blobs.exists(`${record.blobPrefix}/reference-${index}.flac`); index++) {
-      clips.push(await decodeFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/reference-${index}.flac`), { sampleRate: referenceSampleRate, channels: 1, maxSeconds: maxReferenceSeconds, signal }));
+      const clip = await this.deps.store.blobs.localFile(`${record.blobPrefix}/reference-${index}.flac`, this.deps.scratch);
+      try {
+        clips.push(await decodeFile(clip.path, { sampleRate: referenceSampleRate, channels: 1, maxSeconds: maxReferenceSeconds, signal }));
+      } finally {
+        await clip.release();
+      }
     }
     return clips;
   }
@@ -287,16 +293,16 @@ export class VoiceService {
   async derived(voiceId: string, caller: ApiKeyRecord, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
     const source = await this.builtinSourceOf(voiceId);
     if (source) return this.derivedBuiltin(voiceId, source, name, compute, signal);
-    const record = this.record(voiceId, caller);
+    const record = await this.record(voiceId, caller);
     const stored = record.analysis[name] as { analysis: Record<string, unknown>; files: string[] } | undefined;
     if (stored) {
       const files: Record<string, Buffer> = {};
-      for (const file of stored.files) files[file] = await readFile(this.deps.store.blobs.pathOf(`${record.blobPrefix}/${name}-${file}`));
+      for (const file of stored.files) files[file] = await this.deps.store.blobs.readBytes(`${record.blobPrefix}/${name}-${file}`);
       return { analysis: stored.analysis, files };
     }
     const computed = await compute(await this.referenceClips(record, signal));
     for (const [file, bytes] of Object.entries(computed.files)) await this.deps.store.blobs.putBytes(`${record.blobPrefix}/${name}-${file}`, bytes);
-    this.deps.store.voices.update(record.id, { analysis: { ...record.analysis, [name]: { analysis: computed.analysis, files: Object.keys(computed.files) } } });
+    await this.deps.store.voices.update(record.id, { analysis: { ...record.analysis, [name]: { analysis: computed.analysis, files: Object.keys(computed.files) } } });
     return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
   }
 
@@ -305,7 +311,7 @@ export class VoiceService {
    * embedding of its reference speech, computed once and kept.
    */
   async speakerEmbedding(voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<Float32Array | undefined> {
-    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf(this.record(voiceId, caller).analysis.speaker);
+    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf((await this.record(voiceId, caller)).analysis.speaker);
     const { analysis } = await this.derived(voiceId, caller, 'speaker', async (clips) => {
       const encoder = await this.deps.speakerEncoder();
       const embeddings: Float32Array[] = [];
@@ -324,9 +330,9 @@ export class VoiceService {
     const blobs = this.deps.store.blobs;
     const prefix = `builtin/${voiceId}/${name}`;
     if (await blobs.exists(`${prefix}.json`)) {
-      const stored = JSON.parse(await readFile(blobs.pathOf(`${prefix}.json`), 'utf8')) as { analysis: Record<string, unknown>; files: string[] };
+      const stored = JSON.parse((await blobs.readBytes(`${prefix}.json`)).toString('utf8')) as { analysis: Record<string, unknown>; files: string[] };
       const files: Record<string, Buffer> = {};
-      for (const file of stored.files) files[file] = await readFile(blobs.pathOf(`${prefix}-${file}`));
+      for (const file of stored.files) files[file] = await blobs.readBytes(`${prefix}-${file}`);
       return { analysis: stored.analysis, files };
     }
     const computed = await compute(await source.referenceSpeech(voiceId, signal));

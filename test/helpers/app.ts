@@ -19,7 +19,7 @@ export interface TestApp {
   config: Readonly<Config>;
   /** A key with every scope. */
   key: string;
-  keyWith(scopes: Scope[]): string;
+  keyWith(scopes: Scope[]): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -38,15 +38,15 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
     VOXD_LOG_LEVEL: 'silent',
     ...env,
   });
-  const container = createContainer(config);
+  const container = await createContainer(config);
   const app = await buildApp(container, { logger: options.logger ?? false });
   await app.ready();
-  const keyWith = (scopes: Scope[]): string => container.apiKeys.create(`test-${scopes.join('-')}`, scopes).key;
+  const keyWith = async (scopes: Scope[]): Promise<string> => (await container.apiKeys.create(`test-${scopes.join('-')}`, scopes)).key;
   return {
     app,
     container,
     config,
-    key: keyWith(['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin']),
+    key: await keyWith(['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin']),
     keyWith,
     close: async () => {
       await app.close();

@@ -131,7 +131,7 @@ describe('bad requests', () => {
     logLines.length = 0;
     const body = { text: 'hi', voice_id: 'af_heart' };
     assert.equal((await t.app.inject({ method: 'POST', url: '/v1/audio/tts', payload: body })).statusCode, 401);
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.keyWith(['vc'])}` }, payload: body })).statusCode, 403);
+    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${await t.keyWith(['vc'])}` }, payload: body })).statusCode, 403);
     const limited = await buildTestApp({ VOXD_RATE_LIMIT_PER_MINUTE: '1' }, { logger: capturingLogger(logLines) });
     try {
       const call = () => limited.app.inject({ method: 'GET', url: '/v1/voices?type=cloned', headers: { authorization: `Bearer ${limited.key}` } });

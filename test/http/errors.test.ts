@@ -46,14 +46,14 @@ describe('auth and error envelope', () => {
   });
 
   test('revoked key -> 401', async () => {
-    const created = t.container.apiKeys.create('to-revoke', ['transcribe']);
-    t.container.apiKeys.revoke(created.record.id);
+    const created = await t.container.apiKeys.create('to-revoke', ['transcribe']);
+    await t.container.apiKeys.revoke(created.record.id);
     const r = await transcribe({ authorization: `Bearer ${created.key}` });
     assertEnvelope(r.body, 401, 'unauthorized', r.statusCode);
   });
 
   test('key without the scope -> 403', async () => {
-    const r = await transcribe({ authorization: `Bearer ${t.keyWith(['tts'])}` });
+    const r = await transcribe({ authorization: `Bearer ${await t.keyWith(['tts'])}` });
     assertEnvelope(r.body, 403, 'forbidden', r.statusCode);
   });
 
@@ -158,6 +158,6 @@ describe('rate limits', () => {
     assert.ok(Number(limited.headers['retry-after']) >= 1);
     assert.equal(limited.headers['ratelimit-limit'], '3');
     assert.equal(limited.headers['ratelimit-remaining'], '0');
-    assert.equal((await call(t.keyWith(['tts']))).statusCode, 400);
+    assert.equal((await call(await t.keyWith(['tts']))).statusCode, 400);
   });
 });

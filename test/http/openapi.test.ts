@@ -67,8 +67,8 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
 
   test('metrics need a key with scope metrics (or admin)', async () => {
     assert.equal((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.keyWith(['tts'])}` } })).statusCode, 403);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.keyWith(['metrics'])}` } })).statusCode, 200);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await t.keyWith(['tts'])}` } })).statusCode, 403);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await t.keyWith(['metrics'])}` } })).statusCode, 200);
   });
 
   test('VOXD_METRICS_PUBLIC=true serves metrics without a key', async () => {

@@ -99,7 +99,7 @@ describe('POST /v1/audio/separate', () => {
     assert.deepEqual(names.sort(), ['music.wav', 'residual.wav', 'sfx.wav']);
     const error = relativeErrorDb(sum.map((v, i) => v - mixture.samples[i]!), mixture.samples);
     assert.ok(error < -60, `sum error ${error.toFixed(1)} dB`);
-    const tempDir = path.dirname(t.container.store.blobs.tempPath());
+    const tempDir = path.dirname(t.container.scratch.path());
     await setTimeout(100);
     assert.deepEqual(readdirSync(tempDir).filter((name) => name.endsWith('-stems')), []);
   });

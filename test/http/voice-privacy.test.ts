@@ -38,10 +38,10 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
     await Promise.all([...['kokoro-82m', 'kokoro-voices', 'silero-vad', 'resemblyzer-ge2e'].map((id) => modelFile(id, '')), worldAddon()]);
     t = await buildTestApp();
     keys = {
-      owner: t.keyWith(['voices', 'tts', 'vc']),
-      other: t.keyWith(['voices', 'tts', 'vc']),
-      noVoicesScope: t.keyWith(['tts', 'vc']),
-      admin: t.keyWith(['admin']),
+      owner: await t.keyWith(['voices', 'tts', 'vc']),
+      other: await t.keyWith(['voices', 'tts', 'vc']),
+      noVoicesScope: await t.keyWith(['tts', 'vc']),
+      admin: await t.keyWith(['admin']),
     };
     voiceId = await create(keys.owner);
     const speech = await decodeFile(path.join(clipsDir, '1998-15444-0001.wav'));

@@ -55,7 +55,7 @@ describe('voices API', () => {
     const got = await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth });
     assert.equal(got.json().name, 'Reader 3080');
 
-    const readOnly = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.keyWith(['tts'])}` }, payload: { name: 'x' } });
+    const readOnly = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${await t.keyWith(['tts'])}` }, payload: { name: 'x' } });
     assert.equal(readOnly.statusCode, 403);
     const patched = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.key}` }, payload: { name: 'Narrator', labels: { use: 'audiobook' } } });
     assert.equal(patched.statusCode, 200);
@@ -154,7 +154,7 @@ describe('voice files after a crash (kill -9 during creation or deletion)', () =
     const second = await buildTestApp({ VOXD_DATA_DIR: dataDir });
     try {
       // What the server does at start.
-      await second.container.store.blobs.clearScratch();
+      await second.container.scratch.clear();
       assert.deepEqual(await second.container.voices.removeOrphans(), ['voices/voice_orphan']);
       assert.deepEqual(readdirSync(voicesDir), [kept]);
       assert.deepEqual(readdirSync(path.join(voicesDir, kept)).sort(), keptFiles);

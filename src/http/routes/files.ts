@@ -16,5 +16,5 @@ export const fileRoutes: FastifyPluginAsync<{ files: FileService }> = async (app
       params: Type.Object({ file_id: Type.String({ maxLength: maxIdLength }) }),
       response: { 200: { description: 'The file, in the format it was made in', content: binaryContent(Object.values(contentTypes)) }, ...errorResponses([...keyedErrors, 404]) },
     },
-  }, async (request, reply) => sendResult(reply, files.download(request.params.file_id, requestContext(request).apiKey)));
+  }, async (request, reply) => sendResult(reply, await files.download(request.params.file_id, requestContext(request).apiKey)));
 };

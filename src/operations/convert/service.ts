@@ -7,7 +7,7 @@ import { resample } from '../../audio/resample.js';
 import type { Waveform } from '../../audio/waveform.js';
 import { VoxError } from '../../errors.js';
 import type { FileService } from '../../files/service.js';
-import type { OperationResult, RequestContext } from '../../http/context.js';
+import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import type { ApiKeyRecord } from '../../storage/store.js';
@@ -55,10 +55,10 @@ export class VoiceConversionService {
     return { available: this.deps.converter !== undefined, formats: [...audioFormats], preserve_emotion: true, targets: 'cloned and built-in voices', response_formats: ['audio', 'json'] };
   }
 
-  async convert(fields: ConvertFields, context: RequestContext): Promise<OperationResult> {
+  async convert(fields: ConvertFields, context: OperationContext): Promise<OperationResult> {
     // 404 for an unknown voice (or another key's), before the upload is looked at.
     await this.deps.voices.profile(fields.target_voice_id, context.apiKey);
-    const input = await admitAudio(uploadedFile(context.uploads, 'audio'), this.deps.limits, context.signal);
+    const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
     const loadConverter = this.deps.converter;
     if (!loadConverter) throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');
     const preserveEmotion = fields.preserve_emotion ?? true;

@@ -6,7 +6,7 @@ import { contentTypes, outputSampleRate } from '../../audio/encode.js';
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
 import type { FileService } from '../../files/service.js';
-import type { OperationResult, RequestContext } from '../../http/context.js';
+import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { stemNames, type Separator, type StemName } from './separator.js';
@@ -51,10 +51,10 @@ export class SeparationService {
     return { available: this.deps.separator !== undefined, stems: [...stemNames], formats: [...stemFormats], response_formats: ['json', 'zip'] };
   }
 
-  async separate(fields: SeparateFields, context: RequestContext): Promise<OperationResult> {
+  async separate(fields: SeparateFields, context: OperationContext): Promise<OperationResult> {
     const stems = parseStems(fields.stems);
     const format = fields.format ?? 'wav';
-    const input = await admitAudio(uploadedFile(context.uploads, 'audio'), this.deps.limits, context.signal);
+    const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
     const loadSeparator = this.deps.separator;
     if (!loadSeparator) throw new VoxError('not_implemented', 'Separation is not available on this server: no separation model is installed (voxd models pull).');
 

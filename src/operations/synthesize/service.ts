@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder, type AudioFormat } from '../../audio/encode.js';
 import type { Waveform } from '../../audio/waveform.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
-import type { OperationResult, RequestContext } from '../../http/context.js';
+import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import type { ApiKeyRecord } from '../../storage/store.js';
@@ -144,7 +144,7 @@ export class SynthesisService {
   }
 
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
-  async synthesizeOpenai(fields: OpenaiSpeechFields, context: RequestContext): Promise<OperationResult> {
+  async synthesizeOpenai(fields: OpenaiSpeechFields, context: OperationContext): Promise<OperationResult> {
     const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
     return this.synthesize({
       text: fields.input,
@@ -156,14 +156,14 @@ export class SynthesisService {
   }
 
   /** A short sample of a voice in its first language. */
-  async preview(voiceId: string, context: RequestContext): Promise<OperationResult> {
+  async preview(voiceId: string, context: OperationContext): Promise<OperationResult> {
     const profile = await this.deps.voices.profile(voiceId, context.apiKey);
     const language = profile.languages[0] ?? 'en-us';
     const text = matchingSentences[language] ?? matchingSentences[language.split('-')[0]!] ?? 'Hello! This is a short preview of my voice.';
     return this.synthesize({ text, voice_id: voiceId, language, format: 'mp3' }, context);
   }
 
-  async synthesize(fields: SynthesizeFields, context: RequestContext): Promise<OperationResult> {
+  async synthesize(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
     const text = fields.text.trim();
     if (text.length === 0) throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
     if ([...text].length > maxTextCharacters) {
@@ -310,7 +310,7 @@ export class SynthesisService {
    * profiles; the blend is kept with the profile.
    */
   private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer, caller: ApiKeyRecord): Promise<VoiceSelection> {
-    const record = this.deps.voices.record(voiceId, caller);
+    const record = await this.deps.voices.record(voiceId, caller);
     const target = await this.deps.voices.speakerEmbedding(voiceId, caller);
     if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
     const { analysis } = await this.deps.voices.derived(voiceId, caller, `kokoro-blend-${language}`, async () => {

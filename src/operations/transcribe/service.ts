@@ -2,7 +2,7 @@
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import type { SileroVad } from '../../audio/vad.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
-import type { OperationResult, RequestContext } from '../../http/context.js';
+import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
@@ -58,7 +58,7 @@ export class TranscriptionService {
     };
   }
 
-  async transcribe(fields: TranscribeFields, context: RequestContext, options: { uploadField?: string; openaiCompatible?: boolean } = {}): Promise<OperationResult> {
+  async transcribe(fields: TranscribeFields, context: OperationContext, options: { uploadField?: string; openaiCompatible?: boolean } = {}): Promise<OperationResult> {
     const language = baseLanguage(fields.language || 'auto');
     if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) {
       throw unsupportedValue('language', fields.language ?? '', ['auto', ...whisperLanguages]);
@@ -74,7 +74,7 @@ export class TranscriptionService {
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
     const uploadField = options.uploadField ?? 'audio';
-    const input = await admitAudio(uploadedFile(context.uploads, uploadField), this.deps.limits, context.signal);
+    const input = await admitAudio(uploadedFile(context.inputs, uploadField), this.deps.limits, context.signal);
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
     if (!loadTranscriber) throw new VoxError('not_implemented', 'Transcription is not available on this server: no ASR model is installed (voxd models pull).');
     if (diarize && !makeDiarizer) throw new VoxError('not_implemented', 'Diarization is not available on this server: no speaker-embedding model is installed.', { param: 'diarize' });
