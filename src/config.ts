@@ -34,6 +34,18 @@ export interface Config {
   asrModel: string;
   /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
   metricsPublic: boolean;
+  /** Jobs: how long a settled job, its inputs and results are kept. */
+  jobTtlSeconds: number;
+  /** Jobs: attempts when the worker running a job dies (crash, SIGKILL) before the job is failed. */
+  jobMaxAttempts: number;
+  /** Jobs: a worker's hold on a running job; renewed every second, so a dead worker's jobs are taken over after this. */
+  jobLeaseSeconds: number;
+  /** Webhooks may reach loopback, private and link-local addresses. */
+  webhookAllowPrivate: boolean;
+  /** Webhooks: first retry delay (doubling, capped at an hour, +-20% jitter) and how long retries go on. */
+  webhookRetryBaseMilliseconds: number;
+  webhookRetryHours: number;
+  webhookTimeoutSeconds: number;
   logLevel: string;
 }
 
@@ -97,6 +109,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
     metricsPublic: boolean(env, 'VOXD_METRICS_PUBLIC', false),
+    jobTtlSeconds: integer(env, 'VOXD_JOB_TTL_SECONDS', 86400, 60, 365 * 86400),
+    jobMaxAttempts: integer(env, 'VOXD_JOB_MAX_ATTEMPTS', 3, 1, 100),
+    jobLeaseSeconds: integer(env, 'VOXD_JOB_LEASE_SECONDS', 30, 3, 3600),
+    webhookAllowPrivate: boolean(env, 'VOXD_WEBHOOK_ALLOW_PRIVATE', false),
+    webhookRetryBaseMilliseconds: integer(env, 'VOXD_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
+    webhookRetryHours: integer(env, 'VOXD_WEBHOOK_RETRY_HOURS', 24, 0, 24 * 30),
+    webhookTimeoutSeconds: integer(env, 'VOXD_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300),
     logLevel,
   };
   return Object.freeze(config);

@@ -22,6 +22,12 @@ import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
 import { Scheduler } from './jobs/scheduler.js';
+import { JobService } from './jobs/service.js';
+import { WebhookSender } from './jobs/webhooks.js';
+import { JobWorker } from './jobs/worker.js';
+import { createLogger } from './logger.js';
+import { operationRunners, type OperationRunner, type RunnerName } from './operations/runners.js';
+import type { Logger } from 'pino';
 import { Metrics } from './metrics.js';
 import { catalog } from './models/catalog.js';
 import { ModelManager } from './models/manager.js';
@@ -31,7 +37,7 @@ import { SynthesisService } from './operations/synthesize/service.js';
 import { TranscriptionService } from './operations/transcribe/service.js';
 import { openSqliteStore } from './storage/sqlite-store.js';
 import { localScratch } from './storage/scratch.js';
-import type { Scratch, Store } from './storage/store.js';
+import { operations as allOperations, type Scratch, type Store } from './storage/store.js';
 import { version } from './version.js';
 
 export interface Container {
@@ -58,15 +64,25 @@ export interface Container {
     conversion: VoiceConversionService;
     separation: SeparationService;
   };
+  /** Every way to call an operation by name: what sync routes and job workers run. */
+  runners: Record<RunnerName, OperationRunner>;
+  jobs: JobService;
+  /** Started by `serve` (not by the CLI): runs queued jobs of this node's operations. */
+  jobWorker: JobWorker;
+  webhookSender: WebhookSender;
   readiness(): Readiness;
+  /** What a serving process runs besides requests: the job worker, webhook deliveries, deletion of expired files and jobs. */
+  startBackground(): void;
   /** Loads every model now, so the first request does not wait (failures show in readiness). */
   preload(): Promise<void>;
   capabilities(): Promise<unknown>;
-  /** Stops admitting work, waits for running jobs, closes storage. */
-  close(): Promise<void>;
+  /** Stops admitting work and taking jobs, waits for running work (the signal aborts it: jobs go back to the queue), closes storage. */
+  close(abort?: AbortSignal): Promise<void>;
 }
 
-export async function createContainer(config: Readonly<Config>): Promise<Container> {
+const sweepIntervalMilliseconds = 60_000;
+
+export async function createContainer(config: Readonly<Config>, logger: Logger = createLogger(config.logLevel)): Promise<Container> {
   // Every process on the data dir (server or CLI) creates its files for the service user only: the database and its
   // -wal/-shm, blobs, uploads, and what ffmpeg children write there. A umask covers all of them, children included.
   process.umask(0o077);
@@ -113,6 +129,41 @@ export async function createContainer(config: Readonly<Config>): Promise<Contain
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
   };
+  let sweeper: NodeJS.Timeout | undefined;
+  const runners = operationRunners({ ...operations, voices });
+  const jobs: JobService = new JobService({
+    store,
+    voices,
+    runners,
+    limits,
+    ttlSeconds: config.jobTtlSeconds,
+    maxAttempts: config.jobMaxAttempts,
+    webhookPolicy: { allowPrivate: config.webhookAllowPrivate },
+    onSubmitted: () => jobWorker.wake(),
+  });
+  const webhookSender = new WebhookSender({
+    store,
+    policy: { allowPrivate: config.webhookAllowPrivate },
+    retryBaseMilliseconds: config.webhookRetryBaseMilliseconds,
+    retryWindowSeconds: config.webhookRetryHours * 3600,
+    timeoutMilliseconds: config.webhookTimeoutSeconds * 1000,
+    log: logger,
+  });
+  const jobWorker: JobWorker = new JobWorker({
+    store,
+    scratch,
+    files,
+    jobs,
+    runners,
+    operations: allOperations,
+    concurrency: config.workerConcurrency,
+    leaseSeconds: config.jobLeaseSeconds,
+    heartbeatMilliseconds: 1000,
+    pollMilliseconds: 500,
+    resultTtlSeconds: config.jobTtlSeconds,
+    log: logger,
+    onSettled: () => webhookSender.wake(),
+  });
 
   return {
     version,
@@ -133,9 +184,21 @@ export async function createContainer(config: Readonly<Config>): Promise<Contain
     kokoro,
     espeak,
     operations,
+    runners,
+    jobs,
+    jobWorker,
+    webhookSender,
     readiness: () => {
       const states = loadedModels.map((m) => m.state());
       return { ready: states.every((s) => s.loaded), models: states };
+    },
+    startBackground: () => {
+      jobWorker.start();
+      webhookSender.start();
+      sweeper = setInterval(() => {
+        Promise.all([files.sweep(), jobs.sweep()]).catch((error: unknown) => logger.error({ err: error }, 'deleting expired files and jobs failed'));
+      }, sweepIntervalMilliseconds);
+      sweeper.unref();
     },
     preload: async () => {
       await Promise.allSettled(loadedModels.map((m) => m.get()));
@@ -153,8 +216,10 @@ export async function createContainer(config: Readonly<Config>): Promise<Contain
       },
       models: (await models.list()).map(({ id, task, license, installed }) => ({ id, task, license, installed })),
     }),
-    close: async () => {
-      files.stopSweeping();
+    close: async (abort = new AbortController().signal) => {
+      clearInterval(sweeper);
+      await jobWorker.stop(abort);
+      await webhookSender.stop();
       await scheduler.drain();
       await Promise.all(loadedModels.map((m) => m.close()));
       await store.close();

@@ -14,7 +14,7 @@ export const exitCodes = { drained: 0, aborted: 1 } as const;
 const abortSettleMilliseconds = 3000;
 
 export async function serve(config: Readonly<Config>, logger: Logger): Promise<void> {
-  const container = await createContainer(config);
+  const container = await createContainer(config, logger);
   // Before any request can start a voice creation or an upload: what a previous run left behind goes.
   await container.scratch.clear();
   const orphans = await container.voices.removeOrphans();
@@ -27,7 +27,7 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
   }
   const shutdown = new AbortController();
   const app = await buildApp(container, { logger, shutdown: shutdown.signal });
-  container.files.startSweeping();
+  container.startBackground();
   if (config.preloadModels) void container.preload();
   let stopping = false;
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
@@ -47,9 +47,12 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
         process.exit(exitCodes.aborted);
       }, abortSettleMilliseconds).unref();
     }, config.shutdownGraceSeconds * 1000);
+    // No new jobs from now on; running ones finish (or go back to the queue when the grace period ends).
+    const jobsStopped = container.jobWorker.stop(shutdown.signal);
     // close() stops accepting connections and waits for in-flight requests; then jobs drain, models and storage close.
     await app.close();
-    await container.close();
+    await jobsStopped;
+    await container.close(shutdown.signal);
     clearTimeout(grace);
     const aborted = shutdown.signal.aborted;
     logger.info({ aborted }, 'stopped');

@@ -6,15 +6,13 @@ import type { OperationResult } from '../operations/context.js';
 import type { ApiKeyRecord, FileRecord, Store } from '../storage/store.js';
 
 export class FileService {
-  private sweeper: NodeJS.Timeout | undefined;
-
   constructor(
     private readonly store: Store,
     private readonly ttlSeconds: number,
   ) {}
 
   /** Moves a finished file into the store and records it; returns its record. */
-  async keep(owner: ApiKeyRecord, sourcePath: string, name: string, contentType: string): Promise<FileRecord> {
+  async keep(owner: ApiKeyRecord, sourcePath: string, name: string, contentType: string, ttlSeconds = this.ttlSeconds): Promise<FileRecord> {
     const id = `file_${randomUUID().replaceAll('-', '')}`;
     const blobKey = `files/${id}`;
     const bytes = await this.store.blobs.putFile(blobKey, sourcePath);
@@ -27,7 +25,7 @@ export class FileService {
       bytes,
       blobKey,
       createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + this.ttlSeconds * 1000).toISOString(),
+      expiresAt: new Date(now + ttlSeconds * 1000).toISOString(),
     };
     await this.store.files.insert(record);
     return record;
@@ -53,14 +51,5 @@ export class FileService {
       await this.store.files.delete(record.id);
     }
     return expired.length;
-  }
-
-  startSweeping(intervalSeconds = 60): void {
-    this.sweeper = setInterval(() => void this.sweep(), intervalSeconds * 1000);
-    this.sweeper.unref();
-  }
-
-  stopSweeping(): void {
-    clearInterval(this.sweeper);
   }
 }

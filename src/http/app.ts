@@ -9,6 +9,7 @@ import { VoxError } from '../errors.js';
 import { registerAuth } from './auth.js';
 import { clientErrorResponse, sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
+import { jobRoutes } from './routes/jobs.js';
 import { openaiRoutes, operationRoutes } from './routes/operations.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
@@ -54,8 +55,11 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     sendError(new VoxError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request, reply));
 
   let closing = false;
+  // Ends open event streams when the server closes (their clients reconnect elsewhere or follow the job later).
+  const closeStreams = new AbortController();
   app.addHook('preClose', async () => {
     closing = true;
+    closeStreams.abort();
   });
   // Methods of each documented path (the API; not /docs or the 405 routes below, which are hidden).
   const methodsByUrl = new Map<string, Set<string>>();
@@ -119,8 +123,9 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     readiness: () => container.readiness(),
     capabilities: () => container.capabilities(),
   });
-  await app.register(operationRoutes, container.operations);
-  await app.register(openaiRoutes, container.operations);
+  await app.register(operationRoutes, { runners: container.runners, jobs: container.jobs });
+  await app.register(openaiRoutes, { runners: container.runners, jobs: container.jobs });
+  await app.register(jobRoutes, { jobs: container.jobs, apiKeys: container.apiKeys, closing: closeStreams.signal });
   await app.register(fileRoutes, { files: container.files });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -27,6 +27,8 @@ export interface OperationContext {
   signal: AbortSignal;
   inputs: Map<string, InputFile[]>;
   log: Pick<BaseLogger, 'debug' | 'info' | 'warn' | 'error'>;
+  /** How long result files stay downloadable (default: VOXD_FILE_TTL_SECONDS); a job's results live as long as the job. */
+  resultTtlSeconds?: number;
   /** Called as the work advances (chunks, sentences); cheap to call often. */
   onProgress?: (progress: Progress) => void;
 }

@@ -5,6 +5,7 @@ import { transcriptionResponseFormats } from '../../operations/transcribe/servic
 import { emotions, maxTextCharacters } from '../../operations/synthesize/service.js';
 import { stemFormats } from '../../operations/separate/service.js';
 import { binaryContent, maxIdLength, openObject } from './common.js';
+import { jobFields } from './jobs.js';
 
 /** A multipart file field. The body carries a marker string; the file itself is streamed to disk (see uploads.ts). */
 const fileField = (description: string) => Type.String({ format: 'binary', description });
@@ -26,6 +27,7 @@ export const transcribeBody = Type.Object({
   timestamp_granularities: Type.Optional(granularities),
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  ...jobFields,
 });
 export type TranscribeBody = Static<typeof transcribeBody>;
 
@@ -39,6 +41,7 @@ export const openaiTranscriptionBody = Type.Object({
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   'timestamp_granularities[]': Type.Optional(granularities),
   timestamp_granularities: Type.Optional(granularities),
+  ...jobFields,
 });
 export type OpenaiTranscriptionBody = Static<typeof openaiTranscriptionBody>;
 
@@ -51,6 +54,7 @@ export const ttsBody = Type.Object({
   format: Type.Optional(closedSet(audioFormats, 'Output encoding (default mp3).')),
   sample_rate: Type.Optional(sampleRate),
   stream: Type.Optional(Type.Boolean({ default: false, description: 'Send audio in chunks as sentences are ready.' })),
+  ...jobFields,
 }, { additionalProperties: false });
 export type TtsBody = Static<typeof ttsBody>;
 
@@ -63,6 +67,7 @@ export const openaiSpeechBody = Type.Object({
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
   instructions: Type.Optional(Type.String({ maxLength: 2000, description: 'Mapped to an emotion by keywords (e.g. cheerful -> happy, whisper -> whisper).' })),
   stream_format: Type.Optional(Type.String({ maxLength: 20, description: 'Accepted for compatibility; audio is sent as one response.' })),
+  ...jobFields,
 });
 export type OpenaiSpeechBody = Static<typeof openaiSpeechBody>;
 
@@ -73,6 +78,7 @@ export const vcBody = Type.Object({
   format: Type.Optional(closedSet(audioFormats, 'Output encoding (default wav).')),
   sample_rate: Type.Optional(sampleRate),
   response_format: Type.Optional(closedSet(['audio', 'json'] as const, 'audio (default) or json with metrics.')),
+  ...jobFields,
 });
 export type VcBody = Static<typeof vcBody>;
 
@@ -82,6 +88,7 @@ export const separateBody = Type.Object({
   format: Type.Optional(closedSet(stemFormats, 'Stem encoding (default wav).')),
   sample_rate: Type.Optional(sampleRate),
   response_format: Type.Optional(closedSet(['json', 'zip'] as const, 'json (download URLs, default) or zip.')),
+  ...jobFields,
 });
 export type SeparateBody = Static<typeof separateBody>;
 

@@ -89,7 +89,7 @@ export class VoiceConversionService {
     if (fields.response_format === 'json') {
       const scratch = `${input.path}.out.${format}`;
       await writeFile(scratch, bytes);
-      const file = await this.deps.files.keep(context.apiKey, scratch, `converted.${format}`, contentTypes[format]);
+      const file = await this.deps.files.keep(context.apiKey, scratch, `converted.${format}`, contentTypes[format], context.resultTtlSeconds);
       return { kind: 'json', body: { url: `/v1/audio/files/${file.id}`, expires_at: file.expiresAt, duration: outcome.waveform.samples.length / outcome.waveform.sampleRate, sample_rate: sampleRate, ...report, warnings: outcome.warnings } };
     }
     const headers: Record<string, string> = {

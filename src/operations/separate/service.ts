@@ -90,7 +90,7 @@ export class SeparationService {
 
       const described = [];
       for (const file of result.files) {
-        const record = await this.deps.files.keep(context.apiKey, file.path, file.fileName, contentTypes[format]);
+        const record = await this.deps.files.keep(context.apiKey, file.path, file.fileName, contentTypes[format], context.resultTtlSeconds);
         described.push({ name: file.name, url: `/v1/audio/files/${record.id}`, expires_at: record.expiresAt, rms_db: db(file.rmsDb), peak_db: db(file.peakDb), active_fraction: Math.round(file.activeFraction * 1000) / 1000 });
       }
       return {

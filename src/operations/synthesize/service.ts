@@ -68,6 +68,9 @@ const openaiVoices: Record<string, string> = {
   ash: 'am_adam', ballad: 'bm_george', coral: 'af_heart', sage: 'af_sarah', verse: 'am_michael',
 };
 
+/** The voice profile an OpenAI voice name stands for (other names are taken as voice ids). */
+export const openaiVoiceId = (voice: string): string => openaiVoices[voice.toLowerCase()] ?? voice;
+
 /** Keywords in OpenAI's free-text `instructions` that select an emotion (first match wins). */
 const instructionKeywords: Array<[RegExp, Emotion]> = [
   [/whisper/i, 'whisper'],
@@ -148,7 +151,7 @@ export class SynthesisService {
     const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
     return this.synthesize({
       text: fields.input,
-      voice_id: openaiVoices[fields.voice.toLowerCase()] ?? fields.voice,
+      voice_id: openaiVoiceId(fields.voice),
       ...(emotion ? { emotion } : {}),
       ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
       format: fields.response_format ?? 'mp3',

@@ -1,0 +1,158 @@
+/**
+ * Webhook delivery per Standard Webhooks: signed with the job owner's secret, retried with exponential backoff and jitter
+ * for a configurable window, every attempt recorded. Deliveries are rows, so they survive restarts, and any process may
+ * send them: each is claimed under a short lease first.
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Webhook } from 'standardwebhooks';
+import { Agent, request } from 'undici';
+import type { BaseLogger } from 'pino';
+import type { Store, WebhookAttempt, WebhookDeliveryRecord } from '../storage/store.js';
+import { refusedRange, type WebhookAddressPolicy } from './webhook-address.js';
+
+export interface WebhookSenderOptions {
+  store: Store;
+  policy: WebhookAddressPolicy;
+  /** First retry delay; each next one doubles (capped at an hour), with +-20% jitter. */
+  retryBaseMilliseconds: number;
+  /** No attempt starts later than this after the delivery was created. */
+  retryWindowSeconds: number;
+  timeoutMilliseconds: number;
+  log: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+  /** How often to look for due deliveries made by other processes. */
+  pollMilliseconds?: number;
+}
+
+const maxRetryDelayMilliseconds = 3600_000;
+const sendBatch = 8;
+
+/** Delay before attempt `n + 1` after `n` failed attempts. */
+export function retryDelayMilliseconds(failedAttempts: number, baseMilliseconds: number, random = Math.random): number {
+  const delay = Math.min(baseMilliseconds * 2 ** Math.max(0, failedAttempts - 1), maxRetryDelayMilliseconds);
+  return Math.round(delay * (0.8 + 0.4 * random()));
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** An HTTP agent whose every connection checks the addresses it is about to use (no DNS-rebinding way around the policy). */
+function guardedAgent(policy: WebhookAddressPolicy): Agent {
+  if (policy.allowPrivate) return new Agent();
+  const lookup = (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const refused = addresses.find((a) => refusedRange(a.address));
+      if (refused) return callback(Object.assign(new Error(`${hostname} resolves to ${refused.address} (${refusedRange(refused.address)}), which webhooks may not reach`), { code: 'EADDRNOTAVAIL' }), []);
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+  return new Agent({ connect: { lookup: lookup as never } });
+}
+
+export class WebhookSender {
+  private readonly agent: Agent;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: WebhookSenderOptions) {
+    this.agent = guardedAgent(options.policy);
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Sends what is due now (e.g. a job just settled in this process). */
+  wake(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  /** Stops sending; attempts under way finish (each is bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await Promise.allSettled(this.inFlight);
+    await this.agent.close();
+  }
+
+  private schedule(delayMilliseconds: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.running) return this.schedule(50);
+      this.running = this.tick().finally(() => (this.running = undefined));
+    }, delayMilliseconds);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    const poll = this.options.pollMilliseconds ?? 1000;
+    try {
+      const now = Date.now();
+      const leaseUntil = new Date(now + this.options.timeoutMilliseconds + 5000).toISOString();
+      const due = await this.options.store.webhooks.claimDue(new Date(now).toISOString(), leaseUntil, sendBatch);
+      for (const delivery of due) {
+        const attempt = this.attempt(delivery).catch((error: unknown) => this.options.log.error({ err: error, webhook_id: delivery.id }, 'webhook delivery bookkeeping failed'));
+        this.inFlight.add(attempt);
+        void attempt.finally(() => this.inFlight.delete(attempt));
+      }
+      if (due.length === sendBatch) return this.stopped ? undefined : this.schedule(0);
+      const next = await this.options.store.webhooks.nextDue();
+      const untilNext = next === undefined ? poll : Math.max(0, Math.min(poll, Date.parse(next) - Date.now()));
+      if (!this.stopped) this.schedule(untilNext);
+    } catch (error) {
+      this.options.log.error({ err: error }, 'webhook sender: looking for due deliveries failed');
+      if (!this.stopped) this.schedule(poll);
+    }
+  }
+
+  private async attempt(delivery: WebhookDeliveryRecord): Promise<void> {
+    const owner = await this.options.store.keys.get(delivery.ownerKeyId);
+    const startedAt = Date.now();
+    let status: number | null = null;
+    let error: string | null = null;
+    if (!owner) {
+      error = 'the API key that created the job no longer exists';
+    } else {
+      try {
+        const timestamp = new Date();
+        const signature = new Webhook(owner.webhookSecret).sign(delivery.id, timestamp, delivery.payload);
+        const response = await request(delivery.url, {
+          method: 'POST',
+          dispatcher: this.agent,
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'voxd-webhooks',
+            'webhook-id': delivery.id,
+            'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+            'webhook-signature': signature,
+          },
+          body: delivery.payload,
+          signal: AbortSignal.timeout(this.options.timeoutMilliseconds),
+        });
+        status = response.statusCode;
+        await response.body.dump();
+        // Redirects are not followed: the receiver's answer is the one it gave.
+        if (status < 200 || status > 299) error = `answered HTTP ${status}`;
+      } catch (caught) {
+        const cause = (caught as { cause?: { message?: string } }).cause;
+        error = cause?.message ?? (caught as Error).message;
+      }
+    }
+    const attempt: WebhookAttempt = { at: new Date(startedAt).toISOString(), status, error, durationMs: Date.now() - startedAt };
+    const attempts = delivery.attempts.length + 1;
+    if (error === null) {
+      await this.options.store.webhooks.recordAttempt(delivery.id, attempt, 'delivered', attempt.at);
+      this.options.log.info({ webhook_id: delivery.id, job_id: delivery.jobId, status, attempts }, 'webhook delivered');
+      return;
+    }
+    const nextAt = Date.now() + retryDelayMilliseconds(attempts, this.options.retryBaseMilliseconds);
+    const giveUp = !owner || nextAt > Date.parse(delivery.createdAt) + this.options.retryWindowSeconds * 1000;
+    await this.options.store.webhooks.recordAttempt(delivery.id, attempt, giveUp ? 'failed' : 'pending', new Date(giveUp ? Date.now() : nextAt).toISOString());
+    this.options.log.warn({ webhook_id: delivery.id, job_id: delivery.jobId, status, error, attempts, gave_up: giveUp }, 'webhook attempt failed');
+    if (!giveUp) this.schedule(Math.min(this.options.pollMilliseconds ?? 1000, nextAt - Date.now()));
+  }
+}
