@@ -65,14 +65,17 @@ export class VoiceConversionService {
 
     const outcome = await this.deps.scheduler.run('vc', input.durationSeconds, context.signal, async (signal) => {
       const converter = await loadConverter();
+      context.onProgress?.({ stage: 'analysing target voice', fraction: 0 });
       const target = await conversionTarget(this.deps.voices, converter, fields.target_voice_id, context.apiKey, signal);
       const source = await decodeFile(input.path, { channels: 1, maxSeconds: this.deps.limits.maxAudioSeconds, ...(signal ? { signal } : {}) });
+      context.onProgress?.({ stage: 'converting', fraction: 0.2 });
       const startedAt = performance.now();
       const result = await converter.convert(source, target, { preserveEmotion, ...(signal ? { signal } : {}) });
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       const audioSeconds = source.samples.length / source.sampleRate;
       this.deps.metrics.recordInference({ operation: 'vc', engine: converter.engine, model: converter.modelId }, elapsedSeconds, audioSeconds);
       context.log.info({ op: 'vc', engine: converter.engine, model: converter.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / audioSeconds }, 'converted');
+      context.onProgress?.({ stage: 'measuring similarity', fraction: 0.9 });
       const similarity = await this.similarities(source, result.waveform, await this.deps.voices.speakerEmbedding(fields.target_voice_id, context.apiKey, signal), signal);
       return { waveform: result.waveform, f0Correlation: result.f0Correlation, warnings: result.warnings, ...similarity };
     });

@@ -69,7 +69,8 @@ export class SeparationService {
         const startedAt = performance.now();
         const written = await writeStemFiles({
           separator, inputPath: input.path, layout, stems, format, extension: extensions[format], sampleRate, dir: scratch,
-          maxSeconds: this.deps.limits.maxAudioSeconds, ...(signal ? { signal } : {}),
+          maxSeconds: this.deps.limits.maxAudioSeconds, expectedSeconds: input.durationSeconds,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}), ...(signal ? { signal } : {}),
         });
         const elapsedSeconds = (performance.now() - startedAt) / 1000;
         this.deps.metrics.recordInference({ operation: 'separate', engine: separator.engine, model: separator.modelId }, elapsedSeconds, written.durationSeconds);

@@ -35,7 +35,13 @@ export interface StemFilesRequest {
   dir: string;
   maxSeconds: number;
   signal?: AbortSignal;
+  /** The input's length as measured before decoding, for progress (NaN: none reported while separating). */
+  expectedSeconds?: number;
+  onProgress?: (progress: { stage: string; fraction: number }) => void;
 }
+
+/** Share of the progress bar for separation; encoding the stem files is the rest. */
+const separationShare = 0.9;
 
 export interface StemFilesResult {
   files: StemFile[];
@@ -122,6 +128,8 @@ export async function writeStemFiles(request: StemFilesRequest): Promise<StemFil
         output.meter.add(samples);
         await output.handle.write(Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
       }
+      const expected = request.expectedSeconds ?? Number.NaN;
+      if (Number.isFinite(expected) && expected > 0) request.onProgress?.({ stage: 'separating', fraction: separationShare * Math.min(1, frames / layout.sampleRate / expected) });
     }
   } finally {
     await Promise.all(outputs.map((output) => output.handle.close()));
@@ -137,6 +145,7 @@ export async function writeStemFiles(request: StemFilesRequest): Promise<StemFil
     await encodeRawFile(rawPath, layout, { format: request.format, sampleRate: request.sampleRate, gain, ...(signal ? { signal } : {}) }, target);
     await rm(rawPath, { force: true });
     files.push({ name, path: target, fileName, ...meter.levels(gain) });
+    request.onProgress?.({ stage: 'encoding stems', fraction: separationShare + (1 - separationShare) * (files.length / outputs.length) });
   }
   return { files, warnings, durationSeconds: frames / layout.sampleRate };
 }

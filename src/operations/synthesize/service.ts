@@ -177,7 +177,8 @@ export class SynthesisService {
     const profile = await this.deps.voices.profile(fields.voice_id, context.apiKey);
     const plan = await this.plan(profile, fields.language, context.apiKey);
     // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
-    if (!/[\p{L}\p{N}]/u.test(normalizeText(text, plan.language))) {
+    const spokenText = normalizeText(text, plan.language);
+    if (!/[\p{L}\p{N}]/u.test(spokenText)) {
       throw new VoxError('invalid_request', "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.", { param: 'text' });
     }
     const format = fields.format ?? 'mp3';
@@ -195,7 +196,7 @@ export class SynthesisService {
 
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
-        const chunks = speak(plan, { ...request, ...(signal ? { signal } : {}) })[Symbol.asyncIterator]();
+        const chunks = reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress)[Symbol.asyncIterator]();
         // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
         // answering, so errors still get a JSON envelope and a status code.
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
@@ -235,7 +236,7 @@ export class SynthesisService {
 
     const waveform = await this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
       const startedAt = performance.now();
-      const audio = await collect(speak(plan, { ...request, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
+      const audio = await collect(reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress), plan.synthesizer.sampleRate);
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       if (audio.samples.length === 0) throw nothingSpoken(plan.language);
       record(elapsedSeconds, audio.samples.length / audio.sampleRate, false);
@@ -349,6 +350,16 @@ async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<Synt
     // The spoken emotion's intonation is kept, moved into the target's register.
     const converted = await plan.convertTo.converter.convert(chunk.waveform, plan.convertTo.target, { preserveEmotion: true, ...(request.signal ? { signal: request.signal } : {}) });
     yield { ...chunk, waveform: converted.waveform };
+  }
+}
+
+/** Progress by the share of the (normalised) text spoken so far. */
+async function* reportSpoken(chunks: AsyncIterable<SynthesizedChunk>, totalCharacters: number, onProgress: OperationContext['onProgress']): AsyncIterable<SynthesizedChunk> {
+  let spoken = 0;
+  for await (const chunk of chunks) {
+    spoken += chunk.text.length;
+    onProgress?.({ stage: 'synthesizing', fraction: Math.min(1, spoken / Math.max(totalCharacters, 1)) });
+    yield chunk;
   }
 }
 

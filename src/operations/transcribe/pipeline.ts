@@ -51,7 +51,14 @@ export interface PipelineRequest {
   /** The request field the file came in, named by errors. Default 'audio'. */
   param?: string;
   signal?: AbortSignal;
+  /** Progress: the speech-detection pass as the first tenth (by `expectedSeconds`), then chunk i of n. */
+  onProgress?: (progress: { stage: string; fraction: number }) => void;
+  /** The input's length as measured before decoding (NaN or absent: the detection pass reports no fraction). */
+  expectedSeconds?: number;
 }
+
+/** Share of the progress bar for the speech-detection pass (about that share of the time, on CPU). */
+const detectionShare = 0.1;
 
 export interface PipelineDependencies {
   transcriber: Transcriber;
@@ -70,6 +77,8 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     totalSamples += block.length;
     for (let i = 0; i < block.length; i++) sumOfSquares += block[i]! * block[i]!;
     probabilityBlocks.push(await vadStream.push(block, request.signal));
+    const expected = request.expectedSeconds ?? Number.NaN;
+    if (Number.isFinite(expected) && expected > 0) request.onProgress?.({ stage: 'detecting speech', fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected) });
   }
   const recordingLevelDbfs = 10 * Math.log10(sumOfSquares / Math.max(totalSamples, 1));
   probabilityBlocks.push(await vadStream.flush());
@@ -121,6 +130,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       previousText = conditioningText(result);
       window.discardBefore(Math.floor((chunks[chunkIndex + 1]?.originalStartSeconds ?? chunk.originalEndSeconds) * asrSampleRate));
       chunkIndex++;
+      request.onProgress?.({ stage: 'transcribing', fraction: detectionShare + (1 - detectionShare) * (chunkIndex / chunks.length) });
     }
   };
   if (chunks.length > 0) {

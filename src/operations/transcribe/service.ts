@@ -92,6 +92,8 @@ export class TranscriptionService {
         speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },
         maxAudioSeconds: this.deps.limits.maxAudioSeconds,
         param: uploadField,
+        expectedSeconds: input.durationSeconds,
+        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
         ...(signal ? { signal } : {}),
       });
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
