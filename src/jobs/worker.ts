@@ -121,7 +121,7 @@ export class JobWorker {
   private async abandon(job: JobRecord): Promise<void> {
     const outcome = job.cancelRequested
       ? { status: 'cancelled' as const, error: cancelledError() }
-      : { status: 'failed' as const, error: { code: 'internal', type: 'server_error', message: `The job was interrupted ${job.attempts} times (its worker stopped each time); it will not be retried.`, param: null } };
+      : { status: 'failed' as const, error: { code: 'internal', type: 'server_error', message: `The worker running this job stopped (a crash or a kill) during ${job.attempts === 1 ? 'its only attempt' : `all ${job.attempts} attempts`}; it is not retried.`, param: null } };
     if (await this.options.jobs.settle(job, job.workerId, outcome)) {
       this.options.log.warn({ job_id: job.id, attempts: job.attempts, status: outcome.status }, 'job abandoned by its worker settled');
       this.options.onSettled?.();
