@@ -14,6 +14,8 @@ import { createLogger } from '../logger.js';
 import { serve } from '../server.js';
 import { scopes } from '../storage/store.js';
 import { version } from '../version.js';
+import { jobsCommand } from './jobs.js';
+import { progressBar, type ProgressBar } from './progress.js';
 
 const print = (text: string): void => void process.stdout.write(`${text}\n`);
 
@@ -27,8 +29,8 @@ async function withContainer<T>(work: (container: Container, config: Readonly<Co
   }
 }
 
-/** A request context for running an operation on local files, as the CLI user (all scopes). */
-function localContext(container: Container, files: Record<string, string>): OperationContext {
+/** A request context for running an operation on local files, as the CLI user (all scopes), with a progress bar. */
+function localContext(container: Container, files: Record<string, string>, bar: ProgressBar): OperationContext {
   const logger = createLogger(container.config.logLevel === 'info' ? 'warn' : container.config.logLevel);
   const uploads = new Map(Object.entries(files).map(([field, file]) => [field, [{ field, path: path.resolve(file), filename: path.basename(file), mimetype: '', bytes: 0 }]]));
   const now = new Date().toISOString();
@@ -38,7 +40,18 @@ function localContext(container: Container, files: Record<string, string>): Oper
     signal: new AbortController().signal,
     inputs: uploads,
     log: logger,
+    onProgress: (progress) => bar.update(progress),
   };
+}
+
+/** Runs an operation in this process with a progress bar, which is gone before the output is written. */
+async function runLocal(container: Container, files: Record<string, string>, run: (context: OperationContext) => Promise<OperationResult>): Promise<OperationResult> {
+  const bar = progressBar();
+  try {
+    return await run(localContext(container, files, bar));
+  } finally {
+    bar.stop();
+  }
 }
 
 async function output(result: OperationResult, outPath: string | undefined): Promise<void> {
@@ -79,6 +92,7 @@ keys.command('create')
     const created = await apiKeys.create(options.name, parseScopes(options.scopes));
     print(created.key);
     process.stderr.write(`id ${created.record.id}, scopes ${created.record.scopes.join(',')}: store the key now, it is not shown again\n`);
+    process.stderr.write(`webhook signing secret: ${created.record.webhookSecret} (also at GET /v1/webhook-secret with the key)\n`);
   }));
 keys.command('list').description('List keys (never the keys themselves)').action(() => withContainer(async ({ apiKeys }) => {
   for (const k of await apiKeys.list()) {
@@ -117,24 +131,26 @@ program.command('transcribe <file>').description('Transcribe a local file')
   .option('--diarize', 'label speakers')
   .addOption(new Option('--format <format>', 'response format').choices(['json', 'verbose_json', 'srt', 'vtt', 'text']).default('json'))
   .action((file: string, o: { language: string; diarize?: boolean; format: 'json' }) => withContainer(async (container) => {
-    await output(await container.operations.transcription.transcribe({ language: o.language, diarize: o.diarize ?? false, response_format: o.format }, localContext(container, { audio: file })), undefined);
+    await output(await runLocal(container, { audio: file }, (context) => container.operations.transcription.transcribe({ language: o.language, diarize: o.diarize ?? false, response_format: o.format }, context)), undefined);
   }));
 program.command('tts <text>').description('Speak text into a file')
   .requiredOption('--voice <id>', 'voice profile id').requiredOption('--out <file>', 'output file')
   .option('--language <code>').option('--emotion <name>').addOption(new Option('--format <format>').choices(['mp3', 'wav', 'opus', 'flac', 'pcm', 'aac']).default('mp3'))
   .action((text: string, o: { voice: string; out: string; language?: string; emotion?: string; format: 'mp3' }) => withContainer(async (container) => {
-    await output(await container.operations.synthesis.synthesize({ text, voice_id: o.voice, language: o.language, emotion: o.emotion, format: o.format }, localContext(container, {})), o.out);
+    await output(await runLocal(container, {}, (context) => container.operations.synthesis.synthesize({ text, voice_id: o.voice, language: o.language, emotion: o.emotion, format: o.format }, context)), o.out);
   }));
 program.command('vc <file>').description('Re-voice a local file')
   .requiredOption('--voice <id>', 'target voice profile id').requiredOption('--out <file>', 'output file').option('--flatten-emotion', 'use the target’s neutral range')
   .action((file: string, o: { voice: string; out: string; flattenEmotion?: boolean }) => withContainer(async (container) => {
-    await output(await container.operations.conversion.convert({ target_voice_id: o.voice, preserve_emotion: !o.flattenEmotion }, localContext(container, { audio: file })), o.out);
+    await output(await runLocal(container, { audio: file }, (context) => container.operations.conversion.convert({ target_voice_id: o.voice, preserve_emotion: !o.flattenEmotion }, context)), o.out);
   }));
 program.command('separate <file>').description('Split a local soundtrack into stems')
   .option('--stems <list>', 'dialogue,music,sfx,ambience').option('--out <file>', 'zip archive to write')
   .action((file: string, o: { stems?: string; out?: string }) => withContainer(async (container) => {
-    await output(await container.operations.separation.separate({ stems: o.stems, response_format: o.out ? 'zip' : 'json' }, localContext(container, { audio: file })), o.out);
+    await output(await runLocal(container, { audio: file }, (context) => container.operations.separation.separate({ stems: o.stems, response_format: o.out ? 'zip' : 'json' }, context)), o.out);
   }));
+
+program.addCommand(jobsCommand());
 
 program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConfigError) process.stderr.write(`voxd: invalid configuration: ${error.message}\n`);

@@ -1,8 +1,12 @@
 /** Jobs on the real server (embedded mode): async operations, progress events, cancel, tenant isolation, signed webhooks. */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../bench/lib/server-process.js';
+import { packageRoot } from '../../src/version.js';
 import { Api, createKey, longSpeech, shortSpeech, startReceiver, type Job } from '../helpers/jobs.js';
 import { startServer, testKey, waitUntilReady, type ServerProcess } from '../helpers/server.js';
 
@@ -164,5 +168,17 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  test('voxd jobs wait|list|get|cancel talk to the server with --url and --key', async () => {
+    const cli = (...args: string[]) => promisify(execFile)(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'jobs', ...args, '--url', server.base, '--key', owner.key]);
+    const { id } = (await (await owner.postForm('/v1/audio/transcribe', { async: 'true', response_format: 'text' }, { audio: shortSpeech })).json()) as Job;
+    const waited = JSON.parse((await cli('wait', id)).stdout) as Job;
+    assert.equal(waited.status, 'succeeded');
+    assert.match((waited.result as { text: string }).text, /ask not what your country can do for you/);
+    assert.match((await cli('list', '--operation', 'transcribe')).stdout, new RegExp(`^${id}\ttranscribe\tsucceeded`, 'm'));
+    assert.equal((JSON.parse((await cli('get', id)).stdout) as Job).id, id);
+    assert.match((await cli('cancel', id)).stdout, new RegExp(`^${id}\tsucceeded`));
+    await assert.rejects(cli('get', 'job_missing'), /No job 'job_missing'/);
   });
 });
