@@ -1,8 +1,16 @@
 /** The only reader of process.env. Validated once; an invalid value stops the start with a clear message. */
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { operations, type Operation } from './storage/store.js';
+
+export const roles = ['all', 'api', 'worker'] as const;
+export type Role = (typeof roles)[number];
 
 export interface Config {
+  /** all: API and job worker in one process; api: the HTTP API only (no models; operations run as jobs on workers); worker: jobs only. */
+  role: Role;
+  /** Operations this node's job worker takes (role all or worker). */
+  workerOperations: Operation[];
   host: string;
   port: number;
   dataDir: string;
@@ -89,7 +97,15 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`VOXD_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got '${logLevel}').`);
   }
+  const role = (env.VOXD_ROLE?.trim() || 'all') as Role;
+  if (!roles.includes(role)) throw new ConfigError(`VOXD_ROLE must be one of ${roles.join(', ')} (got '${env.VOXD_ROLE}').`);
+  const workerOperations = list(env, 'VOXD_WORKER_OPERATIONS', ',');
+  for (const operation of workerOperations) {
+    if (!(operations as readonly string[]).includes(operation)) throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
+  }
   const config: Config = {
+    role,
+    workerOperations: workerOperations.length > 0 ? (workerOperations as Operation[]) : [...operations],
     host,
     port: integer(env, 'VOXD_PORT', 8080, 0, 65535),
     dataDir: path.resolve(env.VOXD_DATA_DIR?.trim() || './data'),

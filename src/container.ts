@@ -22,6 +22,7 @@ import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
 import { Scheduler } from './jobs/scheduler.js';
+import { publishCatalog, PublishedCatalog } from './jobs/catalog.js';
 import { JobService } from './jobs/service.js';
 import { WebhookSender } from './jobs/webhooks.js';
 import { JobWorker } from './jobs/worker.js';
@@ -37,7 +38,7 @@ import { SynthesisService } from './operations/synthesize/service.js';
 import { TranscriptionService } from './operations/transcribe/service.js';
 import { openSqliteStore } from './storage/sqlite-store.js';
 import { localScratch } from './storage/scratch.js';
-import { operations as allOperations, type Scratch, type Store } from './storage/store.js';
+import type { Scratch, Store } from './storage/store.js';
 import { version } from './version.js';
 
 export interface Container {
@@ -118,9 +119,15 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     return KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
   }, (m) => m.close());
   const espeak = new LoadedModel('espeak-ng', ['tts'], () => EspeakSynthesizer.load(), (m) => m.close());
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
-  const builtinVoices: BuiltinVoiceSource = { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) };
+  // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
+  const localEngines = config.role !== 'api';
+  const published = new PublishedCatalog(store.blobs);
+  const builtinVoices: BuiltinVoiceSource = localEngines ? { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) } : published;
+  // The models this node needs: those of the operations it runs (none on an API-only node).
+  const nodeOperations: readonly string[] = localEngines ? config.workerOperations : [];
+  const nodeModels = loadedModels.filter((m) => m.operations.some((operation) => nodeOperations.includes(operation)));
   const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
@@ -129,6 +136,20 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
   };
+  const capabilities = async () => ({
+    tts: await operations.synthesis.capabilities(),
+    vc: operations.conversion.capabilities(),
+    separate: operations.separation.capabilities(),
+    transcribe: operations.transcription.capabilities(),
+    limits: {
+      max_upload_bytes: config.maxUploadBytes,
+      max_audio_seconds: config.maxAudioSeconds,
+      rate_limit_per_minute: config.rateLimitPerMinute,
+      max_concurrent_requests_per_key: config.maxConcurrentPerKey,
+    },
+    models: (await models.list()).map(({ id, task, license, installed }) => ({ id, task, license, installed })),
+  });
+
   let sweeper: NodeJS.Timeout | undefined;
   const runners = operationRunners({ ...operations, voices });
   const jobs: JobService = new JobService({
@@ -155,7 +176,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     files,
     jobs,
     runners,
-    operations: allOperations,
+    operations: config.workerOperations,
     concurrency: config.workerConcurrency,
     leaseSeconds: config.jobLeaseSeconds,
     heartbeatMilliseconds: 1000,
@@ -189,11 +210,20 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     jobWorker,
     webhookSender,
     readiness: () => {
-      const states = loadedModels.map((m) => m.state());
+      const states = nodeModels.map((m) => m.state());
       return { ready: states.every((s) => s.loaded), models: states };
     },
     startBackground: () => {
-      jobWorker.start();
+      if (localEngines) {
+        jobWorker.start();
+        // Once the engines are up, API-only nodes learn from this node what they offer (the voice catalog comes from
+        // the speech engines, so a node serving tts publishes it; only when it loads its models anyway).
+        if (config.workerOperations.includes('tts') && (config.preloadModels || config.role === 'worker')) void (async () => {
+          await Promise.allSettled(nodeModels.map((m) => m.get()));
+          await publishCatalog(store.blobs, await synthesis.builtinVoices(), await capabilities());
+          logger.info('engine catalog published (built-in voices, capabilities) for API-only nodes');
+        })().catch((error: unknown) => logger.warn({ err: error }, 'publishing the engine catalog for API-only nodes failed'));
+      }
       webhookSender.start();
       sweeper = setInterval(() => {
         Promise.all([files.sweep(), jobs.sweep()]).catch((error: unknown) => logger.error({ err: error }, 'deleting expired files and jobs failed'));
@@ -201,21 +231,9 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
       sweeper.unref();
     },
     preload: async () => {
-      await Promise.allSettled(loadedModels.map((m) => m.get()));
+      await Promise.allSettled(nodeModels.map((m) => m.get()));
     },
-    capabilities: async () => ({
-      tts: await operations.synthesis.capabilities(),
-      vc: operations.conversion.capabilities(),
-      separate: operations.separation.capabilities(),
-      transcribe: operations.transcription.capabilities(),
-      limits: {
-        max_upload_bytes: config.maxUploadBytes,
-        max_audio_seconds: config.maxAudioSeconds,
-        rate_limit_per_minute: config.rateLimitPerMinute,
-        max_concurrent_requests_per_key: config.maxConcurrentPerKey,
-      },
-      models: (await models.list()).map(({ id, task, license, installed }) => ({ id, task, license, installed })),
-    }),
+    capabilities: () => (localEngines ? capabilities() : published.capabilities()),
     close: async (abort = new AbortController().signal) => {
       clearInterval(sweeper);
       await jobWorker.stop(abort);

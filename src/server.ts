@@ -26,7 +26,8 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
     logger.warn({ keyFile }, 'no API keys existed: created an admin key; read it from keyFile (create more with voxd keys create)');
   }
   const shutdown = new AbortController();
-  const app = await buildApp(container, { logger, shutdown: shutdown.signal });
+  // A worker takes jobs only: no HTTP API (it is reached through the shared database and blob store).
+  const app = config.role === 'worker' ? undefined : await buildApp(container, { logger, shutdown: shutdown.signal });
   container.startBackground();
   if (config.preloadModels) void container.preload();
   let stopping = false;
@@ -50,7 +51,7 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
     // No new jobs from now on; running ones finish (or go back to the queue when the grace period ends).
     const jobsStopped = container.jobWorker.stop(shutdown.signal);
     // close() stops accepting connections and waits for in-flight requests; then jobs drain, models and storage close.
-    await app.close();
+    await app?.close();
     await jobsStopped;
     await container.close(shutdown.signal);
     clearTimeout(grace);
@@ -61,5 +62,6 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
-  await app.listen({ host: config.host, port: config.port });
+  if (app) await app.listen({ host: config.host, port: config.port });
+  logger.info({ role: config.role, operations: config.role === 'api' ? [] : config.workerOperations }, 'voxd started');
 }

@@ -50,6 +50,26 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
   throw new Error(`server did not start:\n${output}`);
 }
 
+/**
+ * Starts a job worker process (`voxd serve --role worker`, no HTTP) on `env` and waits until it has started (its
+ * models load in the background; jobs wait for them).
+ */
+export async function startWorkerProcess(dataDir: string, env: Record<string, string>): Promise<Omit<ServerProcess, 'base'>> {
+  const entry = path.join(packageRoot, 'dist/src/cli/main.js');
+  if (!existsSync(entry)) throw new Error('run `npm run build` first (npm test does)');
+  const child = spawn(process.execPath, [entry, 'serve', '--role', 'worker'], { env: { ...process.env, VOXD_DATA_DIR: dataDir, ...env, VOXD_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  for (let attempt = 0; attempt < 600 && child.exitCode === null; attempt++) {
+    if (output.includes('"msg":"voxd started"')) return { child, dataDir, output: () => output, exited };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`worker did not start:\n${output}`);
+}
+
 /** Waits until /v1/ready says every model is loaded (preloading converts models on a cold cache: allow minutes). */
 export async function waitUntilReady(base: string, timeoutMs = 300_000): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 500))) {

@@ -6,7 +6,7 @@ import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { parseScopes } from '../auth/api-keys.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, roles, type Config } from '../config.js';
 import { createContainer, type Container } from '../container.js';
 import { VoxError } from '../errors.js';
 import type { OperationContext, OperationResult } from '../operations/context.js';
@@ -78,10 +78,14 @@ async function output(result: OperationResult, outPath: string | undefined): Pro
 
 const program = new Command('voxd').version(version).description('Self-hosted speech service');
 
-program.command('serve').description('Start the HTTP service').action(async () => {
-  const config = loadConfig();
-  await serve(config, createLogger(config.logLevel));
-});
+program.command('serve').description('Start the service: API and job worker (role all), the API only, or a job worker only')
+  .addOption(new Option('--role <role>', 'all: API + worker; api: HTTP API, no models (needs workers); worker: jobs only, no HTTP').choices(roles))
+  .option('--operations <list>', 'operations this node\'s worker takes (comma list of tts, vc, separate, transcribe; default all)')
+  .action(async (o: { role?: string; operations?: string }) => {
+    // Flags override the environment (VOXD_ROLE, VOXD_WORKER_OPERATIONS).
+    const config = loadConfig({ ...process.env, ...(o.role ? { VOXD_ROLE: o.role } : {}), ...(o.operations ? { VOXD_WORKER_OPERATIONS: o.operations } : {}) });
+    await serve(config, createLogger(config.logLevel));
+  });
 
 const keys = program.command('keys').description('Manage API keys');
 keys.command('create')

@@ -123,8 +123,9 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     readiness: () => container.readiness(),
     capabilities: () => container.capabilities(),
   });
-  await app.register(operationRoutes, { runners: container.runners, jobs: container.jobs });
-  await app.register(openaiRoutes, { runners: container.runners, jobs: container.jobs });
+  const operations = { runners: container.runners, jobs: container.jobs, runLocally: config.role !== 'api' };
+  await app.register(operationRoutes, operations);
+  await app.register(openaiRoutes, operations);
   await app.register(jobRoutes, { jobs: container.jobs, apiKeys: container.apiKeys, closing: closeStreams.signal });
   await app.register(fileRoutes, { files: container.files });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { mayAccess } from '../auth/api-keys.js';
 import { admitAudio, uploadedFile, type AudioLimits } from '../audio/input.js';
-import { VoxError } from '../errors.js';
-import type { OperationContext } from '../operations/context.js';
+import { errorCatalogue, VoxError, type ErrorCode } from '../errors.js';
+import type { OperationContext, OperationResult } from '../operations/context.js';
 import type { OperationRunner, RunnerName } from '../operations/runners.js';
 import type { ApiKeyRecord, FinalJobStatus, JobError, JobInput, JobListQuery, JobOutcome, JobRecord, Operation, Store, WebhookDeliveryRecord } from '../storage/store.js';
 import type { VoiceService } from '../voices/service.js';
@@ -166,6 +166,40 @@ export class JobService {
       if (settled) return this.view(settled);
     }
     return this.view((await this.options.store.jobs.get(id)) ?? job);
+  }
+
+  /**
+   * Runs an operation as a job and waits for it, answering as the synchronous call would (an API-only node has no
+   * engines: its synchronous calls run on workers). The caller going away cancels the job.
+   */
+  async runAndWait(runnerName: RunnerName, params: Record<string, unknown>, context: OperationContext, pollMilliseconds = 100): Promise<OperationResult> {
+    const submitted = await this.submit(runnerName, params, context, undefined);
+    const onAbort = (): void => void this.cancel(submitted.id, context.apiKey).catch(() => undefined);
+    context.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      let job = submitted;
+      while (!isFinal(job)) {
+        await new Promise((resolve) => setTimeout(resolve, pollMilliseconds));
+        job = (await this.options.store.jobs.get(job.id)) ?? job;
+      }
+      return await this.asResult(job);
+    } finally {
+      context.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** A settled job as the synchronous call's answer: its body, its text, or its result file with the call's headers. */
+  private async asResult(job: JobRecord): Promise<OperationResult> {
+    if (job.status !== 'succeeded') {
+      const error = job.error ?? cancelledError();
+      throw new VoxError((error.code in errorCatalogue ? error.code : 'aborted') as ErrorCode, error.message, error.param ? { param: error.param } : {});
+    }
+    const result = job.result as { object?: string; id?: string; content_type?: string; text?: string; headers?: Record<string, string> };
+    if (result.object === 'text') return { kind: 'text', body: result.text ?? '', contentType: result.content_type ?? 'text/plain' };
+    if (result.object !== 'file') return { kind: 'json', body: result };
+    const file = await this.options.store.files.get(result.id ?? '');
+    if (!file) throw new VoxError('internal', `The result file of job ${job.id} is missing.`);
+    return { kind: 'stream', stream: await this.options.store.blobs.readStream(file.blobKey), contentType: file.contentType, headers: { ...result.headers, 'content-length': String(file.bytes) } };
   }
 
   /** Snapshots of a job whenever it changes (status, progress, attempts), ending with its final state. */

@@ -221,7 +221,7 @@ export class JobWorker {
       case 'json':
         return output.body;
       case 'text':
-        return { content_type: output.contentType, text: output.body };
+        return { object: 'text', content_type: output.contentType, text: output.body };
       case 'audio':
       case 'stream': {
         const type = output.contentType.split(';')[0]!.trim();
@@ -231,6 +231,8 @@ export class JobWorker {
           else await pipeline(output.stream, createWriteStream(scratch), { signal });
           const file = await this.options.files.keep(owner, scratch, `${operation}.${extensions[type] ?? 'bin'}`, type, this.options.resultTtlSeconds);
           return {
+            object: 'file',
+            id: file.id,
             url: `/v1/audio/files/${file.id}`,
             content_type: type,
             bytes: file.bytes,

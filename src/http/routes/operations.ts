@@ -10,6 +10,8 @@ import { separateResponse, speechAudio, transcriptionResponse, vcResponse, opena
 export interface OperationRoutesOptions {
   runners: Record<RunnerName, OperationRunner>;
   jobs: JobService;
+  /** False on an API-only node: synchronous calls run as jobs on the workers and are answered when they settle. */
+  runLocally: boolean;
 }
 
 const operationErrors = errorResponses([...keyedErrors, 403, 413, 415, 422, 501, 503]);
@@ -22,11 +24,11 @@ const multipart = ['multipart/form-data'];
  * The handler of an operation route: runs it now, or with `async=true` / a `webhook_url` commits it as a job and answers
  * 202 with the job (Location: the job's URL).
  */
-function operationHandler({ runners, jobs }: OperationRoutesOptions, name: RunnerName) {
+function operationHandler({ runners, jobs, runLocally }: OperationRoutesOptions, name: RunnerName) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const { async: asJob, webhook_url: webhookUrl, ...params } = request.body as Record<string, unknown> & { async?: boolean; webhook_url?: string };
     const context = requestContext(request);
-    if (asJob !== true && webhookUrl === undefined) return sendResult(reply, await runners[name].run(params, context));
+    if (asJob !== true && webhookUrl === undefined) return sendResult(reply, await (runLocally ? runners[name].run(params, context) : jobs.runAndWait(name, params, context)));
     const job = await jobs.view(await jobs.submit(name, params, context, webhookUrl));
     return reply.status(202).header('location', job.links.self).send(job);
   };

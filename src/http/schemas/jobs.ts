@@ -24,7 +24,7 @@ export const jobObject = openObject({
   attempts: Type.Integer(),
   cancel_requested: Type.Boolean(),
   input: openObject({}, 'What was submitted: filename, bytes, duration_seconds'),
-  result: Type.Unknown({ description: 'When succeeded: the body the synchronous call returns; audio and archives as {url, content_type, bytes, expires_at, headers}, text as {content_type, text}' }),
+  result: Type.Unknown({ description: 'When succeeded: the JSON body the synchronous call returns; audio and archives as {object: file, id, url, content_type, bytes, expires_at, headers}; srt, vtt and text as {object: text, content_type, text}' }),
   error: Type.Unknown({ description: 'When failed or cancelled: the error envelope’s fields' }),
   webhook: Type.Unknown({ description: 'The webhook URL and every delivery attempt, or null' }),
   links: openObject({ self: Type.String(), events: Type.String(), cancel: Type.String() }, 'Where to follow the job'),
