@@ -169,6 +169,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     retryWindowSeconds: config.webhookRetryHours * 3600,
     timeoutMilliseconds: config.webhookTimeoutSeconds * 1000,
     log: logger,
+    metrics,
   });
   const jobWorker: JobWorker = new JobWorker({
     store,
@@ -183,6 +184,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     pollMilliseconds: 500,
     resultTtlSeconds: config.jobTtlSeconds,
     log: logger,
+    metrics,
     onSettled: () => webhookSender.wake(),
   });
 

@@ -28,6 +28,25 @@ export class Metrics {
     labelNames: ['operation', 'lane'] as const,
     registers: [this.registry],
   });
+  readonly jobsSettled = new Counter({
+    name: 'voxd_jobs_settled_total',
+    help: 'Jobs settled by this node, per operation and final status',
+    labelNames: ['operation', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly jobQueueSeconds = new Histogram({
+    name: 'voxd_job_queue_seconds',
+    help: 'Time from a job being submitted to its first start',
+    labelNames: ['operation'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
+    registers: [this.registry],
+  });
+  readonly webhookAttempts = new Counter({
+    name: 'voxd_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly inferenceSeconds = new Histogram({
     name: 'voxd_inference_seconds',
     help: 'Inference wall time per engine',

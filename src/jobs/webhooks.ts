@@ -7,6 +7,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import type { BaseLogger } from 'pino';
+import type { Metrics } from '../metrics.js';
 import type { Store, WebhookAttempt, WebhookDeliveryRecord } from '../storage/store.js';
 import { refusedRange, type WebhookAddressPolicy } from './webhook-address.js';
 
@@ -19,6 +20,7 @@ export interface WebhookSenderOptions {
   retryWindowSeconds: number;
   timeoutMilliseconds: number;
   log: Pick<BaseLogger, 'info' | 'warn' | 'error'>;
+  metrics?: Metrics;
   /** How often to look for due deliveries made by other processes. */
   pollMilliseconds?: number;
 }
@@ -144,6 +146,7 @@ export class WebhookSender {
     }
     const attempt: WebhookAttempt = { at: new Date(startedAt).toISOString(), status, error, durationMs: Date.now() - startedAt };
     const attempts = delivery.attempts.length + 1;
+    this.options.metrics?.webhookAttempts.inc({ outcome: error === null ? 'delivered' : 'failed' });
     if (error === null) {
       await this.options.store.webhooks.recordAttempt(delivery.id, attempt, 'delivered', attempt.at);
       this.options.log.info({ webhook_id: delivery.id, job_id: delivery.jobId, status, attempts }, 'webhook delivered');

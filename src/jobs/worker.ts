@@ -12,6 +12,7 @@ import type { BaseLogger } from 'pino';
 import { contentTypes } from '../audio/encode.js';
 import { VoxError } from '../errors.js';
 import type { FileService } from '../files/service.js';
+import type { Metrics } from '../metrics.js';
 import type { InputFile, OperationContext, OperationResult, Progress } from '../operations/context.js';
 import type { OperationRunner, RunnerName } from '../operations/runners.js';
 import type { ApiKeyRecord, JobRecord, LocalFile, Operation, Scratch, Store } from '../storage/store.js';
@@ -35,6 +36,7 @@ export interface JobWorkerOptions {
   /** How long a settled job's results stay downloadable. */
   resultTtlSeconds: number;
   log: BaseLogger & { child(bindings: Record<string, unknown>): BaseLogger };
+  metrics: Metrics;
   /** Called when a job settles (a webhook may be due). */
   onSettled?: () => void;
 }
@@ -142,6 +144,7 @@ export class JobWorker {
   private async execute(job: JobRecord, controller: AbortController): Promise<void> {
     const log = this.options.log.child({ job_id: job.id, op: job.operation, attempt: job.attempts });
     log.info({ route: job.route, input_seconds: job.inputSeconds }, 'job started');
+    if (job.attempts === 1) this.options.metrics.jobQueueSeconds.observe({ operation: job.operation }, (Date.parse(job.startedAt ?? job.createdAt) - Date.parse(job.createdAt)) / 1000);
     let progress: Progress | null = null;
     let reported = '';
     const heartbeat = setInterval(() => {
@@ -208,6 +211,7 @@ export class JobWorker {
       log.warn({ status: outcome.status }, 'job was settled elsewhere (lease lost): this outcome is dropped');
       return;
     }
+    this.options.metrics.jobsSettled.inc({ operation: job.operation, status: settled.status });
     log.info({ status: settled.status, elapsed_ms: Date.parse(settled.finishedAt!) - Date.parse(settled.startedAt ?? settled.createdAt) }, 'job settled');
     this.options.onSettled?.();
   }

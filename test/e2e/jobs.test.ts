@@ -50,6 +50,9 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
     const sync = await owner.postForm('/v1/audio/transcribe', { response_format: 'verbose_json' }, { audio: shortSpeech });
     assert.equal(sync.status, 200);
     assert.deepEqual(last.result, await sync.json());
+    const metrics = await (await admin.fetch('/metrics')).text();
+    assert.match(metrics, /voxd_jobs_settled_total\{operation="transcribe",status="succeeded"\} [1-9]/);
+    assert.match(metrics, /voxd_job_queue_seconds_count\{operation="transcribe"\} [1-9]/);
   });
 
   test('async TTS gives a result file with the same audio as the synchronous call, and the engine headers', async () => {
