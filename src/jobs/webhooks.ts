@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import type { BaseLogger } from 'pino';
 import type { Metrics } from '../metrics.js';
 import type { Store, WebhookAttempt, WebhookDeliveryRecord } from '../storage/store.js';
+import { PollLoop } from './poll-loop.js';
 import { refusedRange, type WebhookAddressPolicy } from './webhook-address.js';
 
 export interface WebhookSenderOptions {
@@ -53,9 +54,7 @@ function guardedAgent(policy: WebhookAddressPolicy): Agent {
 
 export class WebhookSender {
   private readonly agent: Agent;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop = new PollLoop(() => this.tick());
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly options: WebhookSenderOptions) {
@@ -63,34 +62,23 @@ export class WebhookSender {
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Sends what is due now (e.g. a job just settled in this process). */
   wake(): void {
-    if (!this.stopped) this.schedule(0);
+    this.loop.wakeIn(0);
   }
 
   /** Stops sending; attempts under way finish (each is bounded by the timeout). */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
     await Promise.allSettled(this.inFlight);
     await this.agent.close();
   }
 
-  private schedule(delayMilliseconds: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (this.running) return this.schedule(50);
-      this.running = this.tick().finally(() => (this.running = undefined));
-    }, delayMilliseconds);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
+  /** Sends what is due; returns the delay until the next look. */
+  private async tick(): Promise<number> {
     const poll = this.options.pollMilliseconds ?? 1000;
     try {
       const now = Date.now();
@@ -101,13 +89,12 @@ export class WebhookSender {
         this.inFlight.add(attempt);
         void attempt.finally(() => this.inFlight.delete(attempt));
       }
-      if (due.length === sendBatch) return this.stopped ? undefined : this.schedule(0);
+      if (due.length === sendBatch) return 0;
       const next = await this.options.store.webhooks.nextDue();
-      const untilNext = next === undefined ? poll : Math.max(0, Math.min(poll, Date.parse(next) - Date.now()));
-      if (!this.stopped) this.schedule(untilNext);
+      return next === undefined ? poll : Math.max(0, Math.min(poll, Date.parse(next) - Date.now()));
     } catch (error) {
       this.options.log.error({ err: error }, 'webhook sender: looking for due deliveries failed');
-      if (!this.stopped) this.schedule(poll);
+      return poll;
     }
   }
 
@@ -156,6 +143,6 @@ export class WebhookSender {
     const giveUp = !owner || nextAt > Date.parse(delivery.createdAt) + this.options.retryWindowSeconds * 1000;
     await this.options.store.webhooks.recordAttempt(delivery.id, attempt, giveUp ? 'failed' : 'pending', new Date(giveUp ? Date.now() : nextAt).toISOString());
     this.options.log.warn({ webhook_id: delivery.id, job_id: delivery.jobId, status, error, attempts, gave_up: giveUp }, 'webhook attempt failed');
-    if (!giveUp) this.schedule(Math.min(this.options.pollMilliseconds ?? 1000, nextAt - Date.now()));
+    if (!giveUp) this.loop.wakeIn(nextAt - Date.now());
   }
 }

@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics.js';
 import type { InputFile, OperationContext, OperationResult, Progress } from '../operations/context.js';
 import type { OperationRunner, RunnerName } from '../operations/runners.js';
 import type { ApiKeyRecord, JobRecord, LocalFile, Operation, Scratch, Store } from '../storage/store.js';
+import { PollLoop } from './poll-loop.js';
 import { cancelledError, jobError, type JobService } from './service.js';
 
 export interface JobWorkerOptions {
@@ -58,27 +59,25 @@ const leaseLost = (): JobInterruption => new JobInterruption('lease-lost', 'The 
 export class JobWorker {
   readonly workerId = `wrk_${hostname().slice(0, 20)}_${process.pid}_${randomUUID().slice(0, 8)}`;
   private readonly running = new Map<string, { operation: Operation; controller: AbortController; done: Promise<void> }>();
-  private timer: NodeJS.Timeout | undefined;
-  private claiming: Promise<void> | undefined;
+  private readonly loop = new PollLoop(() => this.claim());
   private stopped = true;
 
   constructor(private readonly options: JobWorkerOptions) {}
 
   start(): void {
     this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** A job was submitted in this process: look now instead of at the next poll. */
   wake(): void {
-    if (!this.stopped) this.schedule(0);
+    this.loop.wakeIn(0);
   }
 
   /** Stops claiming and waits for running jobs; `abort` (the grace period's end) stops them and gives them back to the queue. */
   async stop(abort: AbortSignal): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.claiming;
+    await this.loop.stop();
     const onAbort = (): void => {
       for (const { controller } of this.running.values()) controller.abort(released());
     };
@@ -88,19 +87,11 @@ export class JobWorker {
     abort.removeEventListener('abort', onAbort);
   }
 
-  private schedule(delayMilliseconds: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (this.claiming) return this.schedule(20);
-      this.claiming = this.claim().finally(() => (this.claiming = undefined));
-    }, delayMilliseconds);
-    this.timer.unref();
-  }
-
-  private async claim(): Promise<void> {
+  /** Claims jobs while this worker has free slots; returns the delay until the next look. */
+  private async claim(): Promise<number> {
     try {
       for (;;) {
-        if (this.stopped) return;
+        if (this.stopped) break;
         const free = this.options.operations.filter((op) => [...this.running.values()].filter((job) => job.operation === op).length < this.options.concurrency);
         if (free.length === 0) break;
         const now = Date.now();
@@ -112,7 +103,7 @@ export class JobWorker {
     } catch (error) {
       this.options.log.error({ err: error }, 'job worker: claiming failed');
     }
-    if (!this.stopped) this.schedule(this.options.pollMilliseconds);
+    return this.options.pollMilliseconds;
   }
 
   private leaseUntil(now = Date.now()): string {
@@ -136,7 +127,7 @@ export class JobWorker {
       .catch((error: unknown) => this.options.log.error({ err: error, job_id: job.id }, 'job bookkeeping failed'))
       .finally(() => {
         this.running.delete(job.id);
-        if (!this.stopped) this.schedule(0);
+        this.loop.wakeIn(0);
       });
     this.running.set(job.id, { operation: job.operation, controller, done });
   }
