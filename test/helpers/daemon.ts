@@ -16,6 +16,8 @@ export function startDaemon(dir: string, command: string, args: string[], option
   const logFile = path.join(dir, 'server.log');
   const log = openSync(logFile, 'a');
   const child = spawn(command, args, { cwd: dir, env: options.env ?? process.env, stdio: ['ignore', log, log] });
+  // Not keeping the test process alive: when it ends, the exit hook below stops the server.
+  child.unref();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const remove = () => {
     rmSync(dir, { recursive: true, force: true });
