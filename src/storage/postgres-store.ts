@@ -72,11 +72,12 @@ async function migrate(pool: pg.Pool): Promise<void> {
   await transaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLockId]);
     await client.query('CREATE TABLE IF NOT EXISTS voxd_schema (version INTEGER NOT NULL)');
-    const { rows } = await client.query<{ version: number }>('SELECT version FROM voxd_schema');
-    const current = rows[0]?.version ?? 0;
-    for (let version = current; version < migrations.length; version++) await client.query(migrations[version]!);
-    if (rows.length === 0) await client.query('INSERT INTO voxd_schema (version) VALUES ($1)', [migrations.length]);
-    else await client.query('UPDATE voxd_schema SET version = $1', [migrations.length]);
+    await client.query('INSERT INTO voxd_schema (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM voxd_schema)');
+    const current = (await client.query<{ version: number }>('SELECT version FROM voxd_schema')).rows[0]!.version;
+    for (let version = current; version < migrations.length; version++) {
+      await client.query(migrations[version]!);
+      await client.query('UPDATE voxd_schema SET version = $1', [version + 1]);
+    }
   });
 }
 
@@ -272,8 +273,6 @@ const jobFromRow = (row: JobRow): JobRecord => ({
   expiresAt: isoRequired(row.expires_at),
 });
 
-const finalStatuses = `('succeeded', 'failed', 'cancelled')`;
-
 async function insertDelivery(client: Queryable, delivery: WebhookDeliveryRecord): Promise<void> {
   await client.query(
     `INSERT INTO webhook_deliveries (id, job_id, owner_key_id, url, event, payload, status, attempts, next_attempt_at, created_at)
@@ -385,7 +384,7 @@ function postgresJobs(pool: pg.Pool): JobRepository {
           )
         ).rowCount ?? 0
       ) > 0,
-    expired: async (now) => (await pool.query<JobRow>(`SELECT * FROM jobs WHERE expires_at <= $1 AND status IN ${finalStatuses}`, [now])).rows.map(jobFromRow),
+    expired: async (now) => (await pool.query<JobRow>(`SELECT * FROM jobs WHERE expires_at <= $1 AND status IN ('succeeded', 'failed', 'cancelled')`, [now])).rows.map(jobFromRow),
     delete: (id) =>
       transaction(pool, async (client) => {
         await client.query('DELETE FROM webhook_deliveries WHERE job_id = $1', [id]);

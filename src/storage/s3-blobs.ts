@@ -1,6 +1,5 @@
 /** Blobs in an S3-compatible object store (AWS S3, SeaweedFS, MinIO), shared by every node; keys live under one prefix. */
 import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, NotFound, NoSuchKey, PutObjectCommand, S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
-import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -17,8 +16,6 @@ export interface S3BlobOptions {
   endpoint: string | null;
   region: string;
   forcePathStyle: boolean;
-  /** Absent: the SDK's default chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, profiles, instance roles). */
-  credentials?: AwsCredentialIdentity;
 }
 
 /** DeleteObjects takes at most this many keys per request. */
@@ -31,6 +28,7 @@ function notFound(key: string, cause: unknown): Error {
 
 const isNotFound = (error: unknown) => error instanceof NoSuchKey || error instanceof NotFound;
 
+/** Credentials come from the SDK's default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, profiles, instance roles. */
 export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
   private readonly bucket: string;
@@ -41,7 +39,6 @@ export class S3BlobStore implements BlobStore {
       region: options.region,
       forcePathStyle: options.forcePathStyle,
       ...(options.endpoint === null ? {} : { endpoint: options.endpoint }),
-      ...(options.credentials ? { credentials: options.credentials } : {}),
     });
     this.bucket = options.bucket;
     this.root = options.prefix === '' ? '' : `${options.prefix}/`;
@@ -62,8 +59,13 @@ export class S3BlobStore implements BlobStore {
 
   async putFile(key: string, sourcePath: string): Promise<number> {
     const { size } = await stat(sourcePath);
-    // Streamed in parts: a large file is never held in memory whole; the object appears only once complete.
-    await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.objectKey(key), Body: createReadStream(sourcePath) } }).done();
+    const body = createReadStream(sourcePath);
+    try {
+      // Streamed in parts: a large file is never held in memory whole; the object appears only once complete.
+      await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.objectKey(key), Body: body } }).done();
+    } finally {
+      body.destroy();
+    }
     await rm(sourcePath, { force: true });
     return size;
   }

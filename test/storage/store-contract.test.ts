@@ -121,8 +121,9 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
     const fresh = (body: () => Promise<void>) => async () => {
       const dataDir = makeTempDir('contract');
       const config = loadConfig({ VOXD_DATA_DIR: dataDir, ...(await backend.freshEnv()) });
-      const handles = [await openStore(config), await openStore(config)] as const;
-      [store, other] = handles;
+      // Opened together on an empty database, as processes starting at once: each migration runs once.
+      const handles = await Promise.all([openStore(config), openStore(config)]);
+      [store, other] = handles as [Store, Store];
       scratch = localScratch(path.join(dataDir, 'tmp'));
       work = path.join(dataDir, 'work');
       mkdirSync(work);
