@@ -1,5 +1,5 @@
 /** Blobs in an S3-compatible object store (AWS S3, SeaweedFS, MinIO), shared by every node; keys live under one prefix. */
-import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, NotFound, NoSuchKey, PutObjectCommand, S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, NotFound, NoSuchKey, PutObjectCommand, S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
@@ -27,6 +27,9 @@ function notFound(key: string, cause: unknown): Error {
 }
 
 const isNotFound = (error: unknown) => error instanceof NoSuchKey || error instanceof NotFound;
+
+/** `prefix/` objects: folders as some servers and consoles show them, never a blob (blob keys never end with '/'). */
+const isFolderMarker = (key: string) => key.endsWith('/');
 
 /** Credentials come from the SDK's default chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, profiles, instance roles. */
 export class S3BlobStore implements BlobStore {
@@ -91,15 +94,17 @@ export class S3BlobStore implements BlobStore {
       const prefixes = (page.CommonPrefixes ?? []).flatMap(({ Prefix }) => (Prefix ? [Prefix] : []));
       const present = await Promise.all(prefixes.map((prefix) => this.holdsObjects(prefix)));
       names.push(...prefixes.filter((_, index) => present[index]).map((prefix) => prefix.slice(base.length, -1)));
-      for (const { Key } of page.Contents ?? []) if (Key) names.push(Key.slice(base.length));
+      for (const { Key } of page.Contents ?? []) if (Key && !isFolderMarker(Key)) names.push(Key.slice(base.length));
     }
     return names.sort();
   }
 
-  /** Some servers (SeaweedFS) go on listing a sub-prefix as a folder for a while after everything under it was deleted. */
+  /** Some servers (SeaweedFS) go on listing a prefix as a folder for a while after everything under it was deleted. */
   private async holdsObjects(prefix: string): Promise<boolean> {
-    const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, MaxKeys: 1 }));
-    return (page.Contents ?? []).length > 0;
+    for await (const page of paginateListObjectsV2({ client: this.client }, { Bucket: this.bucket, Prefix: prefix })) {
+      if ((page.Contents ?? []).some(({ Key }) => Key && !isFolderMarker(Key))) return true;
+    }
+    return false;
   }
 
   async readBytes(key: string): Promise<Buffer> {

@@ -39,13 +39,15 @@ export function startDaemon(dir: string, command: string, args: string[], option
       }
     },
     stop: async () => {
-      process.removeListener('exit', onExit);
       if (child.exitCode === null && child.signalCode === null) {
+        // Held again until it has exited: otherwise this process could end first, waiting on nothing else.
+        child.ref();
         child.kill(options.stopSignal);
         const timer = setTimeout(() => child.kill('SIGKILL'), options.graceMs);
         await exited;
         clearTimeout(timer);
       }
+      process.removeListener('exit', onExit);
       remove();
     },
   };

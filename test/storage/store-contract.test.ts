@@ -465,6 +465,9 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         await store.blobs.delete('voices/voice_1');
         assert.equal(await other.blobs.exists('voices/voice_1/clips/reference-1.flac'), false);
         assert.deepEqual(await other.blobs.list('voices'), [], 'a deleted prefix is not listed');
+        assert.deepEqual(await other.blobs.list('voices/voice_1'), [], 'nor is anything under it');
+        await store.blobs.delete('jobs/job_1');
+        assert.deepEqual(await other.blobs.list('jobs/job_1'), []);
         await store.blobs.delete('voices/voice_missing');
         await assert.rejects(async () => store.blobs.readBytes('../escape'), /invalid blob key/);
       }),
