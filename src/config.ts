@@ -1,6 +1,7 @@
 /** The only reader of process.env. Validated once; an invalid value stops the start with a clear message. */
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { operations, type Operation } from './storage/store.js';
 
 export const roles = ['all', 'api', 'worker'] as const;
@@ -15,6 +16,10 @@ export interface Config {
   port: number;
   dataDir: string;
   modelsDir: string;
+  /** PostgreSQL for keys, files, voices, jobs and webhook deliveries (several processes share it); null: SQLite in the data dir. */
+  databaseUrl: string | null;
+  /** Where blobs (uploads, results, voice clips) live: a directory (the data dir's, or one every node mounts) or S3. */
+  blobs: BlobConfig;
   /** Keys with every scope, for containers and first start. */
   bootstrapApiKeys: string[];
   maxUploadBytes: number;
@@ -57,6 +62,10 @@ export interface Config {
   logLevel: string;
 }
 
+export type BlobConfig =
+  | { kind: 'disk'; dir: string }
+  | { kind: 's3'; bucket: string; prefix: string; endpoint: string | null; region: string; forcePathStyle: boolean };
+
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
@@ -83,6 +92,49 @@ function list(env: Env, name: string, separator: string): string[] {
   return (env[name] ?? '').split(separator).map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
+function databaseUrl(env: Env): string | null {
+  const raw = env.VOXD_DATABASE_URL?.trim();
+  if (!raw) return null;
+  const url = URL.parse(raw);
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || url.hostname === '') {
+    throw new ConfigError('VOXD_DATABASE_URL must be a PostgreSQL URL such as postgres://user:password@host:5432/voxd.');
+  }
+  return raw;
+}
+
+// S3's bucket naming rules (lower case, 3-63 characters); the prefix is kept without surrounding slashes.
+const bucketPattern = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+function blobConfig(env: Env, dataDir: string): BlobConfig {
+  const raw = env.VOXD_BLOB_URL?.trim();
+  const endpointRaw = env.VOXD_S3_ENDPOINT?.trim();
+  if (!raw?.startsWith('s3:') && endpointRaw) throw new ConfigError('VOXD_S3_ENDPOINT is set but VOXD_BLOB_URL is not an s3:// URL.');
+  if (!raw) return { kind: 'disk', dir: path.join(dataDir, 'blobs') };
+  const url = URL.parse(raw);
+  if (url?.protocol === 'file:') {
+    if (url.host !== '' || url.pathname === '/') throw new ConfigError(`VOXD_BLOB_URL must name a directory as file:///absolute/path (got '${raw}').`);
+    return { kind: 'disk', dir: fileURLToPath(url) };
+  }
+  if (url?.protocol !== 's3:' || !bucketPattern.test(url.hostname) || url.search !== '' || url.hash !== '') {
+    throw new ConfigError(`VOXD_BLOB_URL must be s3://bucket/prefix (a valid bucket name) or file:///absolute/path (got '${raw}').`);
+  }
+  let endpoint: string | null = null;
+  if (endpointRaw) {
+    const parsed = URL.parse(endpointRaw);
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError(`VOXD_S3_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8333 (got '${endpointRaw}').`);
+    endpoint = endpointRaw;
+  }
+  return {
+    kind: 's3',
+    bucket: url.hostname,
+    prefix: decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, ''),
+    endpoint,
+    region: env.VOXD_S3_REGION?.trim() || 'us-east-1',
+    // Self-hosted S3 servers (SeaweedFS, MinIO) answer on one host name: buckets go in the path there.
+    forcePathStyle: boolean(env, 'VOXD_S3_FORCE_PATH_STYLE', endpoint !== null),
+  };
+}
+
 export const apiKeyPattern = /^vx_[A-Za-z0-9_-]{43}$/;
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -103,13 +155,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   for (const operation of workerOperations) {
     if (!(operations as readonly string[]).includes(operation)) throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
   }
+  const dataDir = path.resolve(env.VOXD_DATA_DIR?.trim() || './data');
   const config: Config = {
     role,
     workerOperations: workerOperations.length > 0 ? (workerOperations as Operation[]) : [...operations],
     host,
     port: integer(env, 'VOXD_PORT', 8080, 0, 65535),
-    dataDir: path.resolve(env.VOXD_DATA_DIR?.trim() || './data'),
+    dataDir,
     modelsDir: path.resolve(env.VOXD_MODELS_DIR?.trim() || path.join(homedir(), '.cache', 'voxd', 'models')),
+    databaseUrl: databaseUrl(env),
+    blobs: blobConfig(env, dataDir),
     bootstrapApiKeys,
     maxUploadBytes: integer(env, 'VOXD_MAX_UPLOAD_MB', 100, 1, 10240) * 1024 * 1024,
     maxAudioSeconds: integer(env, 'VOXD_MAX_AUDIO_SECONDS', 7200, 1, 86400),

@@ -36,7 +36,7 @@ import { VoiceConversionService } from './operations/convert/service.js';
 import { SeparationService } from './operations/separate/service.js';
 import { SynthesisService } from './operations/synthesize/service.js';
 import { TranscriptionService } from './operations/transcribe/service.js';
-import { openSqliteStore } from './storage/sqlite-store.js';
+import { openStore } from './storage/open.js';
 import { localScratch } from './storage/scratch.js';
 import type { Scratch, Store } from './storage/store.js';
 import { version } from './version.js';
@@ -87,7 +87,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   // Every process on the data dir (server or CLI) creates its files for the service user only: the database and its
   // -wal/-shm, blobs, uploads, and what ffmpeg children write there. A umask covers all of them, children included.
   process.umask(0o077);
-  const store = openSqliteStore(config.dataDir);
+  const store = await openStore(config);
   const scratch = localScratch(path.join(config.dataDir, 'tmp'));
   const apiKeys = new ApiKeyService(store.keys);
   await apiKeys.seed(config.bootstrapApiKeys);

@@ -26,6 +26,43 @@ describe('configuration', () => {
       assert.throws(() => loadConfig({ [name!]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name!));
     }
   });
+
+  test('storage: SQLite and the data dir by default; Postgres, S3 and shared-directory URLs are parsed and checked', () => {
+    const defaults = loadConfig({ VOXD_DATA_DIR: '/srv/voxd' });
+    assert.equal(defaults.databaseUrl, null);
+    assert.deepEqual(defaults.blobs, { kind: 'disk', dir: '/srv/voxd/blobs' });
+    assert.equal(loadConfig({ VOXD_DATABASE_URL: 'postgres://voxd:pw@db:5432/voxd' }).databaseUrl, 'postgres://voxd:pw@db:5432/voxd');
+    assert.deepEqual(loadConfig({ VOXD_BLOB_URL: 'file:///mnt/shared/voxd' }).blobs, { kind: 'disk', dir: '/mnt/shared/voxd' });
+    assert.deepEqual(loadConfig({ VOXD_BLOB_URL: 's3://voxd-blobs/prod/eu/', VOXD_S3_ENDPOINT: 'http://127.0.0.1:8333' }).blobs, {
+      kind: 's3',
+      bucket: 'voxd-blobs',
+      prefix: 'prod/eu',
+      endpoint: 'http://127.0.0.1:8333',
+      region: 'us-east-1',
+      forcePathStyle: true,
+    });
+    assert.deepEqual(loadConfig({ VOXD_BLOB_URL: 's3://voxd-blobs', VOXD_S3_REGION: 'eu-west-1' }).blobs, {
+      kind: 's3',
+      bucket: 'voxd-blobs',
+      prefix: '',
+      endpoint: null,
+      region: 'eu-west-1',
+      forcePathStyle: false,
+    });
+    for (const [env, name] of [
+      [{ VOXD_DATABASE_URL: 'mysql://db/voxd' }, 'VOXD_DATABASE_URL'],
+      [{ VOXD_DATABASE_URL: 'not a url' }, 'VOXD_DATABASE_URL'],
+      [{ VOXD_BLOB_URL: 's3://Bad_Bucket/x' }, 'VOXD_BLOB_URL'],
+      [{ VOXD_BLOB_URL: 'gs://bucket/x' }, 'VOXD_BLOB_URL'],
+      [{ VOXD_BLOB_URL: 'file://host/dir' }, 'VOXD_BLOB_URL'],
+      [{ VOXD_BLOB_URL: '/relative/without/scheme' }, 'VOXD_BLOB_URL'],
+      [{ VOXD_BLOB_URL: 's3://voxd-blobs/x', VOXD_S3_ENDPOINT: 'ftp://host' }, 'VOXD_S3_ENDPOINT'],
+      [{ VOXD_S3_ENDPOINT: 'http://127.0.0.1:8333' }, 'VOXD_S3_ENDPOINT'],
+      [{ VOXD_BLOB_URL: 's3://voxd-blobs/x', VOXD_S3_FORCE_PATH_STYLE: 'sometimes' }, 'VOXD_S3_FORCE_PATH_STYLE'],
+    ] as const) {
+      assert.throws(() => loadConfig(env), (error: Error) => error instanceof ConfigError && error.message.includes(name), JSON.stringify(env));
+    }
+  });
 });
 
 describe('API keys', () => {

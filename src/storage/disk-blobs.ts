@@ -5,6 +5,11 @@ import { access, copyFile, readdir, readFile, rename, rm, stat, writeFile } from
 import path from 'node:path';
 import type { BlobStore, LocalFile, Scratch } from './store.js';
 
+/** Keys are relative paths of safe characters, the same in every blob store; no part may climb out of the root. */
+export function checkBlobKey(key: string): void {
+  if (!/^[A-Za-z0-9._/-]+$/.test(key) || key.split('/').some((part) => part === '..' || part === '')) throw new Error(`invalid blob key '${key}'`);
+}
+
 export class DiskBlobStore implements BlobStore {
   /** Staging for writes, inside the root so that the final rename never crosses file systems. */
   private readonly stagingDir: string;
@@ -15,7 +20,8 @@ export class DiskBlobStore implements BlobStore {
   }
 
   private pathOf(key: string): string {
-    if (!/^[A-Za-z0-9._/-]+$/.test(key) || key.split('/').some((part) => part === '..' || part === '.staging')) throw new Error(`invalid blob key '${key}'`);
+    checkBlobKey(key);
+    if (key.split('/').includes('.staging')) throw new Error(`invalid blob key '${key}'`);
     return path.join(this.root, key);
   }
 

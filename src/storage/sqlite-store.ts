@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { newWebhookSecret } from '../auth/webhook-secret.js';
 import { DiskBlobStore } from './disk-blobs.js';
-import type { ApiKeyRecord, FileRecord, JobRecord, JobRepository, Scope, Store, VoiceRecord, WebhookDeliveryRecord, WebhookRepository } from './store.js';
+import type { ApiKeyRecord, BlobStore, FileRecord, JobRecord, JobRepository, Scope, Store, VoiceRecord, WebhookDeliveryRecord, WebhookRepository } from './store.js';
 
 /** Ordered schema migrations; the index + 1 is the schema version stored in user_version. */
 const migrations: Array<string | ((db: Database.Database) => void)> = [
@@ -370,7 +370,7 @@ function sqliteWebhooks(db: Database.Database): WebhookRepository {
   };
 }
 
-export function openSqliteStore(dataDir: string): Store {
+export function openSqliteStore(dataDir: string, blobs: BlobStore = new DiskBlobStore(path.join(dataDir, 'blobs'))): Store {
   mkdirSync(dataDir, { recursive: true });
   // Key hashes, voices and uploads are the service user's alone; this also closes a data dir made before files were private.
   chmodSync(dataDir, 0o700);
@@ -450,7 +450,7 @@ export function openSqliteStore(dataDir: string): Store {
     },
     jobs: sqliteJobs(db),
     webhooks: sqliteWebhooks(db),
-    blobs: new DiskBlobStore(path.join(dataDir, 'blobs')),
+    blobs,
     close: async () => void db.close(),
   };
 }
