@@ -17,8 +17,13 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
   const container = await createContainer(config, logger);
   // Before any request can start a voice creation or an upload: what a previous run left behind goes.
   await container.scratch.clear();
-  const orphans = await container.voices.removeOrphans();
-  if (orphans.length > 0) logger.warn({ orphans }, 'removed voice files that no voice record points at (left by a crash)');
+  // Only a lone server may take voice files without a record for leftovers: where other processes share the store, one of
+  // them may be creating a voice right now (its files are in place a moment before its record).
+  const alone = config.role === 'all' && config.databaseUrl === null && config.blobs.kind === 'disk' && config.blobs.dir === path.join(config.dataDir, 'blobs');
+  if (alone) {
+    const orphans = await container.voices.removeOrphans();
+    if (orphans.length > 0) logger.warn({ orphans }, 'removed voice files that no voice record points at (left by a crash)');
+  }
   if ((await container.apiKeys.list()).length === 0) {
     // First start without keys: one admin key, written to a private file rather than the log.
     const keyFile = path.join(config.dataDir, 'initial-api-key');

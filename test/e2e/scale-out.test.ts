@@ -8,6 +8,8 @@ import { Webhook } from 'standardwebhooks';
 import { freePort, startWorkerProcess } from '../../bench/lib/server-process.js';
 import { makeTempDir } from '../helpers/app.js';
 import { Api, shortSpeech, sleep, startReceiver, type Job } from '../helpers/jobs.js';
+import { startPostgres } from '../helpers/postgres.js';
+import { startSeaweedfs } from '../helpers/seaweedfs.js';
 import { startServer, testKey, type ServerProcess } from '../helpers/server.js';
 
 type Process = Omit<ServerProcess, 'base'>;
@@ -18,30 +20,49 @@ const key = testKey('scal');
 interface Backend {
   name: string;
   env: Record<string, string>;
+  /** Every node has a data dir of its own (a network store), or all share one (embedded). */
+  dataDirPerNode: boolean;
   stop(): Promise<void>;
 }
 
 async function embeddedBackend(): Promise<Backend> {
   // SQLite (WAL) and the blob directory in one data dir that every process on this host opens.
-  return { name: 'SQLite + local disk shared by the processes of one host', env: {}, stop: async () => undefined };
+  return { name: 'SQLite + local disk shared by the processes of one host', env: {}, dataDirPerNode: false, stop: async () => undefined };
 }
 
-for (const makeBackend of [embeddedBackend]) {
+async function networkBackend(): Promise<Backend> {
+  const [postgres, s3] = await Promise.all([startPostgres(), startSeaweedfs()]);
+  return {
+    name: 'PostgreSQL + S3 (SeaweedFS), a data dir per node',
+    env: {
+      VOXD_DATABASE_URL: postgres.url,
+      VOXD_BLOB_URL: `s3://${s3.bucket}/voxd`,
+      VOXD_S3_ENDPOINT: s3.endpoint,
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    },
+    dataDirPerNode: true,
+    stop: async () => {
+      await Promise.all([postgres.stop(), s3.stop()]);
+    },
+  };
+}
+
+for (const makeBackend of [embeddedBackend, networkBackend]) {
   describe('1 API + 2 workers', async () => {
     const backend = await makeBackend();
-    const dataDirs: string[] = [];
     const processes: Process[] = [];
     const env = { ...backend.env, VOXD_API_KEYS: key, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_WEBHOOK_RETRY_BASE_MS: '300', VOXD_JOB_LEASE_SECONDS: '3', VOXD_RATE_LIMIT_PER_MINUTE: '100000' };
-    // Embedded: one data dir for all; with a network store each node could have its own (scratch only).
+    // Embedded: one data dir for all; with a network store each node has its own (scratch space only).
     const sharedDataDir = makeTempDir('scale-out');
-    dataDirs.push(sharedDataDir);
+    const dataDir = (): string => (backend.dataDirPerNode ? makeTempDir('scale-out-node') : sharedDataDir);
     const startApi = async (): Promise<ServerProcess> => {
-      const api = await startServer({ ...env, VOXD_ROLE: 'api', VOXD_LOG_LEVEL: 'warn' }, { dataDir: sharedDataDir });
+      const api = await startServer({ ...env, VOXD_ROLE: 'api', VOXD_LOG_LEVEL: 'warn' }, { dataDir: dataDir() });
       processes.push(api);
       return api;
     };
     const startWorker = async (): Promise<Process> => {
-      const worker = await startWorkerProcess(sharedDataDir, env);
+      const worker = await startWorkerProcess(dataDir(), env);
       processes.push(worker);
       return worker;
     };
