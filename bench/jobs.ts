@@ -110,6 +110,9 @@ async function deployment(backend: Backend, workers: number) {
       job_end_to_webhook_ms: { p50: percentile(endToWebhookMs, 50), p95: percentile(endToWebhookMs, 95) },
       api_peak_rss_mb: peakRssMegabytes(api.child.pid!),
     };
+  } catch (error) {
+    for (const node of nodes) process.stderr.write(`worker output:\n${node.output().slice(-3000)}\n`);
+    throw error;
   } finally {
     clearInterval(watch);
     await receiver.close();

@@ -53,6 +53,8 @@ export interface Config {
   jobMaxAttempts: number;
   /** Jobs: a worker's hold on a running job; renewed every second, so a dead worker's jobs are taken over after this. */
   jobLeaseSeconds: number;
+  /** Jobs: how often a worker looks for jobs submitted through other processes (its own process wakes it at once). */
+  jobPollMilliseconds: number;
   /** Webhooks may reach loopback, private and link-local addresses. */
   webhookAllowPrivate: boolean;
   /** Webhooks: first retry delay (doubling, capped at an hour, +-20% jitter) and how long retries go on. */
@@ -183,6 +185,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     jobTtlSeconds: integer(env, 'VOXD_JOB_TTL_SECONDS', 86400, 60, 365 * 86400),
     jobMaxAttempts: integer(env, 'VOXD_JOB_MAX_ATTEMPTS', 3, 1, 100),
     jobLeaseSeconds: integer(env, 'VOXD_JOB_LEASE_SECONDS', 30, 3, 3600),
+    jobPollMilliseconds: integer(env, 'VOXD_JOB_POLL_MS', 100, 10, 60_000),
     webhookAllowPrivate: boolean(env, 'VOXD_WEBHOOK_ALLOW_PRIVATE', false),
     webhookRetryBaseMilliseconds: integer(env, 'VOXD_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
     webhookRetryHours: integer(env, 'VOXD_WEBHOOK_RETRY_HOURS', 24, 0, 24 * 30),

@@ -181,7 +181,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     concurrency: config.workerConcurrency,
     leaseSeconds: config.jobLeaseSeconds,
     heartbeatMilliseconds: 1000,
-    pollMilliseconds: 500,
+    pollMilliseconds: config.jobPollMilliseconds,
     resultTtlSeconds: config.jobTtlSeconds,
     log: logger,
     metrics,

@@ -20,8 +20,8 @@ export class PollLoop {
     if (this.timer && at >= this.dueAt) return;
     clearTimeout(this.timer);
     this.dueAt = at;
+    // Not unref'd: a running loop is what keeps a worker process (no HTTP server) alive; stop() ends it.
     this.timer = setTimeout(() => this.fire(), at - Date.now());
-    this.timer.unref();
   }
 
   /** Stops ticking and waits for a tick under way. */

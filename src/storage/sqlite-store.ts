@@ -264,6 +264,9 @@ function sqliteJobs(db: Database.Database): JobRepository {
                  ORDER BY created_at, id LIMIT 1)
      RETURNING *`,
   );
+  const claimable = db.prepare<[string], { found: number }>(
+    `SELECT 1 AS found FROM jobs WHERE status = 'queued' OR (status = 'running' AND lease_expires_at <= ?) LIMIT 1`,
+  );
   const heartbeat = db.prepare<{ id: string; workerId: string; leaseExpiresAt: string; progress: string | null }, { cancel_requested: number }>(
     `UPDATE jobs SET lease_expires_at = @leaseExpiresAt, progress = COALESCE(@progress, progress)
      WHERE id = @id AND status = 'running' AND worker_id = @workerId RETURNING cancel_requested`,
@@ -306,12 +309,15 @@ function sqliteJobs(db: Database.Database): JobRepository {
       const sql = `SELECT * FROM jobs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT @limit`;
       return db.prepare<Record<string, unknown>, JobRow>(sql).all(params).map(jobFromRow);
     },
-    claim: async (operations, workerId, now, leaseExpiresAt) =>
-      db.transaction(() => {
+    claim: async (operations, workerId, now, leaseExpiresAt) => {
+      // Workers poll often: a plain read first, so an idle poll takes no write lock.
+      if (!claimable.get(now)) return { abandoned: [] };
+      return db.transaction(() => {
         const abandoned = expiredLeases.all(now).filter((row) => operations.includes(row.operation as JobRecord['operation'])).map(jobFromRow);
         const row = take.get({ workerId, now, leaseExpiresAt, operations: JSON.stringify(operations) });
         return { ...(row ? { claimed: jobFromRow(row) } : {}), abandoned };
-      }).immediate(),
+      }).immediate();
+    },
     heartbeat: async (id, workerId, leaseExpiresAt, progress) => {
       const row = heartbeat.get({ id, workerId, leaseExpiresAt, progress: progress === null ? null : JSON.stringify(progress) });
       return { owned: row !== undefined, cancelRequested: row?.cancel_requested === 1 };

@@ -76,6 +76,9 @@ for (const makeBackend of [embeddedBackend, networkBackend]) {
       const workers = [await startWorker(), await startWorker()];
       const client = (): Api => new Api(api.base, key);
       for (let i = 0; i < 1200 && !workers.some((w) => w.output().includes('engine catalog published')); i++) await sleep(100);
+      // Idle workers wait for jobs: nothing else keeps their process alive.
+      await sleep(1500);
+      for (const worker of workers) assert.equal(worker.child.exitCode, null, `an idle worker exited:\n${worker.output()}`);
       const receiver = await startReceiver(await freePort());
       try {
         // A synchronous call on the API-only node runs on a worker and is answered as usual.

@@ -53,7 +53,7 @@ export class Api {
   }
 
   /** Polls a job until `done` holds (default: a final state). */
-  async waitFor(id: string, done: (job: Job) => boolean = (job) => ['succeeded', 'failed', 'cancelled'].includes(job.status), timeoutMs = 300_000): Promise<Job> {
+  async waitFor(id: string, done: (job: Job) => boolean = (job) => ['succeeded', 'failed', 'cancelled'].includes(job.status), timeoutMs = Number(process.env.JOBS_WAIT_MS ?? 300_000)): Promise<Job> {
     for (const deadline = Date.now() + timeoutMs; ; await sleep(200)) {
       const job = await this.job(id);
       if (done(job)) return job;
