@@ -5,19 +5,14 @@ import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
 import { sileroVoiceFlags } from './audio/silence.js';
-import { SileroVad } from './audio/vad.js';
-import { EspeakSynthesizer } from './operations/synthesize/engines/espeak.js';
-import { KokoroSynthesizer } from './operations/synthesize/engines/kokoro.js';
-import { defaultWorldAddonPath, World } from './audio/world.js';
-import { WorldDspConverter } from './operations/convert/engines/world-dsp.js';
+import type { SileroVad } from './audio/vad.js';
+import type { EspeakSynthesizer } from './operations/synthesize/engines/espeak.js';
+import type { KokoroSynthesizer } from './operations/synthesize/engines/kokoro.js';
 import type { VoiceConverter } from './operations/convert/voice-converter.js';
-import { SoundtrackSeparator } from './operations/separate/engines/soundtrack.js';
 import type { Separator } from './operations/separate/separator.js';
-import { SpeechDiarizer } from './speakers/diarization.js';
-import { SpeakerEncoder } from './speakers/embedding.js';
+import type { SpeakerEncoder } from './speakers/embedding.js';
 import { genderAnalyzer } from './voices/gender-analyzer.js';
 import { speakerAnalyzer } from './voices/speaker-analyzer.js';
-import { WhisperCppTranscriber } from './operations/transcribe/engines/whisper-cpp.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
@@ -96,29 +91,33 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
-  const vad = new LoadedModel('silero-vad', ['transcribe', 'voices'], async () => SileroVad.load(`${await models.require('silero-vad')}/silero_vad.onnx`), (m) => m.close());
+  const vad = new LoadedModel('silero-vad', ['transcribe', 'voices'], async () => (await import('./audio/vad.js')).SileroVad.load(`${await models.require('silero-vad')}/silero_vad.onnx`), (m) => m.close());
   const asr = new LoadedModel<Transcriber>(config.asrModel, ['transcribe'], async () => {
     // A path loads any ggml file as is; a catalog id loads the verified install.
     const isPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
     const modelPath = isPath ? config.asrModel : path.join(await models.require(config.asrModel), models.spec(config.asrModel).files[0]!.name);
+    const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
     return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads });
   });
   const speakerEncoder = new LoadedModel(
     'resemblyzer-ge2e',
     ['transcribe', 'voices', 'vc'],
-    async () => SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
+    async () => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
     (m) => m.close(),
   );
   const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
     await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
-    return SoundtrackSeparator.load(config.modelsDir);
+    return (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir);
   }, (m) => m.close());
-  const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get()));
+  const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => {
+    const [{ World, defaultWorldAddonPath }, { WorldDspConverter }] = await Promise.all([import('./audio/world.js'), import('./operations/convert/engines/world-dsp.js')]);
+    return new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get());
+  });
   const kokoro = new LoadedModel('kokoro-82m', ['tts'], async () => {
     const [modelDir, voicesDir] = await Promise.all([models.require('kokoro-82m'), models.require('kokoro-voices')]);
-    return KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
+    return (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
   }, (m) => m.close());
-  const espeak = new LoadedModel('espeak-ng', ['tts'], () => EspeakSynthesizer.load(), (m) => m.close());
+  const espeak = new LoadedModel('espeak-ng', ['tts'], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
   const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
@@ -131,7 +130,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new SpeechDiarizer(await speakerEncoder.get()) }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/diarization.js')).SpeechDiarizer(await speakerEncoder.get()) }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),

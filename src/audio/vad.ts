@@ -3,7 +3,7 @@
  * Probabilities are computed incrementally so long inputs stream through in blocks; segmentation follows
  * Silero's reference rules (threshold with hysteresis, minimum speech/silence durations, padding).
  */
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
 
 export const vadSampleRate = 16000;
 export const vadWindowSamples = 512;
@@ -35,16 +35,21 @@ export const defaultSegmentation: SegmentationOptions = {
 };
 
 export class SileroVad {
-  private constructor(private readonly session: ort.InferenceSession) {}
+  private constructor(
+    private readonly ort: typeof Ort,
+    private readonly session: Ort.InferenceSession,
+  ) {}
 
   static async load(modelPath: string, threads = 1): Promise<SileroVad> {
+    // Loaded with the model: importing this module (for its segmentation functions) does not map onnxruntime.
+    const ort = await import('onnxruntime-node');
     const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' });
-    return new SileroVad(session);
+    return new SileroVad(ort, session);
   }
 
   /** A stateful stream: push 16 kHz mono blocks of any length, get one probability per 512-sample window. */
   stream(): VadStream {
-    return new VadStream(this.session);
+    return new VadStream(this.ort, this.session);
   }
 
   /** Probabilities for a whole signal (last partial window zero-padded). */
@@ -67,9 +72,14 @@ export class VadStream {
   private state: Float32Array = new Float32Array(2 * 128);
   private readonly window = new Float32Array(contextSamples + vadWindowSamples);
   private pending: Float32Array = new Float32Array(0);
-  private readonly sampleRateTensor = new ort.Tensor('int64', BigInt64Array.from([BigInt(vadSampleRate)]), []);
+  private readonly sampleRateTensor: Ort.Tensor;
 
-  constructor(private readonly session: ort.InferenceSession) {}
+  constructor(
+    private readonly ort: typeof Ort,
+    private readonly session: Ort.InferenceSession,
+  ) {
+    this.sampleRateTensor = new ort.Tensor('int64', BigInt64Array.from([BigInt(vadSampleRate)]), []);
+  }
 
   async push(samples: Float32Array, signal?: AbortSignal): Promise<Float32Array> {
     const joined = new Float32Array(this.pending.length + samples.length);
@@ -98,8 +108,8 @@ export class VadStream {
     this.window.copyWithin(0, vadWindowSamples);
     this.window.set(chunk, contextSamples);
     const outputs = await this.session.run({
-      input: new ort.Tensor('float32', this.window.slice(), [1, this.window.length]),
-      state: new ort.Tensor('float32', this.state, [2, 1, 128]),
+      input: new this.ort.Tensor('float32', this.window.slice(), [1, this.window.length]),
+      state: new this.ort.Tensor('float32', this.state, [2, 1, 128]),
       sr: this.sampleRateTensor,
     });
     this.state = outputs.stateN!.data as Float32Array;

@@ -8,12 +8,15 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import * as ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-node';
+
+/** onnxruntime is loaded with the first session: a process that runs no model (an API-only node) never maps it. */
+type OnnxRuntime = typeof Ort;
 
 /** A tensor as it crosses the thread boundary. */
 interface TensorMessage {
-  type: ort.Tensor.Type;
-  data: ort.Tensor.DataType;
+  type: Ort.Tensor.Type;
+  data: Ort.Tensor.DataType;
   dims: readonly number[];
 }
 
@@ -50,12 +53,13 @@ async function run(session, { id, feeds }) {
 `;
 
 export class WorkerSession {
-  private readonly pending = new Map<number, { resolve: (outputs: Record<string, ort.Tensor>) => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (outputs: Record<string, Ort.Tensor>) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   /** Why the worker stopped (a crash, or close()); later runs fail with it instead of waiting forever. */
   private stopped?: Error;
 
   private constructor(
+    private readonly ort: OnnxRuntime,
     private readonly worker: Worker,
     /** Names errors (e.g. 'Kokoro'). */
     private readonly name: string,
@@ -69,14 +73,14 @@ export class WorkerSession {
       this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref();
       if ('error' in reply) waiter?.reject(new Error(`${name} run failed: ${reply.error}`));
-      else waiter?.resolve(Object.fromEntries(Object.entries(reply.outputs).map(([key, t]) => [key, new ort.Tensor(t.type, t.data as Float32Array, t.dims)])));
+      else waiter?.resolve(Object.fromEntries(Object.entries(reply.outputs).map(([key, t]) => [key, new this.ort.Tensor(t.type, t.data as Float32Array, t.dims)])));
     });
     worker.on('error', (error) => this.stop(error));
     worker.on('exit', (code) => this.stop(new Error(`${name} worker exited (code ${code})`)));
   }
 
   /** Starts a worker and waits until its session is loaded. */
-  static async create(name: string, modelPath: string, sessionOptions: ort.InferenceSession.SessionOptions): Promise<WorkerSession> {
+  static async create(name: string, modelPath: string, sessionOptions: Ort.InferenceSession.SessionOptions): Promise<WorkerSession> {
     const onnxruntimePath = createRequire(import.meta.url).resolve('onnxruntime-node');
     const worker = new Worker(workerSource, { eval: true, workerData: { modelPath, sessionOptions, onnxruntimePath } });
     const loaded = await new Promise<Loaded>((resolve, reject) => {
@@ -87,11 +91,16 @@ export class WorkerSession {
       await worker.terminate();
       throw new Error(`${name} model failed to load: ${loaded.error}`);
     }
-    return new WorkerSession(worker, name, loaded.inputNames, loaded.outputNames);
+    return new WorkerSession(await import('onnxruntime-node'), worker, name, loaded.inputNames, loaded.outputNames);
+  }
+
+  /** A tensor for `run`, made by the session's own runtime (callers need not load onnxruntime). */
+  tensor(type: 'float32', data: Float32Array, dims: readonly number[]): Ort.Tensor {
+    return new this.ort.Tensor(type, data, dims);
   }
 
   /** One run. Inputs are copied to the worker (callers may reuse them); outputs are moved back. */
-  run(feeds: Record<string, ort.Tensor>): Promise<Record<string, ort.Tensor>> {
+  run(feeds: Record<string, Ort.Tensor>): Promise<Record<string, Ort.Tensor>> {
     if (this.stopped) return Promise.reject(this.stopped);
     const id = this.nextId++;
     const message = Object.fromEntries(Object.entries(feeds).map(([key, t]) => [key, { type: t.type, data: t.data, dims: t.dims }]));

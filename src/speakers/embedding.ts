@@ -5,7 +5,6 @@
  * The front end reproduces Resemblyzer's, since the weights mean nothing otherwise: 16 kHz mono, volume raised to
  * -30 dBFS (never lowered), long silences trimmed, power (not log) mel spectrogram of 40 bands, 25 ms / 10 ms frames.
  */
-import * as ort from 'onnxruntime-node';
 import { VoxError } from '../errors.js';
 import { normalizeVolume } from '../audio/loudness.js';
 import { melSpectrogram } from '../audio/mel.js';
@@ -144,7 +143,7 @@ export class SpeakerEncoder {
           const start = spans[spanIndex]!.startFrame * ge2eMelBands;
           input.set(mel.subarray(start, start + frames * ge2eMelBands), row * frames * ge2eMelBands);
         });
-        const output = await this.session.run({ mels: new ort.Tensor('float32', input, [batch.length, frames, ge2eMelBands]) });
+        const output = await this.session.run({ mels: this.session.tensor('float32', input, [batch.length, frames, ge2eMelBands]) });
         const data = output.embedding!.data as Float32Array;
         batch.forEach((spanIndex, row) => {
           results[spanIndex] = data.slice(row * embeddingSize, (row + 1) * embeddingSize);
