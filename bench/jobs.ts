@@ -60,7 +60,7 @@ function peakRssMegabytes(pid: number): number {
 
 async function deployment(backend: Backend, workers: number) {
   const dataDir = makeTempDir('bench-jobs');
-  const env = { ...backend.env, VOXD_API_KEYS: key, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_RATE_LIMIT_PER_MINUTE: '1000000', VOXD_THREADS: '1', VOXD_WORKER_OPERATIONS: 'tts' };
+  const env = { ...backend.env, VOXD_API_KEYS: key, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_RATE_LIMIT_PER_MINUTE: '1000000', VOXD_MAX_CONCURRENT_PER_KEY: '1000', VOXD_THREADS: '1', VOXD_WORKER_OPERATIONS: 'tts' };
   const api: ServerProcess = await startServerProcess(dataDir, { ...env, VOXD_ROLE: 'api', VOXD_LOG_LEVEL: 'warn' });
   // With a network store each node has its own data dir (scratch only); embedded nodes share one.
   const workerDir = (i: number): string => (backend.env.VOXD_DATABASE_URL ? makeTempDir(`bench-worker-${i}`) : dataDir);
