@@ -1,9 +1,9 @@
 /**
  * Jobs bench: one API-only node and 1 or 2 worker processes (one inference thread each) on each store backend.
  * Measures throughput of 40 short jobs (scaling from 1 to 2 workers), submit-to-start and job-end-to-webhook latency on
- * an idle system (20 jobs one after another), and the API node's peak RSS. Writes bench/results/jobs.json.
+ * an idle system (20 jobs one after another), and the API node's peak RSS. Writes bench/results/jobs.json (jobs-api-node-options.json with BENCH_API_NODE_OPTIONS).
  *
- *   npm run bench -- jobs            (BENCH_JOBS_BACKENDS=embedded,postgres to choose)
+ *   npm run bench -- jobs            (BENCH_JOBS_BACKENDS=embedded,postgres to choose; BENCH_API_NODE_OPTIONS: see below)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -61,7 +61,9 @@ function peakRssMegabytes(pid: number): number {
 async function deployment(backend: Backend, workers: number) {
   const dataDir = makeTempDir('bench-jobs');
   const env = { ...backend.env, VOXD_API_KEYS: key, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_RATE_LIMIT_PER_MINUTE: '1000000', VOXD_MAX_CONCURRENT_PER_KEY: '1000', VOXD_THREADS: '1', VOXD_WORKER_OPERATIONS: 'tts' };
-  const api: ServerProcess = await startServerProcess(dataDir, { ...env, VOXD_ROLE: 'api', VOXD_LOG_LEVEL: 'warn' });
+  // BENCH_API_NODE_OPTIONS: V8 flags for the API node alone (e.g. --max-semi-space-size=2 to measure a leaner young generation).
+  const apiNodeOptions: Record<string, string> = process.env.BENCH_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS } : {};
+  const api: ServerProcess = await startServerProcess(dataDir, { ...env, ...apiNodeOptions, VOXD_ROLE: 'api', VOXD_LOG_LEVEL: 'warn' });
   // With a network store each node has its own data dir (scratch only); embedded nodes share one.
   const workerDir = (i: number): string => (backend.env.VOXD_DATABASE_URL ? makeTempDir(`bench-worker-${i}`) : dataDir);
   const nodes = [];
@@ -139,9 +141,12 @@ for (const name of chosen) {
 }
 const output = {
   bench: 'jobs',
+  api_node_options: process.env.BENCH_API_NODE_OPTIONS ?? null,
   date: new Date().toISOString(),
   job: `tts, ${text.length} characters, af_heart, wav; one inference thread per worker`,
   targets: { api_peak_rss_mb: '< 150', submit_to_start_p95_ms: '< 200 (idle)', job_end_to_webhook_p95_ms: '< 500', scaling_ratio: '>= 1.7' },
   results,
 };
-writeFileSync(path.join(packageRoot, 'bench/results/jobs.json'), `${JSON.stringify(output, null, 2)}\n`);
+// A run with API node options is kept beside the default one.
+const resultName = process.env.BENCH_API_NODE_OPTIONS ? 'jobs-api-node-options.json' : 'jobs.json';
+writeFileSync(path.join(packageRoot, 'bench/results', resultName), `${JSON.stringify(output, null, 2)}\n`);
