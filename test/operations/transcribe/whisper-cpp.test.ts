@@ -1,12 +1,12 @@
 /**
  * The whisper.cpp transcriber's own logic: the run-on check that sends a reduced-context decoding back to the full window,
- * and the repetition-loop check that sends a decoding to the next temperature.
+ * and the temperature fallback (a prompted decoding that loops, an improbable one, the choice when every temperature failed).
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { decodeFile } from '../../../src/audio/decode.js';
-import { compressionRatio, compressionRatioThreshold, looksRunOn, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
+import { bestCandidate, compressionRatio, compressionRatioThreshold, copiesPrompt, type FallbackCandidate, improbable, looksRunOn, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
 import { modelFile } from '../../helpers/models.js';
@@ -41,12 +41,40 @@ test('compression ratio: one sentence said over and over is a loop, ordinary spe
   assert.equal(compressionRatio(''), 0);
 });
 
-test('a decoding that loops is retried at the next temperature (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
+test('a prompted decoding that loops is decoded again without the prompt (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
   const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
   const samples = (await decodeFile(path.join(evalDir, 'asr/faster_whisper/stereo_diarization_left.wav'), { sampleRate: 16000, channels: 1 })).samples;
   const result = await transcriber.transcribe(samples, { language: 'en', prompt: Array(8).fill(quilter).join(' '), temperature: 0 });
   const text = result.segments.map((s) => s.text).join('');
-  assert.ok(result.temperature >= 0.2, `accepted at ${result.temperature}: ${text}`);
+  assert.equal(result.temperature, 0, text);
   assert.ok(compressionRatio(text) <= compressionRatioThreshold, text);
   assert.match(text, /complaint against the wizard/);
+  assert.doesNotMatch(text, /Quilter/);
+});
+
+const candidate = (text: string, prompted: boolean, averageLogProbability = -0.2, noSpeechProbability = 0): FallbackCandidate => ({
+  result: { language: 'en', languageProbability: 1, temperature: 0, segments: [{ startSeconds: 0, endSeconds: 5, text, noSpeechProbability, averageLogProbability, tokens: [] }] },
+  prompted,
+  compressionRatio: compressionRatio(text),
+  averageLogProbability,
+});
+const repeated = Array(3).fill(' It was my reports from the north. The horizon seems extremely distant.').join('');
+
+test('fallback rules: repetition is a loop only in a prompted decoding; an improbable one is retried unless the window is silence', () => {
+  assert.ok(compressionRatio(repeated) > compressionRatioThreshold);
+  assert.equal(copiesPrompt(candidate(repeated, true)), true);
+  // Without a prompt there is nothing to copy: the audio says it three times.
+  assert.equal(copiesPrompt(candidate(repeated, false)), false);
+  assert.equal(copiesPrompt(candidate(quilter, true)), false);
+  assert.equal(improbable(candidate(quilter, false, -1.4)), true);
+  assert.equal(improbable(candidate(quilter, false, -1.4, 0.9)), false);
+  assert.equal(improbable(candidate(quilter, false, -0.4)), false);
+});
+
+test('when every temperature failed, the most probable decoding that does not loop is kept, not the last one', () => {
+  const loop = candidate(repeated, true, -0.01);
+  const unsure = candidate(quilter, false, -1.2);
+  const lessUnsure = candidate(quilter, false, -1.1);
+  assert.equal(bestCandidate([loop, lessUnsure, unsure]), lessUnsure);
+  assert.equal(bestCandidate([loop]), loop);
 });

@@ -11,8 +11,13 @@ import { WhisperModel, type WhisperResult, type WhisperToken } from './whisper-n
 /** Scripts written without spaces between words: each token (or character) is its own word, as Whisper does. */
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 
-/** Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds). */
-const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6 };
+/**
+ * Decoding settings that match faster-whisper's defaults (beam 5; sampling best of 5 above temperature 0). whisper.cpp's
+ * own temperature fallback is off (increment 0) and so is its entropy test (threshold 0), which faster-whisper does not
+ * have: the transcriber runs the fallback itself (see compressionRatioThreshold and bestCandidate).
+ */
+const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0, entropyThreshold: 0, logprobThreshold: -1, noSpeechThreshold: 0.6 };
+const temperatureIncrement = 0.2;
 
 /** Whisper's encoder frames per second of audio. */
 const encoderFramesPerSecond = 50;
@@ -51,9 +56,61 @@ export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean
  * OpenAI Whisper's test for a repetition loop: decoded text that zlib compresses more than 2.4 times. whisper.cpp's own
  * fallback test (token entropy over the last 32 tokens) misses a whole sentence said over and over (one 25.8 s chunk of
  * the 60-minute bench file came back as one sentence 9 times, ratio 7.3, and as the next chunk's prompt made whisper copy
- * it). Such a decoding is retried at the next temperature, as OpenAI and faster-whisper do.
+ * it).
+ *
+ * The test cannot tell a loop from speech that really repeats itself (an announcement, a chorus, a speaker saying the
+ * same sentences again: two short sentences said three times compress 3.3 times). As a fallback rule it sent every such
+ * chunk through all six temperatures (3-5x the CPU) and rewarded deletions: a retry was accepted as soon as it compressed
+ * less, which a decoding that drops repeats does (one prompted retry kept 2 of a chunk's 5 sentences and passed), and when
+ * none did, the last one, sampled at temperature 1, was kept and flagged unreliable. What does loop on such speech is a
+ * decoding conditioned on the previous chunk's text, which holds the same sentences: Whisper copies the prompt over the
+ * window (a 26 s chunk that says two sentences 3 times came back
+ * with them over and over, compression 8.4). So the test applies to prompted decodings only,
+ * and one that fails it is decoded again without the prompt at the same temperature: what that decoding repeats, the
+ * audio repeats.
  */
 export const compressionRatioThreshold = 2.4;
+
+/** Like OpenAI Whisper and faster-whisper, a fallback decoding at this temperature or above is not conditioned on the prompt. */
+const promptTemperatureCutoff = 0.5;
+
+export interface FallbackCandidate {
+  result: WhisperResult;
+  /** Conditioned on a prompt. */
+  prompted: boolean;
+  compressionRatio: number;
+  averageLogProbability: number;
+}
+
+export function fallbackCandidate(result: WhisperResult, prompted: boolean): FallbackCandidate {
+  const tokens = result.segments.flatMap((s) => s.tokens);
+  return {
+    result,
+    prompted,
+    compressionRatio: compressionRatio(result.segments.map((s) => s.text).join('')),
+    averageLogProbability: tokens.length === 0 ? 0 : tokens.reduce((sum, t) => sum + t.logProbability, 0) / tokens.length,
+  };
+}
+
+/** A prompted decoding that compresses like a loop (see compressionRatioThreshold). */
+export function copiesPrompt(candidate: FallbackCandidate): boolean {
+  return candidate.prompted && candidate.compressionRatio > compressionRatioThreshold;
+}
+
+/** An improbable decoding is retried at the next temperature, unless the window is silence (faster-whisper's rule). */
+export function improbable(candidate: FallbackCandidate): boolean {
+  const low = candidate.averageLogProbability < decoding.logprobThreshold;
+  return low && (candidate.result.segments[0]?.noSpeechProbability ?? 0) <= decoding.noSpeechThreshold;
+}
+
+/**
+ * When every temperature failed: the most probable decoding that does not loop, else the most probable one (faster-whisper's
+ * rule; whisper.cpp's own fallback keeps the last one, sampled at temperature 1).
+ */
+export function bestCandidate(candidates: FallbackCandidate[]): FallbackCandidate {
+  const notLooping = candidates.filter((c) => !copiesPrompt(c));
+  return (notLooping.length > 0 ? notLooping : candidates).reduce((best, c) => (c.averageLogProbability > best.averageLogProbability ? c : best));
+}
 
 export function compressionRatio(text: string): number {
   const bytes = Buffer.from(text, 'utf8');
@@ -119,10 +176,10 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
-    const decode = (audioContext: number, temperature: number): Promise<WhisperResult> => this.model.transcribe(samples, {
+    const decode = (audioContext: number, temperature: number, prompt: string | undefined): Promise<WhisperResult> => this.model.transcribe(samples, {
       ...decoding,
       language: options.language,
-      ...(options.prompt ? { prompt: options.prompt } : {}),
+      ...(prompt ? { prompt } : {}),
       threads: this.threads,
       temperature,
       // Conditioning text comes from the caller's prompt.
@@ -131,18 +188,30 @@ export class WhisperCppTranscriber implements Transcriber {
       audioContext,
     }, options.signal);
     const audioSeconds = samples.length / 16000;
-    const decodeAt = async (temperature: number): Promise<WhisperResult> => {
+    const decodeAt = async (temperature: number, prompt: string | undefined): Promise<FallbackCandidate> => {
       if (audioSeconds <= reducedContextMaxSeconds) {
-        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature);
-        if (!looksRunOn(reduced, audioSeconds)) return reduced;
+        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature, prompt);
+        if (!looksRunOn(reduced, audioSeconds)) return fallbackCandidate({ ...reduced, temperature }, Boolean(prompt));
       }
       // 0: the model's full 30 s window.
-      return decode(0, temperature);
+      return fallbackCandidate({ ...(await decode(0, temperature, prompt)), temperature }, Boolean(prompt));
     };
-    let result = await decodeAt(options.temperature);
-    while (compressionRatio(result.segments.map((s) => s.text).join('')) > compressionRatioThreshold && result.temperature < 1 - 1e-6) {
-      result = await decodeAt(Math.min(1, result.temperature + decoding.temperatureIncrement));
+    const candidates: FallbackCandidate[] = [];
+    let prompt = options.prompt;
+    let temperature = options.temperature;
+    for (;;) {
+      const candidate = await decodeAt(temperature, prompt && temperature < promptTemperatureCutoff ? prompt : undefined);
+      candidates.push(candidate);
+      if (copiesPrompt(candidate)) {
+        prompt = undefined;
+      } else if (improbable(candidate) && temperature < 1) {
+        temperature = Math.min(1, Math.round((temperature + temperatureIncrement) * 1000) / 1000);
+      } else {
+        break;
+      }
     }
+    const last = candidates.at(-1)!;
+    const { result } = improbable(last) ? bestCandidate(candidates) : last;
     const segments: RecognizedSegment[] = result.segments.map((segment) => ({
       startSeconds: segment.startSeconds,
       endSeconds: segment.endSeconds,
