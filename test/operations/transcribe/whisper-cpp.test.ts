@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { decodeFile } from '../../../src/audio/decode.js';
-import { bestCandidate, compressionRatio, compressionRatioThreshold, copiesPrompt, type FallbackCandidate, improbable, looksRunOn, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
+import { compressionRatio, compressionRatioThreshold, looksRunOn, loops, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
 import { modelFile } from '../../helpers/models.js';
@@ -52,29 +52,14 @@ test('a prompted decoding that loops is decoded again without the prompt (real a
   assert.doesNotMatch(text, /Quilter/);
 });
 
-const candidate = (text: string, prompted: boolean, averageLogProbability = -0.2, noSpeechProbability = 0): FallbackCandidate => ({
-  result: { language: 'en', languageProbability: 1, temperature: 0, segments: [{ startSeconds: 0, endSeconds: 5, text, noSpeechProbability, averageLogProbability, tokens: [] }] },
-  prompted,
-  compressionRatio: compressionRatio(text),
-  averageLogProbability,
-});
 const repeated = Array(3).fill(' It was my reports from the north. The horizon seems extremely distant.').join('');
+const at = (text: string, temperature: number): WhisperResult => ({ ...result([[0, 5, text]]), temperature });
 
-test('fallback rules: repetition is a loop only in a prompted decoding; an improbable one is retried unless the window is silence', () => {
+test('repetition is a loop when a prompt or sampling could have made it up, not from beam search without a prompt', () => {
   assert.ok(compressionRatio(repeated) > compressionRatioThreshold);
-  assert.equal(copiesPrompt(candidate(repeated, true)), true);
-  // Without a prompt there is nothing to copy: the audio says it three times.
-  assert.equal(copiesPrompt(candidate(repeated, false)), false);
-  assert.equal(copiesPrompt(candidate(quilter, true)), false);
-  assert.equal(improbable(candidate(quilter, false, -1.4)), true);
-  assert.equal(improbable(candidate(quilter, false, -1.4, 0.9)), false);
-  assert.equal(improbable(candidate(quilter, false, -0.4)), false);
-});
-
-test('when every temperature failed, the most probable decoding that does not loop is kept, not the last one', () => {
-  const loop = candidate(repeated, true, -0.01);
-  const unsure = candidate(quilter, false, -1.2);
-  const lessUnsure = candidate(quilter, false, -1.1);
-  assert.equal(bestCandidate([loop, lessUnsure, unsure]), lessUnsure);
-  assert.equal(bestCandidate([loop]), loop);
+  assert.equal(loops(at(repeated, 0), true), true);
+  assert.equal(loops(at(repeated, 0.2), false), true);
+  // Beam search at temperature 0 without a prompt has nothing to copy: the audio says it three times.
+  assert.equal(loops(at(repeated, 0), false), false);
+  assert.equal(loops(at(quilter, 0.4), true), false);
 });

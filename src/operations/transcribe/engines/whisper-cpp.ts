@@ -11,13 +11,8 @@ import { WhisperModel, type WhisperResult, type WhisperToken } from './whisper-n
 /** Scripts written without spaces between words: each token (or character) is its own word, as Whisper does. */
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 
-/**
- * Decoding settings that match faster-whisper's defaults (beam 5; sampling best of 5 above temperature 0). whisper.cpp's
- * own temperature fallback is off (increment 0) and so is its entropy test (threshold 0), which faster-whisper does not
- * have: the transcriber runs the fallback itself (see compressionRatioThreshold and bestCandidate).
- */
-const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0, entropyThreshold: 0, logprobThreshold: -1, noSpeechThreshold: 0.6 };
-const temperatureIncrement = 0.2;
+/** Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds). */
+const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6 };
 
 /** Whisper's encoder frames per second of audio. */
 const encoderFramesPerSecond = 50;
@@ -64,52 +59,22 @@ export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean
  * less, which a decoding that drops repeats does (one prompted retry kept 2 of a chunk's 5 sentences and passed), and when
  * none did, the last one, sampled at temperature 1, was kept and flagged unreliable. What does loop on such speech is a
  * decoding conditioned on the previous chunk's text, which holds the same sentences: Whisper copies the prompt over the
- * window (a 26 s chunk that says two sentences 3 times came back
- * with them over and over, compression 8.4). So the test applies to prompted decodings only,
- * and one that fails it is decoded again without the prompt at the same temperature: what that decoding repeats, the
- * audio repeats.
+ * window (a 26 s chunk that says two sentences 3 times came back with them over and over, compression 8.4). So a
+ * prompted decoding that fails the test is decoded again without the prompt from the same temperature, and the test
+ * does not apply at temperature 0 without a prompt (see loops).
  */
 export const compressionRatioThreshold = 2.4;
 
-/** Like OpenAI Whisper and faster-whisper, a fallback decoding at this temperature or above is not conditioned on the prompt. */
+/** whisper.cpp, like OpenAI Whisper and faster-whisper, does not condition a decoding at this temperature or above on the prompt. */
 const promptTemperatureCutoff = 0.5;
 
-export interface FallbackCandidate {
-  result: WhisperResult;
-  /** Conditioned on a prompt. */
-  prompted: boolean;
-  compressionRatio: number;
-  averageLogProbability: number;
-}
-
-export function fallbackCandidate(result: WhisperResult, prompted: boolean): FallbackCandidate {
-  const tokens = result.segments.flatMap((s) => s.tokens);
-  return {
-    result,
-    prompted,
-    compressionRatio: compressionRatio(result.segments.map((s) => s.text).join('')),
-    averageLogProbability: tokens.length === 0 ? 0 : tokens.reduce((sum, t) => sum + t.logProbability, 0) / tokens.length,
-  };
-}
-
-/** A prompted decoding that compresses like a loop (see compressionRatioThreshold). */
-export function copiesPrompt(candidate: FallbackCandidate): boolean {
-  return candidate.prompted && candidate.compressionRatio > compressionRatioThreshold;
-}
-
-/** An improbable decoding is retried at the next temperature, unless the window is silence (faster-whisper's rule). */
-export function improbable(candidate: FallbackCandidate): boolean {
-  const low = candidate.averageLogProbability < decoding.logprobThreshold;
-  return low && (candidate.result.segments[0]?.noSpeechProbability ?? 0) <= decoding.noSpeechThreshold;
-}
-
 /**
- * When every temperature failed: the most probable decoding that does not loop, else the most probable one (faster-whisper's
- * rule; whisper.cpp's own fallback keeps the last one, sampled at temperature 1).
+ * A decoding that compresses like a loop and could have made the repetition up: one conditioned on a prompt, or one
+ * sampled above temperature 0. Beam search at temperature 0 without a prompt follows the audio: what it repeats, the
+ * audio says (see compressionRatioThreshold).
  */
-export function bestCandidate(candidates: FallbackCandidate[]): FallbackCandidate {
-  const notLooping = candidates.filter((c) => !copiesPrompt(c));
-  return (notLooping.length > 0 ? notLooping : candidates).reduce((best, c) => (c.averageLogProbability > best.averageLogProbability ? c : best));
+export function loops(result: WhisperResult, prompted: boolean): boolean {
+  return compressionRatio(result.segments.map((s) => s.text).join('')) > compressionRatioThreshold && (prompted || result.temperature > 0);
 }
 
 export function compressionRatio(text: string): number {
@@ -176,8 +141,9 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
-    const decode = (audioContext: number, temperature: number, prompt: string | undefined): Promise<WhisperResult> => this.model.transcribe(samples, {
+    const decode = (audioContext: number, temperature: number, prompt: string | undefined, fallback: boolean): Promise<WhisperResult> => this.model.transcribe(samples, {
       ...decoding,
+      ...(fallback ? {} : { temperatureIncrement: 0 }),
       language: options.language,
       ...(prompt ? { prompt } : {}),
       threads: this.threads,
@@ -188,30 +154,24 @@ export class WhisperCppTranscriber implements Transcriber {
       audioContext,
     }, options.signal);
     const audioSeconds = samples.length / 16000;
-    const decodeAt = async (temperature: number, prompt: string | undefined): Promise<FallbackCandidate> => {
+    const decodeAt = async (temperature: number, prompt: string | undefined, fallback = true): Promise<WhisperResult> => {
       if (audioSeconds <= reducedContextMaxSeconds) {
-        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature, prompt);
-        if (!looksRunOn(reduced, audioSeconds)) return fallbackCandidate({ ...reduced, temperature }, Boolean(prompt));
+        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature, prompt, fallback);
+        if (!looksRunOn(reduced, audioSeconds)) return reduced;
       }
       // 0: the model's full 30 s window.
-      return fallbackCandidate({ ...(await decode(0, temperature, prompt)), temperature }, Boolean(prompt));
+      return decode(0, temperature, prompt, fallback);
     };
-    const candidates: FallbackCandidate[] = [];
-    let prompt = options.prompt;
-    let temperature = options.temperature;
-    for (;;) {
-      const candidate = await decodeAt(temperature, prompt && temperature < promptTemperatureCutoff ? prompt : undefined);
-      candidates.push(candidate);
-      if (copiesPrompt(candidate)) {
-        prompt = undefined;
-      } else if (improbable(candidate) && temperature < 1) {
-        temperature = Math.min(1, Math.round((temperature + temperatureIncrement) * 1000) / 1000);
-      } else {
-        break;
-      }
+    let result = await decodeAt(options.temperature, options.prompt);
+    if (loops(result, Boolean(options.prompt) && result.temperature < promptTemperatureCutoff)) {
+      // Copied from the prompt: decoded again on the audio alone, without whisper.cpp's fallback, whose entropy test takes
+      // sentences the audio repeats for a loop too (it sent such a chunk on to temperature 1).
+      result = await decodeAt(options.temperature, undefined, false);
     }
-    const last = candidates.at(-1)!;
-    const { result } = improbable(last) ? bestCandidate(candidates) : last;
+    // A loop sampled above temperature 0: the next temperature.
+    while (loops(result, false) && result.temperature < 1 - 1e-6) {
+      result = await decodeAt(Math.min(1, result.temperature + decoding.temperatureIncrement), undefined);
+    }
     const segments: RecognizedSegment[] = result.segments.map((segment) => ({
       startSeconds: segment.startSeconds,
       endSeconds: segment.endSeconds,
