@@ -14,6 +14,18 @@ const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 /** Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds). */
 const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6 };
 
+/**
+ * Tokens a decoding pass may produce: 40 plus 15 per second of audio, far above what speech needs (fast Chinese is about
+ * 8 characters a second), whisper.cpp's own limit of 220 from 12 s up. A sample stuck in a loop otherwise runs to 220
+ * tokens: the temperature fallback on a 1 s clip (its beam-search decoding is improbable) cost 6-8 s of CPU, nearly all
+ * of it 5 samples decoding a loop that whisper.cpp's entropy test then drops; 2 s with the cap. The entropy test only
+ * looks at decodings over 32 tokens, hence the 40 (with 16 the looping samples were kept). Legitimate text longer than
+ * the cap is not lost: whisper.cpp ends the pass at a timestamp and decodes the rest in the next.
+ */
+export function maxTokens(audioSeconds: number): number {
+  return 40 + Math.ceil(15 * audioSeconds);
+}
+
 /** Whisper's encoder frames per second of audio. */
 const encoderFramesPerSecond = 50;
 /**
@@ -148,6 +160,7 @@ export class WhisperCppTranscriber implements Transcriber {
       ...(prompt ? { prompt } : {}),
       threads: this.threads,
       temperature,
+      maxTokens: maxTokens(samples.length / 16000),
       // Conditioning text comes from the caller's prompt.
       noContext: true,
       suppressNonSpeech: true,
@@ -163,7 +176,7 @@ export class WhisperCppTranscriber implements Transcriber {
       return decode(0, temperature, prompt, fallback);
     };
     let result = await decodeAt(options.temperature, options.prompt);
-    if (loops(result, Boolean(options.prompt) && result.temperature < promptTemperatureCutoff)) {
+    if (options.prompt && result.temperature < promptTemperatureCutoff && loops(result, true)) {
       // Copied from the prompt: decoded again on the audio alone, without whisper.cpp's fallback, whose entropy test takes
       // sentences the audio repeats for a loop too (it sent such a chunk on to temperature 1).
       result = await decodeAt(options.temperature, undefined, false);
