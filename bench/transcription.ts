@@ -1,8 +1,10 @@
 /**
  * Transcription benchmark: WER/CER per language (given language and auto), language detection, DER (collar 0.25 s,
- * UEM) on the diarization files, RTF, and peak RSS on a long file made from the eval audio.
+ * UEM) on the diarization files, RTF, peak RSS on a long file made from the eval audio, and WER on long English files with
+ * and without repeated content.
  * Writes bench/results/transcription.json. Env: BENCH_LONG_MINUTES (comma list, default 10,60; 0 skips them and keeps the
- * previous run's long-file rows, each dated), VOXD_ASR_MODEL.
+ * previous run's long-file rows, each dated), VOXD_ASR_MODEL. `--long-wer` measures only the long-file WER rows and
+ * replaces them in the results file.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -49,6 +51,46 @@ async function longFile(minutes: number): Promise<Record<string, number>> {
   const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'bench/transcription.ts'), '--long', target], { encoding: 'utf8', maxBuffer: 1 << 26 });
   if (child.status !== 0) throw new Error(child.stderr);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, number>;
+}
+
+/**
+ * Long English files with known transcripts: the eval's six English utterances repeated to 3 minutes, two of them
+ * (arctic_a0024, the horizon) repeated to 3 minutes (speech that repeats itself), and the six once plus the pyannote
+ * telephone sample (nothing repeated). Each utterance is followed by 0.5 s of silence.
+ */
+async function longFileWer(): Promise<Array<Record<string, unknown>>> {
+  const english = manifest.asr.filter((e) => e.language === 'en').map((e) => ({ audio: path.join(evalDir, e.audio), transcript: e.transcript, seconds: e.duration_s }));
+  const stm = readFileSync(path.join(evalDir, 'diar/pyannote/sample.stm'), 'utf8').trim().split('\n');
+  const telephone = { audio: path.join(evalDir, 'diar/pyannote/sample.wav'), transcript: stm.map((line) => line.split(/\s+/).slice(5).join(' ')).join(' '), seconds: 30 };
+  const roundSeconds = english.reduce((sum, e) => sum + e.seconds + 0.5, 0);
+  const pair = english.filter((e) => /arctic_a0024|stereo_diarization_right/.test(e.audio));
+  const pairSeconds = pair.reduce((sum, e) => sum + e.seconds + 0.5, 0);
+  const files = [
+    { content: 'repeated', parts: Array.from({ length: Math.ceil(180 / roundSeconds) }, () => english).flat() },
+    { content: 'two sentences repeated', parts: Array.from({ length: Math.ceil(180 / pairSeconds) }, () => pair).flat() },
+    { content: 'not repeated', parts: [...english, telephone] },
+  ];
+  const rows = [];
+  for (const { content, parts } of files) {
+    const target = path.join(tmpdir(), `voxd-bench-wer-${content.replace(' ', '-')}.wav`);
+    const inputs = parts.flatMap((p) => ['-i', p.audio]);
+    const padded = parts.map((_, i) => `[${i}:a]aformat=sample_rates=16000:channel_layouts=mono,apad=pad_dur=0.5[a${i}]`).join(';');
+    const filter = `${padded};${parts.map((_, i) => `[a${i}]`).join('')}concat=n=${parts.length}:v=0:a=1[out]`;
+    execFileSync('ffmpeg', ['-v', 'error', '-y', ...inputs, '-filter_complex', filter, '-map', '[out]', target]);
+    const { transcript, seconds, cpuSeconds } = await run(target, 'en');
+    const rate = errorRate(parts.map((p) => p.transcript).join(' '), transcript.text, 'en');
+    rows.push({ content, measured_at: new Date().toISOString(), audio_seconds: round(transcript.duration, 1), wer: round(rate.rate), errors: rate.errors, reference_words: rate.referenceLength, words: transcript.text.split(/\s+/).length, cpu_seconds: round(cpuSeconds, 1), elapsed_seconds: round(seconds, 1), warnings: transcript.warnings });
+    process.stdout.write(`long-file WER, ${content}: ${JSON.stringify(rows.at(-1))}\n`);
+  }
+  return rows;
+}
+
+const resultsPath = path.join(packageRoot, 'bench/results/transcription.json');
+if (process.argv[2] === '--long-wer') {
+  const previous = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;
+  writeFileSync(resultsPath, `${JSON.stringify({ ...previous, long_file_wer: await longFileWer() }, null, 2)}\n`);
+  await container.close();
+  process.exit(0);
 }
 
 if (process.argv[2] === '--long') {
@@ -135,7 +177,6 @@ function turnsFromWords(words: Array<{ speaker: string; startSeconds: number; en
 
 // Two lengths, so "flat in duration" is measured rather than assumed.
 const longMinutes = (process.env.BENCH_LONG_MINUTES ?? '10,60').split(',').map(Number).filter((m) => m > 0);
-const resultsPath = path.join(packageRoot, 'bench/results/transcription.json');
 const long: unknown[] = longMinutes.length > 0 || !existsSync(resultsPath) ? [] : (JSON.parse(readFileSync(resultsPath, 'utf8')) as { long_files?: unknown[] }).long_files ?? [];
 for (const minutes of longMinutes) long.push({ minutes, measured_at: new Date().toISOString(), ...(await longFile(minutes)) });
 const detected = asr.filter((r) => r.detected === r.language).length;
@@ -152,6 +193,7 @@ const results = {
   load_average_1min: round(loadavg()[0]!, 2),
   diarization,
   long_files: long,
+  long_file_wer: await longFileWer(),
   utterances: asr,
 };
 writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);

@@ -63,6 +63,7 @@ struct TranscribeJob {
   bool noContext = true;
   bool singleSegment = false;
   int audioContext = 0;
+  int maxTokens = 0;
   // results
   std::string error;
   std::string detectedLanguage;
@@ -229,6 +230,7 @@ void transcribeExecute(napi_env, void* data) {
   params.translate = job->translate;
   params.single_segment = job->singleSegment;
   params.audio_ctx = job->audioContext;
+  params.max_tokens = job->maxTokens;
   params.print_progress = false;
   params.print_realtime = false;
   params.print_timestamps = false;
@@ -371,6 +373,7 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   readBool(env, options, "noContext", job->noContext);
   readBool(env, options, "singleSegment", job->singleSegment);
   readInt(env, options, "audioContext", job->audioContext);
+  readInt(env, options, "maxTokens", job->maxTokens);
 
   void* flag = nullptr;
   CHECK(env, napi_get_typedarray_info(env, argv[3], &type, &length, &flag, nullptr, nullptr));

@@ -1,12 +1,12 @@
 /**
  * The whisper.cpp transcriber's own logic: the run-on check that sends a reduced-context decoding back to the full window,
- * and the repetition-loop check that sends a decoding to the next temperature.
+ * and the temperature fallback (a prompted decoding that loops, an improbable one, the choice when every temperature failed).
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { decodeFile } from '../../../src/audio/decode.js';
-import { compressionRatio, compressionRatioThreshold, looksRunOn, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
+import { compressionRatio, compressionRatioThreshold, looksRunOn, loops, maxTokens, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
 import { modelFile } from '../../helpers/models.js';
@@ -41,12 +41,41 @@ test('compression ratio: one sentence said over and over is a loop, ordinary spe
   assert.equal(compressionRatio(''), 0);
 });
 
-test('a decoding that loops is retried at the next temperature (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
+test('a prompted decoding that loops is decoded again without the prompt (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
   const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
   const samples = (await decodeFile(path.join(evalDir, 'asr/faster_whisper/stereo_diarization_left.wav'), { sampleRate: 16000, channels: 1 })).samples;
   const result = await transcriber.transcribe(samples, { language: 'en', prompt: Array(8).fill(quilter).join(' '), temperature: 0 });
   const text = result.segments.map((s) => s.text).join('');
-  assert.ok(result.temperature >= 0.2, `accepted at ${result.temperature}: ${text}`);
+  assert.equal(result.temperature, 0, text);
   assert.ok(compressionRatio(text) <= compressionRatioThreshold, text);
   assert.match(text, /complaint against the wizard/);
+  assert.doesNotMatch(text, /Quilter/);
+});
+
+const repeated = Array(3).fill(' It was my reports from the north. The horizon seems extremely distant.').join('');
+const at = (text: string, temperature: number): WhisperResult => ({ ...result([[0, 5, text]]), temperature });
+
+test('repetition is a loop when a prompt or sampling could have made it up, not from beam search without a prompt', () => {
+  assert.ok(compressionRatio(repeated) > compressionRatioThreshold);
+  assert.equal(loops(at(repeated, 0), true), true);
+  assert.equal(loops(at(repeated, 0.2), false), true);
+  // Beam search at temperature 0 without a prompt has nothing to copy: the audio says it three times.
+  assert.equal(loops(at(repeated, 0), false), false);
+  assert.equal(loops(at(quilter, 0.4), true), false);
+});
+
+test('a decoding pass of a 1 s clip may run to 55 tokens (whisper.cpp drops loops only over 32), from 12 s on to whisper.cpp\'s own 220', () => {
+  assert.equal(maxTokens(1), 55);
+  assert.ok(maxTokens(0.3) > 32);
+  assert.ok(maxTokens(12) >= 220);
+});
+
+test('a 1 s clip whose beam-search decoding is improbable: the fallback keeps the sample that does not loop', async () => {
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+  const samples = (await decodeFile(path.join(evalDir, 'asr/deepspeech/LDC93S1.wav'), { sampleRate: 16000, channels: 1 })).samples.subarray(0, 16000);
+  const result = await transcriber.transcribe(samples, { language: 'en', temperature: 0 });
+  const text = result.segments.map((s) => s.text).join('');
+  assert.ok(result.temperature > 0, `accepted at ${result.temperature}`);
+  assert.ok(compressionRatio(text) <= compressionRatioThreshold, text);
+  assert.match(text, /^ She had/);
 });

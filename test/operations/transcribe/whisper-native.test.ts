@@ -101,6 +101,16 @@ describe('whisper.cpp addon', () => {
       assert.equal(failed.temperature, 1);
     });
 
+    test('maxTokens ends a decoding pass at a timestamp; the rest of the audio is decoded in the next pass, no text lost', async () => {
+      const samples = await speech('asr/whisper_cpp/jfk.wav');
+      const options = { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0 };
+      const whole = await model.transcribe(samples, options);
+      const capped = await model.transcribe(samples, { ...options, maxTokens: 12 });
+      assert.ok(capped.segments.length > whole.segments.length, JSON.stringify(capped.segments.map((s) => s.text)));
+      assert.ok(capped.segments.every((s) => s.tokens.length <= 12));
+      assert.equal(errorRate(text(whole), text(capped), 'en').errors, 0, text(capped));
+    });
+
     test('auto detects Spanish with its probability', async () => {
       const result = await model.transcribe(await speech('asr/pv_leopard/test_es.wav'), { language: 'auto', threads: 2 });
       assert.equal(result.language, 'es');

@@ -14,6 +14,18 @@ const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 /** Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds). */
 const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6 };
 
+/**
+ * Tokens a decoding pass may produce: 40 plus 15 per second of audio, far above what speech needs (fast Chinese is about
+ * 8 characters a second), whisper.cpp's own limit of 220 from 12 s up. A sample stuck in a loop otherwise runs to 220
+ * tokens: the temperature fallback on a 1 s clip (its beam-search decoding is improbable) cost 6-8 s of CPU, nearly all
+ * of it 5 samples decoding a loop that whisper.cpp's entropy test then drops; 2 s with the cap. The entropy test only
+ * looks at decodings over 32 tokens, hence the 40 (with 16 the looping samples were kept). Legitimate text longer than
+ * the cap is not lost: whisper.cpp ends the pass at a timestamp and decodes the rest in the next.
+ */
+export function maxTokens(audioSeconds: number): number {
+  return 40 + Math.ceil(15 * audioSeconds);
+}
+
 /** Whisper's encoder frames per second of audio. */
 const encoderFramesPerSecond = 50;
 /**
@@ -51,9 +63,31 @@ export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean
  * OpenAI Whisper's test for a repetition loop: decoded text that zlib compresses more than 2.4 times. whisper.cpp's own
  * fallback test (token entropy over the last 32 tokens) misses a whole sentence said over and over (one 25.8 s chunk of
  * the 60-minute bench file came back as one sentence 9 times, ratio 7.3, and as the next chunk's prompt made whisper copy
- * it). Such a decoding is retried at the next temperature, as OpenAI and faster-whisper do.
+ * it).
+ *
+ * The test cannot tell a loop from speech that really repeats itself (an announcement, a chorus, a speaker saying the
+ * same sentences again: two short sentences said three times compress 3.3 times). As a fallback rule it sent every such
+ * chunk through all six temperatures (3-5x the CPU) and rewarded deletions: a retry was accepted as soon as it compressed
+ * less, which a decoding that drops repeats does (one prompted retry kept 2 of a chunk's 5 sentences and passed), and when
+ * none did, the last one, sampled at temperature 1, was kept and flagged unreliable. What does loop on such speech is a
+ * decoding conditioned on the previous chunk's text, which holds the same sentences: Whisper copies the prompt over the
+ * window (a 26 s chunk that says two sentences 3 times came back with them over and over, compression 8.4). So a
+ * prompted decoding that fails the test is decoded again without the prompt from the same temperature, and the test
+ * does not apply at temperature 0 without a prompt (see loops).
  */
 export const compressionRatioThreshold = 2.4;
+
+/** whisper.cpp, like OpenAI Whisper and faster-whisper, does not condition a decoding at this temperature or above on the prompt. */
+const promptTemperatureCutoff = 0.5;
+
+/**
+ * A decoding that compresses like a loop and could have made the repetition up: one conditioned on a prompt, or one
+ * sampled above temperature 0. Beam search at temperature 0 without a prompt follows the audio: what it repeats, the
+ * audio says (see compressionRatioThreshold).
+ */
+export function loops(result: WhisperResult, prompted: boolean): boolean {
+  return compressionRatio(result.segments.map((s) => s.text).join('')) > compressionRatioThreshold && (prompted || result.temperature > 0);
+}
 
 export function compressionRatio(text: string): number {
   const bytes = Buffer.from(text, 'utf8');
@@ -119,29 +153,37 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
-    const decode = (audioContext: number, temperature: number): Promise<WhisperResult> => this.model.transcribe(samples, {
+    const decode = (audioContext: number, temperature: number, prompt: string | undefined, fallback: boolean): Promise<WhisperResult> => this.model.transcribe(samples, {
       ...decoding,
+      ...(fallback ? {} : { temperatureIncrement: 0 }),
       language: options.language,
-      ...(options.prompt ? { prompt: options.prompt } : {}),
+      ...(prompt ? { prompt } : {}),
       threads: this.threads,
       temperature,
+      maxTokens: maxTokens(samples.length / 16000),
       // Conditioning text comes from the caller's prompt.
       noContext: true,
       suppressNonSpeech: true,
       audioContext,
     }, options.signal);
     const audioSeconds = samples.length / 16000;
-    const decodeAt = async (temperature: number): Promise<WhisperResult> => {
+    const decodeAt = async (temperature: number, prompt: string | undefined, fallback = true): Promise<WhisperResult> => {
       if (audioSeconds <= reducedContextMaxSeconds) {
-        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature);
+        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature, prompt, fallback);
         if (!looksRunOn(reduced, audioSeconds)) return reduced;
       }
       // 0: the model's full 30 s window.
-      return decode(0, temperature);
+      return decode(0, temperature, prompt, fallback);
     };
-    let result = await decodeAt(options.temperature);
-    while (compressionRatio(result.segments.map((s) => s.text).join('')) > compressionRatioThreshold && result.temperature < 1 - 1e-6) {
-      result = await decodeAt(Math.min(1, result.temperature + decoding.temperatureIncrement));
+    let result = await decodeAt(options.temperature, options.prompt);
+    if (options.prompt && result.temperature < promptTemperatureCutoff && loops(result, true)) {
+      // Copied from the prompt: decoded again on the audio alone, without whisper.cpp's fallback, whose entropy test takes
+      // sentences the audio repeats for a loop too (it sent such a chunk on to temperature 1).
+      result = await decodeAt(options.temperature, undefined, false);
+    }
+    // A loop sampled above temperature 0: the next temperature.
+    while (loops(result, false) && result.temperature < 1 - 1e-6) {
+      result = await decodeAt(Math.min(1, result.temperature + decoding.temperatureIncrement), undefined);
     }
     const segments: RecognizedSegment[] = result.segments.map((segment) => ({
       startSeconds: segment.startSeconds,

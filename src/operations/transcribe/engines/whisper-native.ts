@@ -78,6 +78,11 @@ export interface WhisperDecodeOptions {
    * encode; the audio must fit in them.
    */
   audioContext?: number;
+  /**
+   * Tokens one decoding pass may produce before whisper.cpp forces a timestamp and ends it (0 = its own limit, 220); the
+   * audio after that timestamp is decoded in the next pass.
+   */
+  maxTokens?: number;
 }
 
 export interface WhisperModelInfo {
