@@ -160,6 +160,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     maxAttempts: config.jobMaxAttempts,
     webhookPolicy: { allowPrivate: config.webhookAllowPrivate },
     onSubmitted: () => jobWorker.wake(),
+    onCancelRequested: (jobId) => jobWorker.cancel(jobId),
   });
   const webhookSender = new WebhookSender({
     store,

@@ -29,6 +29,8 @@ export interface JobServiceOptions {
   webhookPolicy: WebhookAddressPolicy;
   /** Called after a job is committed, so a worker in this process starts it without waiting for its next poll. */
   onSubmitted?: (operation: Operation) => void;
+  /** Called when a running job is marked for cancellation, so a worker in this process stops it without waiting for its heartbeat. */
+  onCancelRequested?: (jobId: string) => void;
 }
 
 export interface JobView {
@@ -161,6 +163,7 @@ export class JobService {
     const job = await this.record(id, caller);
     if (isFinal(job)) return this.view(job);
     const marked = await this.options.store.jobs.requestCancel(id);
+    if (marked?.status === 'running') this.options.onCancelRequested?.(id);
     if (marked?.status === 'queued') {
       const settled = await this.settle(marked, null, { status: 'cancelled', error: cancelledError() });
       if (settled) return this.view(settled);

@@ -74,6 +74,11 @@ export class JobWorker {
     this.loop.wakeIn(0);
   }
 
+  /** Stops a job this worker runs whose cancellation was just requested (other workers see it at their next heartbeat). */
+  cancel(jobId: string): void {
+    this.running.get(jobId)?.controller.abort(cancelled());
+  }
+
   /** Stops claiming and waits for running jobs; `abort` (the grace period's end) stops them and gives them back to the queue. */
   async stop(abort: AbortSignal): Promise<void> {
     this.stopped = true;
