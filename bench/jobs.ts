@@ -11,8 +11,7 @@ import { freePort, startServerProcess, startWorkerProcess, type ServerProcess } 
 import { packageRoot } from '../src/version.js';
 import { makeTempDir, sharedModelsDir } from '../test/helpers/app.js';
 import { Api, sleep, startReceiver, type Job } from '../test/helpers/jobs.js';
-import { startPostgres } from '../test/helpers/postgres.js';
-import { startSeaweedfs } from '../test/helpers/seaweedfs.js';
+import { startNetworkStore } from '../test/helpers/network-store.js';
 
 interface Backend {
   name: string;
@@ -30,20 +29,7 @@ async function embedded(): Promise<Backend> {
 }
 
 async function postgres(): Promise<Backend> {
-  const [pg, s3] = await Promise.all([startPostgres(), startSeaweedfs()]);
-  return {
-    name: 'Postgres + S3 (SeaweedFS)',
-    env: {
-      VOXD_DATABASE_URL: pg.url,
-      VOXD_BLOB_URL: `s3://${s3.bucket}/voxd`,
-      VOXD_S3_ENDPOINT: s3.endpoint,
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    },
-    stop: async () => {
-      await Promise.all([pg.stop(), s3.stop()]);
-    },
-  };
+  return { name: 'Postgres + S3 (SeaweedFS)', ...(await startNetworkStore()) };
 }
 
 const percentile = (values: number[], p: number): number => {

@@ -8,8 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { freePort, startWorkerProcess } from '../../bench/lib/server-process.js';
 import { makeTempDir } from '../helpers/app.js';
 import { Api, shortSpeech, sleep, startReceiver, type Job } from '../helpers/jobs.js';
-import { startPostgres } from '../helpers/postgres.js';
-import { startSeaweedfs } from '../helpers/seaweedfs.js';
+import { startNetworkStore } from '../helpers/network-store.js';
 import { startServer, testKey, type ServerProcess } from '../helpers/server.js';
 
 type Process = Omit<ServerProcess, 'base'>;
@@ -31,21 +30,7 @@ async function embeddedBackend(): Promise<Backend> {
 }
 
 async function networkBackend(): Promise<Backend> {
-  const [postgres, s3] = await Promise.all([startPostgres(), startSeaweedfs()]);
-  return {
-    name: 'PostgreSQL + S3 (SeaweedFS), a data dir per node',
-    env: {
-      VOXD_DATABASE_URL: postgres.url,
-      VOXD_BLOB_URL: `s3://${s3.bucket}/voxd`,
-      VOXD_S3_ENDPOINT: s3.endpoint,
-      AWS_ACCESS_KEY_ID: s3.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    },
-    dataDirPerNode: true,
-    stop: async () => {
-      await Promise.all([postgres.stop(), s3.stop()]);
-    },
-  };
+  return { name: 'PostgreSQL + S3 (SeaweedFS), a data dir per node', ...(await startNetworkStore()), dataDirPerNode: true };
 }
 
 for (const makeBackend of [embeddedBackend, networkBackend]) {
