@@ -61,6 +61,11 @@ export interface Config {
   webhookRetryBaseMilliseconds: number;
   webhookRetryHours: number;
   webhookTimeoutSeconds: number;
+  /** Realtime sockets: open sessions per key, silence from the client before a session is closed, longest session, largest client message. */
+  realtimeSessionsPerKey: number;
+  realtimeIdleSeconds: number;
+  realtimeMaxSessionSeconds: number;
+  realtimeMaxMessageBytes: number;
   logLevel: string;
 }
 
@@ -190,6 +195,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     webhookRetryBaseMilliseconds: integer(env, 'VOXD_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
     webhookRetryHours: integer(env, 'VOXD_WEBHOOK_RETRY_HOURS', 24, 0, 24 * 30),
     webhookTimeoutSeconds: integer(env, 'VOXD_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300),
+    realtimeSessionsPerKey: integer(env, 'VOXD_REALTIME_SESSIONS_PER_KEY', 4, 1, 1000),
+    realtimeIdleSeconds: integer(env, 'VOXD_REALTIME_IDLE_SECONDS', 60, 1, 86400),
+    realtimeMaxSessionSeconds: integer(env, 'VOXD_REALTIME_MAX_SESSION_SECONDS', 3600, 10, 7 * 86400),
+    // OpenAI's limit for one input_audio_buffer.append (15 MiB).
+    realtimeMaxMessageBytes: integer(env, 'VOXD_REALTIME_MAX_MESSAGE_MB', 15, 1, 1024) * 1024 * 1024,
     logLevel,
   };
   return Object.freeze(config);

@@ -1,6 +1,8 @@
 /** Wiring by hand: every service with its explicit dependencies. */
 import path from 'node:path';
 import { ApiKeyService } from './auth/api-keys.js';
+import { ClientSecretService } from './auth/client-secrets.js';
+import { LiveTranscriptionService } from './operations/live-transcription/service.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
@@ -42,6 +44,7 @@ export interface Container {
   store: Store;
   scratch: Scratch;
   apiKeys: ApiKeyService;
+  clientSecrets: ClientSecretService;
   models: ModelManager;
   metrics: Metrics;
   scheduler: Scheduler;
@@ -59,6 +62,7 @@ export interface Container {
     synthesis: SynthesisService;
     conversion: VoiceConversionService;
     separation: SeparationService;
+    liveTranscription: LiveTranscriptionService;
   };
   /** Every way to call an operation by name: what sync routes and job workers run. */
   runners: Record<RunnerName, OperationRunner>;
@@ -134,6 +138,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
+    liveTranscription: new LiveTranscriptionService({ scheduler, vad: () => vad.get(), ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: () => speakerEncoder.get() } : {}) }),
   };
   const capabilities = async () => ({
     tts: await operations.synthesis.capabilities(),
@@ -194,6 +199,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     store,
     scratch,
     apiKeys,
+    clientSecrets: new ClientSecretService(store.keys),
     models,
     metrics,
     scheduler,

@@ -10,6 +10,7 @@ export const errorCatalogue = {
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   unsupported_value: { status: 422, type: 'invalid_request_error' },
+  upgrade_required: { status: 426, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
   headers_too_large: { status: 431, type: 'invalid_request_error' },
   internal: { status: 500, type: 'server_error' },

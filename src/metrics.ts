@@ -62,6 +62,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly realtimeSessions = new Gauge({
+    name: 'voxd_realtime_sessions',
+    help: 'Open realtime sessions',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly realtimeCloses = new Counter({
+    name: 'voxd_realtime_closes_total',
+    help: 'Realtime sessions ended, by WebSocket close code',
+    labelNames: ['kind', 'code'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'voxd_' });
   }

@@ -1,6 +1,7 @@
 /** The HTTP app as a plugin-composed Fastify instance. main.ts listens; tests use inject() or listen on port 0. */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import websocket from '@fastify/websocket';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -12,6 +13,7 @@ import { clientErrorResponse, sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
 import { jobRoutes } from './routes/jobs.js';
 import { openaiRoutes, operationRoutes } from './routes/operations.js';
+import { realtimeRoutes } from './routes/realtime.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
 import { errorEnvelope, maxIdLength } from './schemas/common.js';
@@ -123,7 +125,15 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  await registerAuth(app, { apiKeys: container.apiKeys, rateLimitPerMinute: config.rateLimitPerMinute, maxConcurrentPerKey: config.maxConcurrentPerKey });
+  await app.register(websocket, {
+    options: {
+      // Messages over the configured size get an error event and are dropped; twice that size closes the socket (1009).
+      maxPayload: config.realtimeMaxMessageBytes * 2,
+      // A browser sends its key as a subprotocol next to 'realtime' and fails the connection unless one is chosen.
+      handleProtocols: (protocols) => (protocols.has('realtime') ? 'realtime' : ([...protocols][0] ?? false)),
+    },
+  });
+  await registerAuth(app, { apiKeys: container.apiKeys, clientSecrets: container.clientSecrets, rateLimitPerMinute: config.rateLimitPerMinute, maxConcurrentPerKey: config.maxConcurrentPerKey });
   await registerUploads(app, { scratch: container.scratch, maxUploadBytes: config.maxUploadBytes });
 
   await app.register(systemRoutes, {
@@ -138,6 +148,13 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   await app.register(openaiRoutes, operations);
   await app.register(jobRoutes, { jobs: container.jobs, apiKeys: container.apiKeys, closing: closeStreams.signal });
   await app.register(fileRoutes, { files: container.files });
+  await app.register(realtimeRoutes, {
+    liveTranscription: container.operations.liveTranscription,
+    synthesis: container.operations.synthesis,
+    clientSecrets: container.clientSecrets,
+    metrics,
+    limits: { sessionsPerKey: config.realtimeSessionsPerKey, idleSeconds: config.realtimeIdleSeconds, maxSessionSeconds: config.realtimeMaxSessionSeconds, maxMessageBytes: config.realtimeMaxMessageBytes },
+  });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

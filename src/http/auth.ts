@@ -2,10 +2,12 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../auth/api-keys.js';
+import { clientSecretPrefix, type ClientSecretService } from '../auth/client-secrets.js';
 import { VoxError } from '../errors.js';
 
 export interface AuthOptions {
   apiKeys: ApiKeyService;
+  clientSecrets: ClientSecretService;
   rateLimitPerMinute: number;
   maxConcurrentPerKey: number;
 }
@@ -20,11 +22,12 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     // Node keeps only the first of repeated Authorization headers; which one counts must not be left to chance.
     const authorizations = request.raw.rawHeaders.filter((value, i) => i % 2 === 0 && value.toLowerCase() === 'authorization');
     if (authorizations.length > 1) throw new VoxError('invalid_request', 'Send one Authorization header, not several.', { param: 'authorization' });
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new VoxError('unauthorized', 'Missing API key: send Authorization: Bearer <key>.');
-    const record = await options.apiKeys.verify(match[1]!);
-    if (!record) throw new VoxError('unauthorized', 'Invalid or revoked API key.');
+    const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1] ?? (request.ws ? subprotocolKey(request.headers['sec-websocket-protocol']) : undefined);
+    if (!presented) throw new VoxError('unauthorized', 'Missing API key: send Authorization: Bearer <key>.');
+    const isClientSecret = presented.startsWith(clientSecretPrefix);
+    if (isClientSecret && !request.ws) throw new VoxError('unauthorized', 'Client secrets (ek_...) open realtime sessions only; other requests need an API key.');
+    const record = isClientSecret ? await options.clientSecrets.verify(presented) : await options.apiKeys.verify(presented);
+    if (!record) throw new VoxError('unauthorized', isClientSecret ? 'Invalid or expired client secret.' : 'Invalid or revoked API key.');
     if (scope !== 'any' && !record.scopes.includes(scope) && !record.scopes.includes('admin')) {
       throw new VoxError('forbidden', `This API key lacks the '${scope}' scope.`);
     }
@@ -45,10 +48,10 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
       }),
   });
 
-  // After the rate limiter, so a rejected request never holds a concurrency slot.
+  // After the rate limiter, so a rejected request never holds a concurrency slot. Realtime sessions have their own limit.
   app.addHook('onRequest', async (request, reply) => {
     const key = request.apiKey;
-    if (!key) return;
+    if (!key || request.ws) return;
     const current = inFlight.get(key.id) ?? 0;
     if (current >= options.maxConcurrentPerKey) {
       throw new VoxError('rate_limited', `This key already has ${current} requests in flight (limit ${options.maxConcurrentPerKey}).`, { retryAfterSeconds: 1 });
@@ -61,4 +64,11 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
       else inFlight.set(key.id, left);
     });
   });
+}
+
+/** Browsers cannot set headers on a WebSocket: they send the key as a subprotocol, as OpenAI's realtime clients do. */
+export const keySubprotocolPrefix = 'openai-insecure-api-key.';
+
+function subprotocolKey(header: string | undefined): string | undefined {
+  return header?.split(',').map((p) => p.trim()).find((p) => p.startsWith(keySubprotocolPrefix))?.slice(keySubprotocolPrefix.length);
 }

@@ -68,7 +68,7 @@ export function toVoxError(error: unknown): VoxError {
   return new VoxError('internal', 'Internal server error.', { cause: error });
 }
 
-function envelope(voxError: VoxError, requestId: string): { error: Record<string, string | null> } {
+export function envelope(voxError: VoxError, requestId: string): { error: Record<string, string | null> } {
   const message = voxError.code === 'internal' ? 'Internal server error.' : voxError.message;
   return { error: { type: voxError.type, code: voxError.code, message, param: voxError.param, request_id: requestId } };
 }

@@ -50,7 +50,7 @@ export class Scheduler {
     work: (signal: AbortSignal | undefined, keepSlotUntil: (rest: Promise<unknown>) => void) => Promise<T>,
   ): Promise<T> {
     if (!this.accepting) throw new VoxError('overloaded', 'The server is shutting down.', { retryAfterSeconds: 5 });
-    const lane: Lane = audioSeconds <= this.options.shortJobSeconds ? 'short' : 'long';
+    const lane = this.lane(audioSeconds);
     const queue = this.lanes.get(`${operation}/${lane}`)!;
     // Full = every slot busy and the waiting room full (a limit of 0 means: run now or refuse).
     if (queue.pending >= this.options.concurrency && queue.size >= this.options.queueLimit) {
@@ -82,6 +82,16 @@ export class Scheduler {
         if (rest) await rest.catch(() => undefined);
       });
     });
+  }
+
+  /** Whether work of this length would start at once (a free slot, nobody waiting): optional work runs only then. */
+  hasFreeSlot(operation: Operation, audioSeconds: number): boolean {
+    const queue = this.lanes.get(`${operation}/${this.lane(audioSeconds)}`)!;
+    return this.accepting && queue.pending < this.options.concurrency && queue.size === 0;
+  }
+
+  private lane(audioSeconds: number): Lane {
+    return audioSeconds <= this.options.shortJobSeconds ? 'short' : 'long';
   }
 
   /** Stops admitting and waits for queued and running jobs to finish. */

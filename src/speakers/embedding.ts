@@ -179,7 +179,7 @@ function meanOf(vectors: Float32Array[]): Float32Array {
   return mean;
 }
 
-function normalise(vector: Float32Array): Float32Array {
+export function normalise(vector: Float32Array): Float32Array {
   let norm = 0;
   for (const v of vector) norm += v * v;
   norm = Math.sqrt(norm);

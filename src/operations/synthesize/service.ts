@@ -19,6 +19,7 @@ import { emotions, isEmotion, type Emotion } from './emotion.js';
 import type { EspeakSynthesizer } from './engines/espeak.js';
 import type { KokoroSynthesizer } from './engines/kokoro.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
+import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
 
 export { emotions, type Emotion } from './emotion.js';
@@ -243,6 +244,22 @@ export class SynthesisService {
       return audio;
     });
     return { kind: 'audio', bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }), contentType: contentTypes[format], headers };
+  }
+
+  /** A stream of speech for text that arrives in pieces (the speech socket): the voice plan is made once. */
+  async openStream(fields: Omit<SynthesizeFields, 'text' | 'format' | 'sample_rate' | 'stream'>, caller: ApiKeyRecord): Promise<SpeechStream> {
+    const emotion = fields.emotion ?? 'neutral';
+    if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
+    const profile = await this.deps.voices.profile(fields.voice_id, caller);
+    const plan = await this.plan(profile, fields.language, caller);
+    return new SpeechStream({
+      engine: plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine,
+      model: plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId,
+      language: plan.language,
+      sampleRate: plan.synthesizer.sampleRate,
+      warnings: plan.warnings,
+      speak: (text, signal) => speak(plan, { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, signal }),
+    }, this.deps.scheduler, this.deps.metrics);
   }
 
   /** The requested language (else the voice's first); 422 when neither engine speaks it. */

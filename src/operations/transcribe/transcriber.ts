@@ -33,6 +33,11 @@ export interface TranscribeChunkOptions {
   /** Conditioning text: the user's prompt and/or the previous chunk's text. */
   prompt?: string;
   temperature: number;
+  /**
+   * A cheap provisional decoding (live partials, replaced by a full one): greedy, at `temperature` only, without the
+   * re-decodes a full decoding may run.
+   */
+  draft?: boolean;
   signal?: AbortSignal;
 }
 

@@ -26,6 +26,29 @@ export function maxTokens(audioSeconds: number): number {
   return 40 + Math.ceil(15 * audioSeconds);
 }
 
+/**
+ * A draft decodes audio cut in the middle of speech, where greedy decoding is prone to repeat a phrase to the token limit
+ * ("Mr. Quilter. Mr. Quilter. ..." for the first second of a sentence): drafts get a cap near the fastest speech
+ * instead (English runs at about 4 tokens a second).
+ */
+export function draftMaxTokens(audioSeconds: number): number {
+  return 8 + Math.ceil(8 * audioSeconds);
+}
+
+/**
+ * Text that says a phrase of 2-6 words twice in a row ("Mr. Quilter. Mr. Quilter."): the start of a loop in a short
+ * draft, too short for the compression test to see.
+ */
+export function repeatsPhrase(text: string): boolean {
+  const words = text.toLowerCase().split(/\s+/).map((w) => w.replace(/[^\p{L}\p{N}]/gu, '')).filter(Boolean);
+  for (let length = 2; length <= 6; length++) {
+    for (let i = 0; i + 2 * length <= words.length; i++) {
+      if (words.slice(i, i + length).join(' ') === words.slice(i + length, i + 2 * length).join(' ')) return true;
+    }
+  }
+  return false;
+}
+
 /** Whisper's encoder frames per second of audio. */
 const encoderFramesPerSecond = 50;
 /**
@@ -47,6 +70,7 @@ const contextPaddingFrames = 64;
  * 0.145; 60 min: 0.191 vs 0.189): each chunk's text is the next one's prompt, so one changed chunk changes the rest.
  */
 const reducedContextMaxSeconds = 20;
+const reducedContext = (audioSeconds: number): number => Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames;
 
 /**
  * A reduced-context decoding that repeated itself or started a segment where the audio has ended: the sign that the
@@ -156,11 +180,12 @@ export class WhisperCppTranscriber implements Transcriber {
     const decode = (audioContext: number, temperature: number, prompt: string | undefined, fallback: boolean): Promise<WhisperResult> => this.model.transcribe(samples, {
       ...decoding,
       ...(fallback ? {} : { temperatureIncrement: 0 }),
+      ...(options.draft ? { beamSize: 1, bestOf: 1, temperatureIncrement: 0 } : {}),
       language: options.language,
       ...(prompt ? { prompt } : {}),
       threads: this.threads,
       temperature,
-      maxTokens: maxTokens(samples.length / 16000),
+      maxTokens: options.draft ? draftMaxTokens(samples.length / 16000) : maxTokens(samples.length / 16000),
       // Conditioning text comes from the caller's prompt.
       noContext: true,
       suppressNonSpeech: true,
@@ -169,12 +194,17 @@ export class WhisperCppTranscriber implements Transcriber {
     const audioSeconds = samples.length / 16000;
     const decodeAt = async (temperature: number, prompt: string | undefined, fallback = true): Promise<WhisperResult> => {
       if (audioSeconds <= reducedContextMaxSeconds) {
-        const reduced = await decode(Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames, temperature, prompt, fallback);
+        const reduced = await decode(reducedContext(audioSeconds), temperature, prompt, fallback);
         if (!looksRunOn(reduced, audioSeconds)) return reduced;
       }
       // 0: the model's full 30 s window.
       return decode(0, temperature, prompt, fallback);
     };
+    if (options.draft) {
+      const draft = await decode(audioSeconds <= reducedContextMaxSeconds ? reducedContext(audioSeconds) : 0, options.temperature, options.prompt, false);
+      // A looping draft says nothing about the speech: none is better.
+      return chunkTranscript(loops(draft, true) || looksRunOn(draft, audioSeconds) || repeatsPhrase(draft.segments.map((s) => s.text).join('')) ? { ...draft, segments: [] } : draft);
+    }
     let result = await decodeAt(options.temperature, options.prompt);
     if (options.prompt && result.temperature < promptTemperatureCutoff && loops(result, true)) {
       // Copied from the prompt: decoded again on the audio alone, without whisper.cpp's fallback, whose entropy test takes
@@ -185,14 +215,18 @@ export class WhisperCppTranscriber implements Transcriber {
     while (loops(result, false) && result.temperature < 1 - 1e-6) {
       result = await decodeAt(Math.min(1, result.temperature + decoding.temperatureIncrement), undefined);
     }
-    const segments: RecognizedSegment[] = result.segments.map((segment) => ({
-      startSeconds: segment.startSeconds,
-      endSeconds: segment.endSeconds,
-      text: segment.text,
-      words: tokensToWords(segment.tokens, segment.endSeconds, result.language),
-      averageLogProbability: segment.averageLogProbability,
-      noSpeechProbability: segment.noSpeechProbability,
-    }));
-    return { language: result.language, languageProbability: result.languageProbability, segments, temperature: result.temperature };
+    return chunkTranscript(result);
   }
+}
+
+function chunkTranscript(result: WhisperResult): ChunkTranscript {
+  const segments: RecognizedSegment[] = result.segments.map((segment) => ({
+    startSeconds: segment.startSeconds,
+    endSeconds: segment.endSeconds,
+    text: segment.text,
+    words: tokensToWords(segment.tokens, segment.endSeconds, result.language),
+    averageLogProbability: segment.averageLogProbability,
+    noSpeechProbability: segment.noSpeechProbability,
+  }));
+  return { language: result.language, languageProbability: result.languageProbability, segments, temperature: result.temperature };
 }

@@ -1,0 +1,368 @@
+/**
+ * Live transcription of one audio stream (a realtime socket). Audio arrives as 16 kHz pieces; Silero VAD finds turns
+ * (or the client commits them); while a turn goes on its audio so far is re-decoded cheaply (draft) for partial text at
+ * most every `partialIntervalSeconds`; a full decoding gives the final text when the turn ends. Events are protocol-neutral:
+ * the socket adapter turns them into its wire format.
+ *
+ * Latency: the final decoding of a turn starts when the silence after it has lasted `speculationSeconds`, not when the
+ * turn is declared over (`silenceDurationSeconds`, usually longer); if speech resumes first, that decoding is dropped.
+ */
+import { randomUUID } from 'node:crypto';
+import type { SileroVad, VadStream } from '../../audio/vad.js';
+import { vadWindowSamples } from '../../audio/vad.js';
+import { VoxError } from '../../errors.js';
+import type { Scheduler } from '../../jobs/scheduler.js';
+import type { SpeakerEncoder } from '../../speakers/embedding.js';
+import { SampleWindow } from '../transcribe/chunks.js';
+import type { ChunkTranscript, Transcriber } from '../transcribe/transcriber.js';
+import { OnlineSpeakers } from '../../speakers/online-clustering.js';
+
+export const liveSampleRate = 16000;
+
+export interface TurnDetection {
+  /** Silero speech probability that starts speech (0-1). */
+  threshold: number;
+  /** Audio kept before the detected start of speech. */
+  prefixPaddingSeconds: number;
+  /** Silence that ends a turn. */
+  silenceDurationSeconds: number;
+}
+
+export interface LiveTranscriptionSettings {
+  /** ISO 639-1 code, or 'auto' to detect per turn. */
+  language: string;
+  prompt: string;
+  /** null: the client commits turns itself. */
+  turnDetection: TurnDetection | null;
+  includeLogprobs: boolean;
+  /** Label each completed turn with a speaker, consistent over the session. */
+  diarize: boolean;
+}
+
+export interface LiveWord {
+  word: string;
+  /** Seconds since the start of the session's audio. */
+  start: number;
+  end: number;
+  confidence: number;
+}
+
+/** A word's log-probability, in OpenAI's logprobs shape (voxd gives one entry per word, not per token). */
+export interface LiveLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+}
+
+export type LiveEvent =
+  | { type: 'speech_started'; itemId: string; audioStartMs: number }
+  | { type: 'speech_stopped'; itemId: string; audioEndMs: number }
+  | { type: 'committed'; itemId: string; previousItemId: string | null }
+  | { type: 'cleared' }
+  /** `delta` extends the text sent so far; `transcript` is the whole provisional text (it may revise earlier words). */
+  | { type: 'delta'; itemId: string; delta: string; transcript: string; logprobs?: LiveLogprob[] }
+  | { type: 'completed'; itemId: string; transcript: string; language: string; words: LiveWord[]; logprobs?: LiveLogprob[]; speaker?: string; audioStartMs: number; audioEndMs: number }
+  | { type: 'failed'; itemId: string; error: VoxError };
+
+export interface LiveTranscriptionDependencies {
+  transcriber: Transcriber;
+  vad: SileroVad;
+  scheduler: Scheduler;
+  /** Needed when a session asks for speaker labels. */
+  speakerEncoder?: () => Promise<SpeakerEncoder>;
+  /** Wall-clock time in ms (tests and benches pass their own). */
+  now?: () => number;
+}
+
+/** Partials re-decode the open turn at most this often. */
+export const partialIntervalSeconds = 1;
+/** The first partial waits for this much speech: less is rarely a word. */
+const firstPartialSpeechSeconds = 0.6;
+/** Speech frames (32 ms) that confirm a start: single frames over the threshold are clicks and breaths. */
+const confirmSpeechFrames = 3;
+const speculationSeconds = 0.16;
+/** Silence after the speech given to the final decoding (the file path keeps 0.4 s). */
+const padAfterSeconds = 0.4;
+/** A turn longer than Whisper's window is ended here and the speech goes on in a new turn. */
+export const maxTurnSeconds = 28;
+/** OpenAI refuses to commit less audio than this. */
+const minCommitSeconds = 0.1;
+/** Previous final text passed as the prompt (characters). */
+const promptCharacters = 200;
+
+interface OpenTurn {
+  itemId: string;
+  startSample: number;
+  /** Confirmed speech (VAD mode) or any audio (manual mode). */
+  speaking: boolean;
+  speechSamples: number;
+  /** Text sent in deltas so far. */
+  sentWords: string[];
+  /** The running partial decoding, stopped when the final one starts. */
+  partial: AbortController | undefined;
+  lastPartialAtMs: number;
+}
+
+interface Speculation {
+  endSample: number;
+  controller: AbortController;
+  result: Promise<ChunkTranscript>;
+}
+
+const newItemId = (): string => `item_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+
+export class LiveTranscriptionSession {
+  private readonly audio = new SampleWindow();
+  private vadStream: VadStream;
+  /** Samples whose VAD probability has been computed (a multiple of the VAD window). */
+  private vadSamples = 0;
+  private turn: OpenTurn | undefined;
+  private candidateStart: number | null = null;
+  private candidateFrames = 0;
+  private silenceStart: number | null = null;
+  private speculation: Speculation | undefined;
+  private previousItemId: string | null = null;
+  /** Where the audio not yet committed starts (the buffer holds whole pieces, so it may hold a little before). */
+  private uncommittedFrom = 0;
+  private previousText = '';
+  /** Completed events leave in turn order. */
+  private completions: Promise<void> = Promise.resolve();
+  private readonly controller = new AbortController();
+  private readonly speakers: OnlineSpeakers | undefined;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly deps: LiveTranscriptionDependencies,
+    private settings: LiveTranscriptionSettings,
+    private readonly emit: (event: LiveEvent) => void,
+  ) {
+    this.vadStream = deps.vad.stream();
+    this.now = deps.now ?? (() => performance.now());
+    this.speakers = settings.diarize && deps.speakerEncoder ? new OnlineSpeakers(deps.speakerEncoder) : undefined;
+  }
+
+  get currentSettings(): LiveTranscriptionSettings {
+    return this.settings;
+  }
+
+  /** Audio received so far, in seconds. */
+  get audioSeconds(): number {
+    return this.audio.availableUntil / liveSampleRate;
+  }
+
+  update(settings: LiveTranscriptionSettings): void {
+    if (settings.diarize && !this.deps.speakerEncoder) throw new VoxError('not_implemented', 'Speaker labels need the speaker-embedding model, which is not installed.', { param: 'session.diarize' });
+    this.settings = settings;
+  }
+
+  /** Audio since the previous piece (16 kHz mono). */
+  async append(samples: Float32Array): Promise<void> {
+    this.audio.push(samples);
+    const detection = this.settings.turnDetection;
+    const probabilities = await this.vadStream.push(samples, this.controller.signal);
+    for (const probability of probabilities) {
+      const frameStart = this.vadSamples;
+      this.vadSamples += vadWindowSamples;
+      if (detection) this.track(probability, frameStart, detection);
+      else if (probability >= 0.5) this.openTurn(this.uncommittedFrom).speechSamples += vadWindowSamples;
+    }
+    if (!detection && this.turn && this.audio.availableUntil - this.turn.startSample >= maxTurnSeconds * liveSampleRate) this.commit();
+    this.forgetSilence();
+    this.maybePartial();
+  }
+
+  /** The client ends the turn (manual mode, or forcing it early). */
+  commit(): void {
+    const startSample = this.turn?.startSample ?? this.uncommittedFrom;
+    if (this.audio.availableUntil - startSample < minCommitSeconds * liveSampleRate) {
+      throw new VoxError('invalid_request', `Cannot commit: the input audio buffer holds less than ${minCommitSeconds * 1000} ms of audio.`, { param: 'input_audio_buffer' });
+    }
+    this.finishTurn(this.audio.availableUntil, this.audio.availableUntil);
+  }
+
+  /** Drops the audio not yet committed. */
+  clear(): void {
+    this.speculation?.controller.abort();
+    this.speculation = undefined;
+    this.turn = undefined;
+    this.candidateStart = null;
+    this.candidateFrames = 0;
+    this.silenceStart = null;
+    this.uncommittedFrom = this.audio.availableUntil;
+    this.audio.discardBefore(this.uncommittedFrom);
+    this.emit({ type: 'cleared' });
+  }
+
+  /** Stops every decoding of the session (the socket closed). */
+  close(): void {
+    this.controller.abort(new VoxError('aborted', 'The realtime session ended.'));
+  }
+
+  private track(probability: number, frameStart: number, detection: TurnDetection): void {
+    const frameEnd = frameStart + vadWindowSamples;
+    const turn = this.turn;
+    if (!turn?.speaking) {
+      if (probability >= detection.threshold) {
+        this.candidateStart ??= frameStart;
+        this.candidateFrames++;
+        if (this.candidateFrames >= confirmSpeechFrames) {
+          const started = this.openTurn(Math.max(this.uncommittedFrom, this.candidateStart - Math.round(detection.prefixPaddingSeconds * liveSampleRate)));
+          started.speaking = true;
+          started.speechSamples = frameEnd - this.candidateStart;
+          this.emit({ type: 'speech_started', itemId: started.itemId, audioStartMs: Math.round((started.startSample / liveSampleRate) * 1000) });
+          this.candidateStart = null;
+          this.candidateFrames = 0;
+          this.silenceStart = null;
+        }
+      } else if (probability < negativeThreshold(detection)) {
+        this.candidateStart = null;
+        this.candidateFrames = 0;
+      }
+      return;
+    }
+    if (probability >= detection.threshold) {
+      turn.speechSamples += vadWindowSamples;
+      if (this.silenceStart !== null) {
+        this.silenceStart = null;
+        // Speech resumed: a final decoding started on the pause is out of date.
+        this.speculation?.controller.abort();
+        this.speculation = undefined;
+      }
+    } else if (probability < negativeThreshold(detection)) {
+      this.silenceStart ??= frameStart;
+    }
+    const silenceSeconds = this.silenceStart === null ? 0 : (frameEnd - this.silenceStart) / liveSampleRate;
+    if (this.silenceStart !== null && silenceSeconds >= Math.min(speculationSeconds, detection.silenceDurationSeconds) && !this.speculation) {
+      const endSample = frameEnd;
+      turn.partial?.abort();
+      const controller = new AbortController();
+      const samples = this.audio.take(turn.startSample, endSample);
+      const result = this.decode(samples, false, controller.signal);
+      result.catch(() => undefined);
+      this.speculation = { endSample, controller, result };
+    }
+    if (this.silenceStart !== null && silenceSeconds >= detection.silenceDurationSeconds) {
+      this.finishTurn(Math.min(frameEnd, this.silenceStart + Math.round(padAfterSeconds * liveSampleRate)), frameEnd);
+    } else if (frameEnd - turn.startSample >= maxTurnSeconds * liveSampleRate) {
+      this.finishTurn(frameEnd, frameEnd);
+    }
+  }
+
+  private openTurn(startSample: number): OpenTurn {
+    this.turn ??= { itemId: newItemId(), startSample, speaking: false, speechSamples: 0, sentWords: [], partial: undefined, lastPartialAtMs: -Infinity };
+    return this.turn;
+  }
+
+  /** Commits [turn start, decodeEnd) as an item: `stopSample` is where the turn was declared over. */
+  private finishTurn(decodeEndSample: number, stopSample: number): void {
+    const turn = this.openTurn(this.uncommittedFrom);
+    turn.partial?.abort();
+    this.turn = undefined;
+    this.silenceStart = null;
+    const speculation = this.speculation;
+    this.speculation = undefined;
+    if (this.settings.turnDetection) this.emit({ type: 'speech_stopped', itemId: turn.itemId, audioEndMs: Math.round((stopSample / liveSampleRate) * 1000) });
+    this.emit({ type: 'committed', itemId: turn.itemId, previousItemId: this.previousItemId });
+    this.previousItemId = turn.itemId;
+    const samples = this.audio.take(turn.startSample, decodeEndSample);
+    const result = speculation && speculation.endSample <= decodeEndSample ? speculation.result : this.decode(samples, false, this.controller.signal);
+    if (speculation && speculation.result !== result) speculation.controller.abort();
+    result.catch(() => undefined);
+    this.uncommittedFrom = stopSample;
+    this.audio.discardBefore(stopSample);
+    const speaker = this.speakers && turn.speechSamples >= 0.5 * liveSampleRate ? this.speakers.label(samples, this.controller.signal) : undefined;
+    speaker?.catch(() => undefined);
+    const previous = this.completions;
+    this.completions = (async () => {
+      await previous;
+      try {
+        const transcript = await result;
+        const completed = this.completedEvent(turn, transcript, decodeEndSample);
+        const label = await speaker;
+        this.previousText = completed.transcript;
+        this.emit(label ? { ...completed, speaker: label } : completed);
+      } catch (error) {
+        if (this.controller.signal.aborted) return;
+        this.emit({ type: 'failed', itemId: turn.itemId, error: error instanceof VoxError ? error : new VoxError('internal', 'Transcription of the turn failed.', { cause: error }) });
+      }
+    })();
+  }
+
+  private completedEvent(turn: OpenTurn, transcript: ChunkTranscript, endSample: number): Extract<LiveEvent, { type: 'completed' }> {
+    const offsetSeconds = turn.startSample / liveSampleRate;
+    const words = transcript.segments.flatMap((segment) => segment.words).map((w) => ({
+      word: w.text,
+      start: round(offsetSeconds + w.startSeconds),
+      end: round(offsetSeconds + w.endSeconds),
+      confidence: round(w.probability),
+    }));
+    return {
+      type: 'completed',
+      itemId: turn.itemId,
+      transcript: transcript.segments.map((s) => s.text).join('').trim(),
+      language: transcript.language,
+      words,
+      ...(this.settings.includeLogprobs ? { logprobs: words.map((w) => logprob(w.word, w.confidence)) } : {}),
+      audioStartMs: Math.round(offsetSeconds * 1000),
+      audioEndMs: Math.round((endSample / liveSampleRate) * 1000),
+    };
+  }
+
+  /** Audio before a turn is kept only as far back as the prefix padding needs. */
+  private forgetSilence(): void {
+    if (this.turn || this.candidateStart !== null) return;
+    if (!this.settings.turnDetection) return;
+    const keepSamples = Math.round((this.settings.turnDetection.prefixPaddingSeconds + 0.5) * liveSampleRate);
+    this.uncommittedFrom = Math.max(this.uncommittedFrom, this.audio.availableUntil - keepSamples);
+    this.audio.discardBefore(this.uncommittedFrom);
+  }
+
+  private maybePartial(): void {
+    const turn = this.turn;
+    if (!turn || turn.partial || this.silenceStart !== null) return;
+    if (turn.speechSamples < firstPartialSpeechSeconds * liveSampleRate) return;
+    const now = this.now();
+    if (now - turn.lastPartialAtMs < partialIntervalSeconds * 1000) return;
+    const endSample = this.audio.availableUntil;
+    // Partials are extras: with every engine slot busy (other sessions' finals, short files) they are skipped, not queued.
+    if (!this.deps.scheduler.hasFreeSlot('transcribe', (endSample - turn.startSample) / liveSampleRate)) return;
+    const partial = new AbortController();
+    turn.partial = partial;
+    turn.lastPartialAtMs = now;
+    void this.decode(this.audio.take(turn.startSample, endSample), true, partial.signal)
+      .then((transcript) => {
+        if (this.turn !== turn || partial.signal.aborted) return;
+        const text = transcript.segments.map((s) => s.text).join('').trim();
+        const words = text.split(/\s+/).filter(Boolean);
+        // The last word of a draft is often cut off by the end of the audio: it is sent with the next partial or the final.
+        const stable = words.slice(0, -1);
+        const extendsSent = turn.sentWords.every((w, i) => sameWord(w, stable[i]));
+        const added = extendsSent ? stable.slice(turn.sentWords.length) : [];
+        if (added.length > 0) turn.sentWords = stable;
+        const delta = added.length === 0 ? '' : (turn.sentWords.length > added.length ? ' ' : '') + added.join(' ');
+        const wordLogprobs = transcript.segments.flatMap((s) => s.words).map((w) => logprob(w.text, w.probability));
+        this.emit({ type: 'delta', itemId: turn.itemId, delta, transcript: text, ...(this.settings.includeLogprobs ? { logprobs: wordLogprobs } : {}) });
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        if (turn.partial === partial) turn.partial = undefined;
+      });
+  }
+
+  private decode(samples: Float32Array, draft: boolean, signal: AbortSignal): Promise<ChunkTranscript> {
+    const joined = AbortSignal.any([signal, this.controller.signal]);
+    // Drafts get the caller's prompt only: the previous turn's text invites a draft of a few words to copy it.
+    const prompt = [this.settings.prompt, draft ? '' : this.previousText].filter(Boolean).join(' ').slice(-promptCharacters);
+    return this.deps.scheduler.run('transcribe', samples.length / liveSampleRate, joined, (slotSignal) =>
+      this.deps.transcriber.transcribe(samples, { language: this.settings.language, temperature: 0, draft, ...(prompt ? { prompt } : {}), ...(slotSignal ? { signal: slotSignal } : {}) }));
+  }
+}
+
+const negativeThreshold = (detection: TurnDetection): number => Math.max(detection.threshold - 0.15, 0.01);
+const round = (value: number): number => Math.round(value * 1000) / 1000;
+const normalizeWord = (word: string): string => word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+const sameWord = (a: string, b: string | undefined): boolean => b !== undefined && normalizeWord(a) === normalizeWord(b);
+
+function logprob(word: string, probability: number): LiveLogprob {
+  return { token: word, logprob: Math.log(Math.max(probability, 1e-12)), bytes: [...Buffer.from(word, 'utf8')] };
+}

@@ -1,0 +1,80 @@
+/**
+ * Speech for text that arrives in pieces (an LLM's output on a socket): the text is cut where a clause or sentence is
+ * complete, and each cut is spoken by one voice plan chosen when the stream opened.
+ */
+import type { Scheduler } from '../../jobs/scheduler.js';
+import type { Metrics } from '../../metrics.js';
+import type { SynthesizedChunk } from './synthesizer.js';
+
+/** A sentence ends at . ! ? … (then whitespace, so "3.5" and "e.g." mid-token are not cut) or at CJK full stops. */
+const sentenceBoundary = /[.!?…]["'”»)]*\s+|[。！？]/gu;
+const clauseBoundary = /[,;:—–]\s+|[、，；：]/gu;
+/** Without a sentence end, text this long is cut at its last clause anyway (an LLM that never ends a sentence). */
+const longBufferCharacters = 220;
+
+/**
+ * The text ready to be spoken from `buffer`: every complete sentence; with `clauseOk` (the stream's first words, where
+ * latency counts most) a complete clause is enough. `final`: everything left.
+ */
+export function takeSpeakable(buffer: string, options: { final: boolean; clauseOk: boolean }): { piece: string; rest: string } | undefined {
+  if (options.final) return /[\p{L}\p{N}]/u.test(buffer) ? { piece: buffer.trim(), rest: '' } : undefined;
+  const lastEnd = (pattern: RegExp): number => {
+    let end = -1;
+    for (const match of buffer.matchAll(pattern)) end = match.index + match[0].length;
+    return end;
+  };
+  let cut = lastEnd(sentenceBoundary);
+  if (cut < 0 && (options.clauseOk || buffer.length >= longBufferCharacters)) cut = lastEnd(clauseBoundary);
+  if (cut <= 0) return undefined;
+  const piece = buffer.slice(0, cut).trim();
+  return /[\p{L}\p{N}]/u.test(piece) ? { piece, rest: buffer.slice(cut) } : undefined;
+}
+
+export interface SpeechStreamPlan {
+  engine: string;
+  model: string;
+  language: string;
+  /** Of the chunks `speak` yields. */
+  sampleRate: number;
+  warnings: string[];
+  speak(text: string, signal: AbortSignal): AsyncIterable<SynthesizedChunk>;
+}
+
+export class SpeechStream {
+  constructor(
+    private readonly plan: SpeechStreamPlan,
+    private readonly scheduler: Scheduler,
+    private readonly metrics: Metrics,
+  ) {}
+
+  get engine(): string {
+    return this.plan.engine;
+  }
+
+  get language(): string {
+    return this.plan.language;
+  }
+
+  get sampleRate(): number {
+    return this.plan.sampleRate;
+  }
+
+  get warnings(): string[] {
+    return this.plan.warnings;
+  }
+
+  /** Speaks one piece in an engine slot, handing each chunk over as it is made. */
+  async speak(text: string, onChunk: (chunk: SynthesizedChunk) => Promise<void>, signal: AbortSignal): Promise<void> {
+    // Rough speaking time, for the scheduler's lane: ~15 characters per second.
+    await this.scheduler.run('tts', [...text].length / 15, signal, async (slotSignal) => {
+      const startedAt = performance.now();
+      let audioSeconds = 0;
+      for await (const chunk of this.plan.speak(text, slotSignal ?? signal)) {
+        signal.throwIfAborted();
+        audioSeconds += chunk.waveform.samples.length / chunk.waveform.sampleRate;
+        await onChunk(chunk);
+      }
+      this.metrics.recordInference({ operation: 'tts', engine: this.plan.engine, model: this.plan.model }, (performance.now() - startedAt) / 1000, audioSeconds);
+    });
+  }
+}
