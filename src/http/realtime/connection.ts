@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
 import { VoxError } from '../../errors.js';
@@ -105,7 +105,7 @@ export class RealtimeConnection {
 
   /** Sends a JSON event (with an event_id); a client that stopped reading is disconnected instead of buffered for. */
   send(event: Record<string, unknown>): void {
-    if (!this.open) return;
+    if (this.closed || this.options.socket.readyState !== this.options.socket.OPEN) return;
     if (this.options.socket.bufferedAmount > maxBufferedBytes) {
       this.close(closeCodes.slowConsumer, 'slow consumer: server events are not being read');
       return;
@@ -208,11 +208,19 @@ export function eventParser<T>(schemas: Record<string, TSchema>): (data: Buffer)
     if (typeof type !== 'string') throw new VoxError('invalid_request', "A client event is a JSON object with a string 'type'.", { param: 'type' });
     const validator = validators.get(type);
     if (!validator) throw new VoxError('invalid_request', `Unknown client event type '${type.slice(0, 80)}'. Known: ${[...validators.keys()].join(', ')}.`, { param: 'type' });
-    const problem = validator.Errors(value).First();
+    const problem = deepestError([...validator.Errors(value)]);
     if (problem) {
       const param = problem.path.replace(/^\//, '').replaceAll('/', '.');
       throw new VoxError('invalid_request', `${param || 'event'}: ${problem.message}.`, param ? { param } : {});
     }
     return value as T;
   };
+}
+
+/** The most specific problem: a union (e.g. null or an object) reports its own path, its variants the field inside. */
+function deepestError(errors: ValueError[]): ValueError | undefined {
+  const all = errors.flatMap(function expand(error): ValueError[] {
+    return [error, ...error.errors.flatMap((variant) => [...variant].flatMap(expand))];
+  });
+  return all.reduce<ValueError | undefined>((deepest, error) => (!deepest || error.path.length > deepest.path.length ? error : deepest), undefined);
 }

@@ -290,10 +290,12 @@ export class LiveTranscriptionSession {
 
   private completedEvent(turn: OpenTurn, transcript: ChunkTranscript, endSample: number): Extract<LiveEvent, { type: 'completed' }> {
     const offsetSeconds = turn.startSample / liveSampleRate;
+    const endSeconds = endSample / liveSampleRate;
+    // Whisper may place a last word's end in the padding past the audio: times stay inside the turn.
     const words = transcript.segments.flatMap((segment) => segment.words).map((w) => ({
       word: w.text,
-      start: round(offsetSeconds + w.startSeconds),
-      end: round(offsetSeconds + w.endSeconds),
+      start: round(Math.min(offsetSeconds + w.startSeconds, endSeconds)),
+      end: round(Math.min(offsetSeconds + w.endSeconds, endSeconds)),
       confidence: round(w.probability),
     }));
     return {
