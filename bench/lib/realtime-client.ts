@@ -53,13 +53,22 @@ export class RealtimeClient {
 
   /** The first event (from index `from`) of this type that passes `where`. */
   async waitFor(type: string, options: { where?: (event: ReceivedEvent) => boolean; timeoutMs?: number; from?: number } = {}): Promise<ReceivedEvent> {
-    const deadline = performance.now() + (options.timeoutMs ?? 30_000);
+    return this.waitUntil(() => this.events.slice(options.from ?? 0).find((e) => e.type === type && (options.where?.(e) ?? true)), type, options.timeoutMs);
+  }
+
+  /** The binary message with this index, once it has arrived. */
+  async waitForBinary(index: number, timeoutMs?: number): Promise<{ data: Buffer; receivedAtMs: number }> {
+    return this.waitUntil(() => this.binary[index], `binary message ${index}`, timeoutMs);
+  }
+
+  private async waitUntil<T>(find: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+    const deadline = performance.now() + timeoutMs;
     for (;;) {
-      const found = this.events.slice(options.from ?? 0).find((e) => e.type === type && (options.where?.(e) ?? true));
-      if (found) return found;
-      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode} ${this.closeReason}) before ${type}`);
+      const found = find();
+      if (found !== undefined) return found;
+      if (this.closeCode !== undefined) throw new Error(`socket closed (${this.closeCode} ${this.closeReason}) before ${what}`);
       const left = deadline - performance.now();
-      if (left <= 0) throw new Error(`no ${type} within ${options.timeoutMs ?? 30_000} ms; got ${this.events.map((e) => e.type).join(', ')}`);
+      if (left <= 0) throw new Error(`no ${what} within ${timeoutMs} ms; got ${this.events.map((e) => e.type).join(', ')}`);
       await new Promise<void>((resolve) => {
         const wake = (): void => {
           this.waiters.delete(wake);

@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { takeSpeakable } from '../../src/operations/synthesize/speech-stream.js';
+import { repeatsPhrase } from '../../src/operations/transcribe/engines/whisper-cpp.js';
+
+test('text is spoken once a sentence is complete; at the start a clause is enough', () => {
+  assert.equal(takeSpeakable('Hello there', { final: false, clauseOk: true }), undefined);
+  assert.deepEqual(takeSpeakable('Hello there, how', { final: false, clauseOk: true }), { piece: 'Hello there,', rest: 'how' });
+  assert.equal(takeSpeakable('Hello there, how', { final: false, clauseOk: false }), undefined);
+  assert.deepEqual(takeSpeakable('One. Two! Three', { final: false, clauseOk: false }), { piece: 'One. Two!', rest: 'Three' });
+  // A full stop is an end only once the next word has started: "3." may become "3.5".
+  assert.equal(takeSpeakable('It costs 3.', { final: false, clauseOk: false }), undefined);
+  assert.deepEqual(takeSpeakable('你好。今天', { final: false, clauseOk: false }), { piece: '你好。', rest: '今天' });
+  assert.deepEqual(takeSpeakable(' the rest ', { final: true, clauseOk: false }), { piece: 'the rest', rest: '' });
+  assert.equal(takeSpeakable(' ... ', { final: true, clauseOk: false }), undefined);
+  const long = `${'word, '.repeat(40)}more`;
+  assert.equal(takeSpeakable(long, { final: false, clauseOk: false })?.rest, 'more');
+});
+
+test('a draft that says a phrase twice in a row is a loop', () => {
+  assert.equal(repeatsPhrase('Mr. Quilter. Mr. Quilter. Mr.'), true);
+  assert.equal(repeatsPhrase('Mr. Quilter is the apostle of the middle classes.'), false);
+  assert.equal(repeatsPhrase('It is very very good.'), false);
+});
