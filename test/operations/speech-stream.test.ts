@@ -8,6 +8,7 @@ test('text is spoken once a sentence is complete; at the start a clause is enoug
   assert.deepEqual(takeSpeakable('Hello there, how', { final: false, clauseOk: true }), { piece: 'Hello there,', rest: 'how' });
   assert.equal(takeSpeakable('Hello there, how', { final: false, clauseOk: false }), undefined);
   assert.deepEqual(takeSpeakable('One. Two! Three', { final: false, clauseOk: false }), { piece: 'One. Two!', rest: 'Three' });
+  assert.deepEqual(takeSpeakable('One, two. Three', { final: false, clauseOk: true }), { piece: 'One,', rest: 'two. Three' });
   // A full stop is an end only once the next word has started: "3." may become "3.5".
   assert.equal(takeSpeakable('It costs 3.', { final: false, clauseOk: false }), undefined);
   assert.deepEqual(takeSpeakable('你好。今天', { final: false, clauseOk: false }), { piece: '你好。', rest: '今天' });

@@ -22,6 +22,11 @@ const parseEvent = eventParser<SpeechClientEvent>(speechClientEvents);
 const maxBufferedCharacters = 20_000;
 /** Synthesis waits while this much audio is sent but not yet taken by the client. */
 const audioHighWaterBytes = 1024 * 1024;
+/**
+ * Until this much audio has been sent, a complete clause is spoken on its own: each piece is then short to make, so the
+ * next is ready before a player has finished the last one. After that, whole sentences (better prosody).
+ */
+const clauseStartSeconds = 3;
 
 export interface SpeechSocketOptions {
   synthesis: SynthesisService;
@@ -82,7 +87,6 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
   let outputSampleRate = 24000;
   let sink: AudioSink | undefined;
   let buffer = '';
-  let spokenPieces = 0;
   let flushRequested = false;
   let closing = false;
   let sentSamples = 0;
@@ -110,10 +114,12 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
     connection.sendBinary(data);
   });
 
+  const clauseOk = (): boolean => !stream || sentSamples < clauseStartSeconds * stream.sampleRate;
+
   /** Speaks every piece that is ready, one after another; then answers a flush or a close. */
   const speakReady = async (): Promise<void> => {
     for (;;) {
-      const take = takeSpeakable(buffer, { final: flushRequested || closing, clauseOk: spokenPieces === 0 });
+      const take = takeSpeakable(buffer, { final: flushRequested || closing, clauseOk: clauseOk() });
       if (!take) break;
       buffer = take.rest;
       const signal = current.signal;
@@ -133,7 +139,6 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
         connection.reportError(error, null);
         continue;
       }
-      spokenPieces++;
       connection.send({ type: 'alignment', text: take.piece, audio_start: round(startSeconds), audio_end: round(sentSamples / stream!.sampleRate) });
     }
     if (flushRequested && buffer.trim() === '') {
@@ -148,7 +153,7 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
   };
 
   /** Work for the speaking loop: a piece ready, a flush or a close to answer. */
-  const hasWork = (): boolean => flushRequested || closing || takeSpeakable(buffer, { final: false, clauseOk: spokenPieces === 0 }) !== undefined;
+  const hasWork = (): boolean => flushRequested || closing || takeSpeakable(buffer, { final: false, clauseOk: clauseOk() }) !== undefined;
   const kick = (): void => {
     if (speaking || !connection.open) return;
     speaking = speakReady().finally(() => {

@@ -14,18 +14,16 @@ const longBufferCharacters = 220;
 
 /**
  * The text ready to be spoken from `buffer`: every complete sentence; with `clauseOk` (the stream's first words, where
- * latency counts most) a complete clause is enough. `final`: everything left.
+ * latency counts most) the first complete clause or sentence alone, so the piece is quick to make. `final`: everything left.
  */
 export function takeSpeakable(buffer: string, options: { final: boolean; clauseOk: boolean }): { piece: string; rest: string } | undefined {
   if (options.final) return /[\p{L}\p{N}]/u.test(buffer) ? { piece: buffer.trim(), rest: '' } : undefined;
-  const lastEnd = (pattern: RegExp): number => {
-    let end = -1;
-    for (const match of buffer.matchAll(pattern)) end = match.index + match[0].length;
-    return end;
-  };
-  let cut = lastEnd(sentenceBoundary);
-  if (cut < 0 && (options.clauseOk || buffer.length >= longBufferCharacters)) cut = lastEnd(clauseBoundary);
-  if (cut <= 0) return undefined;
+  const ends = (pattern: RegExp): number[] => [...buffer.matchAll(pattern)].map((match) => match.index + match[0].length);
+  const sentenceEnds = ends(sentenceBoundary);
+  let cut = sentenceEnds.at(-1) ?? -1;
+  if (options.clauseOk) cut = Math.min(...[...sentenceEnds, ...ends(clauseBoundary)].filter((end) => /[\p{L}\p{N}]/u.test(buffer.slice(0, end))), Infinity);
+  else if (cut < 0 && buffer.length >= longBufferCharacters) cut = ends(clauseBoundary).at(-1) ?? -1;
+  if (cut <= 0 || !Number.isFinite(cut)) return undefined;
   const piece = buffer.slice(0, cut).trim();
   return /[\p{L}\p{N}]/u.test(piece) ? { piece, rest: buffer.slice(cut) } : undefined;
 }
