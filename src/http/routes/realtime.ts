@@ -23,6 +23,7 @@ export interface RealtimeRoutesOptions {
 const security = [{ bearerAuth: [] }];
 const tags = ['realtime'];
 const defaultSecretSeconds = 600;
+const switchingProtocols = { description: 'Switching Protocols: the WebSocket session begins (messages: see the README).' };
 const upgradeRequired = (): VoxError => new VoxError('upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).');
 
 export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (app, options) => {
@@ -38,7 +39,7 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
       tags,
       security,
       querystring: realtimeQuery,
-      response: errorResponses([...keyedErrors, 403, 422, 426]),
+      response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 422, 426]) },
     },
     preValidation: async (request) => {
       if (request.query.intent !== 'transcription') throw unsupportedValue('intent', request.query.intent ?? '', ['transcription']);
@@ -57,7 +58,7 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
       summary: 'Streaming speech over a WebSocket: text in pieces, audio frames out (see the README)',
       tags,
       security,
-      response: errorResponses([...keyedErrors, 403, 426]),
+      response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 426]) },
     },
     handler: async () => {
       throw upgradeRequired();
