@@ -98,6 +98,22 @@ describe('realtime transcription socket', () => {
     await client.close();
   });
 
+  test('diarize: each completed turn carries a speaker label, the same one when the same speaker speaks again', async () => {
+    const client = await connect();
+    client.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { language: 'en' }, diarize: true } });
+    const updated = await client.waitFor('transcription_session.updated');
+    assert.equal((updated.session as { diarize: boolean }).diarize, true);
+    const turns = ['3080-5032-0001', '2033-164914-0001', '3080-5032-0004', '2033-164914-0003'];
+    for (const turn of turns) {
+      await client.streamPcm16(await pcm16(`vc/resemblyzer_librispeech/${turn}.wav`, 24000), { sampleRate: 24000, realTime: false });
+      client.send({ type: 'input_audio_buffer.commit' });
+    }
+    await client.waitFor(completedType, { where: () => client.events.filter((e) => e.type === completedType).length === turns.length, timeoutMs: 120_000 });
+    const speakers = client.events.filter((e) => e.type === completedType).map((e) => e.speaker);
+    assert.deepEqual(speakers, ['SPEAKER_1', 'SPEAKER_2', 'SPEAKER_1', 'SPEAKER_2']);
+    await client.close();
+  });
+
   test('binary messages are audio in the session format; clear drops what is not committed', async () => {
     const client = await connect();
     client.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { language: 'en' } } });

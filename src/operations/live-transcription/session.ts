@@ -128,7 +128,8 @@ export class LiveTranscriptionSession {
   /** Completed events leave in turn order. */
   private completions: Promise<void> = Promise.resolve();
   private readonly controller = new AbortController();
-  private readonly speakers: OnlineSpeakers | undefined;
+  /** Made when the session first asks for speaker labels: labels stay consistent from then on. */
+  private speakers: OnlineSpeakers | undefined;
   private readonly now: () => number;
 
   constructor(
@@ -138,7 +139,6 @@ export class LiveTranscriptionSession {
   ) {
     this.vadStream = deps.vad.stream();
     this.now = deps.now ?? (() => performance.now());
-    this.speakers = settings.diarize && deps.speakerEncoder ? new OnlineSpeakers(deps.speakerEncoder) : undefined;
   }
 
   get currentSettings(): LiveTranscriptionSettings {
@@ -270,7 +270,9 @@ export class LiveTranscriptionSession {
     result.catch(() => undefined);
     this.uncommittedFrom = stopSample;
     this.audio.discardBefore(stopSample);
-    const speaker = this.speakers && turn.speechSamples >= 0.5 * liveSampleRate ? this.speakers.label(samples, this.controller.signal) : undefined;
+    if (this.settings.diarize && this.deps.speakerEncoder) this.speakers ??= new OnlineSpeakers(this.deps.speakerEncoder);
+    // Under half a second of speech says too little about the voice: such a turn gets no label.
+    const speaker = this.settings.diarize && this.speakers && turn.speechSamples >= 0.5 * liveSampleRate ? this.speakers.label(samples, this.controller.signal) : undefined;
     speaker?.catch(() => undefined);
     const previous = this.completions;
     this.completions = (async () => {
