@@ -25,6 +25,8 @@ export const defaultLiveSettings: LiveTranscriptionSettings = {
 };
 
 export class LiveTranscriptionService {
+  private readonly runningDrafts = new Set<AbortController>();
+
   constructor(private readonly deps: LiveTranscriptionServiceDependencies) {}
 
   /** The model sessions use (loaded on the first call). */
@@ -34,7 +36,7 @@ export class LiveTranscriptionService {
 
   async open(settings: LiveTranscriptionSettings, emit: (event: LiveEvent) => void): Promise<LiveTranscriptionSession> {
     const [transcriber, vad] = await Promise.all([this.engine(), this.deps.vad()]);
-    return new LiveTranscriptionSession({ transcriber, vad, scheduler: this.deps.scheduler, ...(this.deps.speakerEncoder ? { speakerEncoder: this.deps.speakerEncoder } : {}) }, this.check(settings), emit);
+    return new LiveTranscriptionSession({ transcriber, vad, scheduler: this.deps.scheduler, runningDrafts: this.runningDrafts, ...(this.deps.speakerEncoder ? { speakerEncoder: this.deps.speakerEncoder } : {}) }, this.check(settings), emit);
   }
 
   /** Settings as given, with the language reduced to what Whisper knows ('en-US' -> 'en'); 422 for a language it does not. */

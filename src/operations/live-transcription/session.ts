@@ -72,6 +72,8 @@ export interface LiveTranscriptionDependencies {
   speakerEncoder?: () => Promise<SpeakerEncoder>;
   /** Wall-clock time in ms (tests and benches pass their own). */
   now?: () => number;
+  /** Partial decodings running in every session of the process: a final decoding stops them, so it never waits for one. */
+  runningDrafts: Set<AbortController>;
 }
 
 /** Partials re-decode the open turn at most this often. */
@@ -332,6 +334,7 @@ export class LiveTranscriptionSession {
     if (!this.deps.scheduler.hasFreeSlot('transcribe', (endSample - turn.startSample) / liveSampleRate)) return;
     const partial = new AbortController();
     turn.partial = partial;
+    this.deps.runningDrafts.add(partial);
     turn.lastPartialAtMs = now;
     void this.decode(this.audio.take(turn.startSample, endSample), true, partial.signal)
       .then((transcript) => {
@@ -349,11 +352,13 @@ export class LiveTranscriptionSession {
       })
       .catch(() => undefined)
       .finally(() => {
+        this.deps.runningDrafts.delete(partial);
         if (turn.partial === partial) turn.partial = undefined;
       });
   }
 
   private decode(samples: Float32Array, draft: boolean, signal: AbortSignal): Promise<ChunkTranscript> {
+    if (!draft) for (const running of this.deps.runningDrafts) running.abort();
     const joined = AbortSignal.any([signal, this.controller.signal]);
     // Drafts get the caller's prompt only: the previous turn's text invites a draft of a few words to copy it.
     const prompt = [this.settings.prompt, draft ? '' : this.previousText].filter(Boolean).join(' ').slice(-promptCharacters);
