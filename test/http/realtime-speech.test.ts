@@ -5,7 +5,7 @@ import { RealtimeClient } from '../../bench/lib/realtime-client.js';
 import { errorRate } from '../../bench/lib/wer.js';
 import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
 
-const text = 'Good morning, this is a streaming test. The words arrive in small pieces, just like a language model writes them. Can you hear every one of them?';
+const text = 'Good morning to everyone listening today, this is a streaming test. The words arrive in small pieces, just like a language model writes them. Can you hear every one of them?';
 
 /** Words with their trailing space, as token-sized pieces. */
 const pieces = (value: string): string[] => value.match(/\S+\s*/g) ?? [];
@@ -64,7 +64,7 @@ describe('streaming speech socket', () => {
     // Audio started before the whole text was sent: the first clause is spoken on its own.
     const alignments = client.events.filter((e) => e.type === 'alignment');
     assert.ok(alignments.length >= 2, JSON.stringify(alignments));
-    assert.equal(alignments[0]!.text, 'Good morning,');
+    assert.equal(alignments[0]!.text, 'Good morning to everyone listening today,');
     for (let i = 1; i < alignments.length; i++) assert.equal(alignments[i]!.audio_start, alignments[i - 1]!.audio_end);
     assert.equal(alignments.map((a) => a.text).join(' '), text);
     const heard = await transcribe(wav(pcm, 16000), 'speech.wav');

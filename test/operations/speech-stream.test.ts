@@ -3,12 +3,13 @@ import { test } from 'node:test';
 import { takeSpeakable } from '../../src/operations/synthesize/speech-stream.js';
 import { repeatsPhrase } from '../../src/operations/transcribe/engines/whisper-cpp.js';
 
-test('text is spoken once a sentence is complete; at the start a clause is enough', () => {
+test('text is spoken once a sentence is complete; at the start a long enough clause is enough', () => {
   assert.equal(takeSpeakable('Hello there', { final: false, clauseOk: true }), undefined);
-  assert.deepEqual(takeSpeakable('Hello there, how', { final: false, clauseOk: true }), { piece: 'Hello there,', rest: 'how' });
+  assert.equal(takeSpeakable('Hello there, how', { final: false, clauseOk: true }), undefined, 'a short clause waits for more');
+  assert.deepEqual(takeSpeakable('Good morning to all of you out there, how', { final: false, clauseOk: true }), { piece: 'Good morning to all of you out there,', rest: 'how' });
   assert.equal(takeSpeakable('Hello there, how', { final: false, clauseOk: false }), undefined);
   assert.deepEqual(takeSpeakable('One. Two! Three', { final: false, clauseOk: false }), { piece: 'One. Two!', rest: 'Three' });
-  assert.deepEqual(takeSpeakable('One, two. Three', { final: false, clauseOk: true }), { piece: 'One,', rest: 'two. Three' });
+  assert.deepEqual(takeSpeakable('One, two. Three', { final: false, clauseOk: true }), { piece: 'One, two.', rest: 'Three' });
   // A full stop is an end only once the next word has started: "3." may become "3.5".
   assert.equal(takeSpeakable('It costs 3.', { final: false, clauseOk: false }), undefined);
   assert.deepEqual(takeSpeakable('你好。今天', { final: false, clauseOk: false }), { piece: '你好。', rest: '今天' });
