@@ -2,7 +2,9 @@
 import path from 'node:path';
 import { ApiKeyService } from './auth/api-keys.js';
 import { ClientSecretService } from './auth/client-secrets.js';
+import { liveInputFormats } from './audio/live-audio.js';
 import { LiveTranscriptionService } from './operations/live-transcription/service.js';
+import { speechStreamFormats } from './operations/synthesize/speech-stream.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
@@ -145,6 +147,13 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     vc: operations.conversion.capabilities(),
     separate: operations.separation.capabilities(),
     transcribe: operations.transcription.capabilities(),
+    realtime: {
+      // Sessions run where the engines are.
+      available: localEngines,
+      transcription: { path: '/v1/realtime?intent=transcription', input_audio_formats: [...liveInputFormats] },
+      speech: { path: '/v1/audio/tts/stream', formats: [...speechStreamFormats] },
+      sessions_per_key: config.realtimeSessionsPerKey,
+    },
     limits: {
       max_upload_bytes: config.maxUploadBytes,
       max_audio_seconds: config.maxAudioSeconds,

@@ -176,6 +176,14 @@ describe('realtime transcription socket', () => {
     await assert.rejects(RealtimeClient.connect(url.replace('intent=transcription', 'model=gpt-4o-realtime'), { key: t.key }), (error: { status: number }) => error.status === 422);
   });
 
+  test('capabilities name the realtime sockets', async () => {
+    const capabilities = (await t.app.inject({ method: 'GET', url: '/v1/capabilities' })).json() as { realtime: { available: boolean; transcription: { path: string; input_audio_formats: string[] }; speech: { formats: string[] } } };
+    assert.equal(capabilities.realtime.available, true);
+    assert.equal(capabilities.realtime.transcription.path, '/v1/realtime?intent=transcription');
+    assert.deepEqual(capabilities.realtime.transcription.input_audio_formats, ['pcm16', 'g711_ulaw', 'g711_alaw']);
+    assert.deepEqual(capabilities.realtime.speech.formats, ['pcm16', 'mp3', 'opus']);
+  });
+
   test('disconnecting mid-utterance frees the engine slot at once', async () => {
     const client = await connect();
     client.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { language: 'en' } } });

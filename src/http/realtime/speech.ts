@@ -12,9 +12,9 @@ import { livePcmEncoder, type LivePcmEncoder } from '../../audio/live-audio.js';
 import { VoxError } from '../../errors.js';
 import type { Metrics } from '../../metrics.js';
 import type { SynthesisService } from '../../operations/synthesize/service.js';
-import { takeSpeakable, type SpeechStream } from '../../operations/synthesize/speech-stream.js';
+import { takeSpeakable, type SpeechStream, type SpeechStreamFormat } from '../../operations/synthesize/speech-stream.js';
 import type { ApiKeyRecord } from '../../storage/store.js';
-import { speechClientEvents, type SpeechClientEvent, type SpeechStreamFormat } from '../schemas/realtime.js';
+import { speechClientEvents, type SpeechClientEvent } from '../schemas/realtime.js';
 import { closeCodes, errorFields, eventParser, RealtimeConnection, type ConnectionLimits, type SessionCounter } from './connection.js';
 
 const parseEvent = eventParser<SpeechClientEvent>(speechClientEvents);

@@ -1,6 +1,7 @@
 /** Client events of a realtime transcription session (OpenAI's transcription-session protocol), and client secrets. */
 import { Type, type Static } from '@sinclair/typebox';
 import { liveInputFormats } from '../../audio/live-audio.js';
+import { speechStreamFormats } from '../../operations/synthesize/speech-stream.js';
 
 const eventId = Type.Optional(Type.String({ maxLength: 256 }));
 
@@ -62,9 +63,6 @@ export const clientSecret = Type.Object({
 }, { $id: 'ClientSecret' });
 
 /** Client messages of the speech socket (GET /v1/audio/tts/stream). */
-export const speechStreamFormats = ['pcm16', 'mp3', 'opus'] as const;
-export type SpeechStreamFormat = (typeof speechStreamFormats)[number];
-
 export const speechClientEvents = {
   start: Type.Object({
     type: Type.Literal('start'),

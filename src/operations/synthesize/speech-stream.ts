@@ -6,6 +6,10 @@ import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import type { SynthesizedChunk } from './synthesizer.js';
 
+/** Audio formats of a speech stream: raw 16-bit PCM, or a codec streamed as it encodes. */
+export const speechStreamFormats = ['pcm16', 'mp3', 'opus'] as const;
+export type SpeechStreamFormat = (typeof speechStreamFormats)[number];
+
 /** A sentence ends at . ! ? … (then whitespace, so "3.5" and "e.g." mid-token are not cut) or at CJK full stops. */
 const sentenceBoundary = /[.!?…]["'”»)]*\s+|[。！？]/gu;
 const clauseBoundary = /[,;:—–]\s+|[、，；：]/gu;
