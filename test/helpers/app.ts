@@ -56,6 +56,14 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
   };
 }
 
+/** Listens on a free loopback port (for clients that need a real socket, e.g. WebSockets); returns `host:port`. */
+export async function listen(t: TestApp): Promise<string> {
+  await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = t.app.server.address();
+  if (!address || typeof address === 'string') throw new Error('not listening on a TCP port');
+  return `127.0.0.1:${address.port}`;
+}
+
 interface MultipartFile {
   filename: string;
   content: Buffer;

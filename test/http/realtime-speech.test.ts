@@ -3,29 +3,18 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { RealtimeClient } from '../../bench/lib/realtime-client.js';
 import { errorRate } from '../../bench/lib/wer.js';
-import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
+import { encodeWaveform } from '../../src/audio/encode.js';
+import { buildTestApp, listen, multipartBody, type TestApp } from '../helpers/app.js';
 
 const text = 'Good morning to everyone listening today, this is a streaming test. The words arrive in small pieces, just like a language model writes them. Can you hear every one of them?';
 
 /** Words with their trailing space, as token-sized pieces. */
 const pieces = (value: string): string[] => value.match(/\S+\s*/g) ?? [];
 
-/** A WAV header for 16-bit mono PCM, so the transcription route can read the streamed audio. */
-function wav(pcm: Buffer, sampleRate: number): Buffer {
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + pcm.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(pcm.length, 40);
-  return Buffer.concat([header, pcm]);
+/** Streamed 16-bit PCM as a WAV file the transcription route can read. */
+async function wav(pcm: Buffer, sampleRate: number): Promise<Buffer> {
+  const samples = new Float32Array(pcm.length / 2).map((_, i) => pcm.readInt16LE(i * 2) / 32768);
+  return encodeWaveform({ samples, sampleRate, channels: 1 }, { format: 'wav' });
 }
 
 describe('streaming speech socket', () => {
@@ -33,9 +22,7 @@ describe('streaming speech socket', () => {
   let url: string;
   before(async () => {
     t = await buildTestApp();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/audio/tts/stream`;
+    url = `ws://${await listen(t)}/v1/audio/tts/stream`;
   });
   after(async () => t.close());
 
@@ -67,7 +54,7 @@ describe('streaming speech socket', () => {
     assert.equal(alignments[0]!.text, 'Good morning to everyone listening today,');
     for (let i = 1; i < alignments.length; i++) assert.equal(alignments[i]!.audio_start, alignments[i - 1]!.audio_end);
     assert.equal(alignments.map((a) => a.text).join(' '), text);
-    const heard = await transcribe(wav(pcm, 16000), 'speech.wav');
+    const heard = await transcribe(await wav(pcm, 16000), 'speech.wav');
     assert.ok(errorRate(text, heard, 'en').rate <= 0.1, heard);
   });
 

@@ -7,7 +7,7 @@ import alawmulaw from 'alawmulaw';
 import { RealtimeClient, toPcm16 } from '../../bench/lib/realtime-client.js';
 import { errorRate } from '../../bench/lib/wer.js';
 import { decodeFile } from '../../src/audio/decode.js';
-import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, listen, multipartBody, type TestApp } from '../helpers/app.js';
 
 const clips = [
   { file: 'asr/pv_leopard/test.wav', text: 'Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel.' },
@@ -27,9 +27,7 @@ describe('realtime transcription socket', () => {
   let url: string;
   before(async () => {
     t = await buildTestApp();
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/realtime?intent=transcription`;
+    url = `ws://${await listen(t)}/v1/realtime?intent=transcription`;
   });
   after(async () => t.close());
 
@@ -208,9 +206,7 @@ describe('realtime limits', () => {
   let url: string;
   before(async () => {
     t = await buildTestApp({ VOXD_REALTIME_IDLE_SECONDS: '2', VOXD_REALTIME_SESSIONS_PER_KEY: '1', VOXD_REALTIME_MAX_MESSAGE_MB: '1' });
-    await t.app.listen({ host: '127.0.0.1', port: 0 });
-    const address = t.app.server.address();
-    url = `ws://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/v1/realtime?intent=transcription`;
+    url = `ws://${await listen(t)}/v1/realtime?intent=transcription`;
   });
   after(async () => t.close());
 

@@ -55,13 +55,18 @@ export class SessionCounter {
   }
 }
 
+/** What the sockets of one process share. */
+export interface RealtimeShared {
+  limits: ConnectionLimits;
+  counter: SessionCounter;
+  metrics: Metrics;
+}
+
 export interface ConnectionOptions {
   kind: string;
   socket: WebSocket;
   keyId: string;
-  limits: ConnectionLimits;
-  counter: SessionCounter;
-  metrics: Metrics;
+  shared: RealtimeShared;
   log: FastifyBaseLogger;
   /** One client message (text or binary); a thrown VoxError becomes an `error` event and the session goes on. */
   onMessage: (data: Buffer, isBinary: boolean) => Promise<void>;
@@ -80,15 +85,16 @@ export class RealtimeConnection {
   private readonly admitted: boolean;
 
   constructor(private readonly options: ConnectionOptions) {
-    const { socket, limits, kind } = options;
+    const { socket, kind } = options;
+    const { limits } = options.shared;
     this.expiresAt = Math.floor(Date.now() / 1000) + limits.maxSessionSeconds;
-    this.admitted = options.counter.tryOpen(options.keyId, limits.sessionsPerKey);
+    this.admitted = options.shared.counter.tryOpen(options.keyId, limits.sessionsPerKey);
     socket.on('close', (code) => this.cleanUp(code));
     if (!this.admitted) {
       this.fail(new VoxError('rate_limited', `This key already has ${limits.sessionsPerKey} realtime sessions open (VOXD_REALTIME_SESSIONS_PER_KEY).`), closeCodes.tooManySessions, 'too many sessions for this key');
       return;
     }
-    options.metrics.realtimeSessions.inc({ kind });
+    options.shared.metrics.realtimeSessions.inc({ kind });
     this.sessionTimer = setTimeout(() => this.fail(new VoxError('request_timeout', `The session reached its time limit of ${limits.maxSessionSeconds} s (VOXD_REALTIME_MAX_SESSION_SECONDS).`), closeCodes.sessionExpired, 'session time limit reached'), limits.maxSessionSeconds * 1000);
     this.touch();
     socket.on('message', (data: RawData, isBinary: boolean) => this.receive(toBuffer(data), isBinary));
@@ -149,8 +155,8 @@ export class RealtimeConnection {
 
   private receive(data: Buffer, isBinary: boolean): void {
     this.touch();
-    if (data.length > this.options.limits.maxMessageBytes) {
-      this.reportError(new VoxError('payload_too_large', `A message may hold at most ${this.options.limits.maxMessageBytes} bytes (VOXD_REALTIME_MAX_MESSAGE_MB); this one has ${data.length}: it was dropped.`), null);
+    if (data.length > this.options.shared.limits.maxMessageBytes) {
+      this.reportError(new VoxError('payload_too_large', `A message may hold at most ${this.options.shared.limits.maxMessageBytes} bytes (VOXD_REALTIME_MAX_MESSAGE_MB); this one has ${data.length}: it was dropped.`), null);
       return;
     }
     this.pendingBytes += data.length;
@@ -167,7 +173,7 @@ export class RealtimeConnection {
 
   private touch(): void {
     clearTimeout(this.idleTimer);
-    const idleSeconds = this.options.limits.idleSeconds;
+    const idleSeconds = this.options.shared.limits.idleSeconds;
     this.idleTimer = setTimeout(() => this.fail(new VoxError('request_timeout', `No message for ${idleSeconds} s (VOXD_REALTIME_IDLE_SECONDS): the session is closed.`), closeCodes.idle, 'idle timeout'), idleSeconds * 1000);
   }
 
@@ -176,9 +182,9 @@ export class RealtimeConnection {
     clearTimeout(this.idleTimer);
     clearTimeout(this.sessionTimer);
     if (!this.admitted) return;
-    this.options.counter.release(this.options.keyId);
-    this.options.metrics.realtimeSessions.dec({ kind: this.options.kind });
-    this.options.metrics.realtimeCloses.inc({ kind: this.options.kind, code: String(code) });
+    this.options.shared.counter.release(this.options.keyId);
+    this.options.shared.metrics.realtimeSessions.dec({ kind: this.options.kind });
+    this.options.shared.metrics.realtimeCloses.inc({ kind: this.options.kind, code: String(code) });
     this.options.onClose();
   }
 }

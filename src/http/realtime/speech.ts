@@ -10,12 +10,11 @@ import type { WebSocket } from 'ws';
 import { outputSampleRate as outputSampleRateOf, startEncoder, type StreamingEncoder } from '../../audio/encode.js';
 import { livePcmEncoder, type LivePcmEncoder } from '../../audio/live-audio.js';
 import { VoxError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
 import type { SynthesisService } from '../../operations/synthesize/service.js';
 import { takeSpeakable, type SpeechStream, type SpeechStreamFormat } from '../../operations/synthesize/speech-stream.js';
 import type { ApiKeyRecord } from '../../storage/store.js';
 import { speechClientEvents, type SpeechClientEvent } from '../schemas/realtime.js';
-import { closeCodes, errorFields, eventParser, RealtimeConnection, type ConnectionLimits, type SessionCounter } from './connection.js';
+import { closeCodes, errorFields, eventParser, RealtimeConnection, type RealtimeShared } from './connection.js';
 
 const parseEvent = eventParser<SpeechClientEvent>(speechClientEvents);
 /** Text waiting to be spoken beyond this is refused (the client writes much faster than speech is made). */
@@ -28,11 +27,8 @@ const audioHighWaterBytes = 1024 * 1024;
  */
 const clauseStartSeconds = 3;
 
-export interface SpeechSocketOptions {
+export interface SpeechSocketOptions extends RealtimeShared {
   synthesis: SynthesisService;
-  limits: ConnectionLimits;
-  counter: SessionCounter;
-  metrics: Metrics;
 }
 
 const errorEvent = (error: VoxError): Record<string, unknown> => ({ type: 'error', error: errorFields(error) });
@@ -97,9 +93,7 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
     kind: 'speech',
     socket,
     keyId: caller.id,
-    limits: options.limits,
-    counter: options.counter,
-    metrics: options.metrics,
+    shared: options,
     log,
     errorEvent,
     onMessage: (data, isBinary) => handle(data, isBinary),

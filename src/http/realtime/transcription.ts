@@ -7,19 +7,15 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { decodeBase64Audio, liveAudioDecoder, type LiveAudioDecoder, type LiveInputFormat } from '../../audio/live-audio.js';
 import { VoxError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
 import { liveSampleRate, type LiveEvent, type LiveTranscriptionSession, type LiveTranscriptionSettings } from '../../operations/live-transcription/session.js';
 import { defaultLiveSettings, type LiveTranscriptionService } from '../../operations/live-transcription/service.js';
 import { clientEvents, type ClientEvent, type TranscriptionSessionFields } from '../schemas/realtime.js';
-import { errorFields, eventParser, RealtimeConnection, type ConnectionLimits, type SessionCounter } from './connection.js';
+import { errorFields, eventParser, RealtimeConnection, type RealtimeShared } from './connection.js';
 
 const parseEvent = eventParser<ClientEvent>(clientEvents);
 
-export interface TranscriptionSocketOptions {
+export interface TranscriptionSocketOptions extends RealtimeShared {
   service: LiveTranscriptionService;
-  limits: ConnectionLimits;
-  counter: SessionCounter;
-  metrics: Metrics;
 }
 
 /** OpenAI's error event: the envelope's fields, plus the client event that caused it. */
@@ -37,9 +33,7 @@ export function serveTranscriptionSocket(socket: WebSocket, keyId: string, log: 
     kind: 'transcription',
     socket,
     keyId,
-    limits: options.limits,
-    counter: options.counter,
-    metrics: options.metrics,
+    shared: options,
     log,
     errorEvent,
     onMessage: (data, isBinary) => handle(data, isBinary),
