@@ -149,6 +149,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   await app.register(jobRoutes, { jobs: container.jobs, apiKeys: container.apiKeys, closing: closeStreams.signal });
   await app.register(fileRoutes, { files: container.files });
   await app.register(realtimeRoutes, {
+    available: config.role !== 'api',
     liveTranscription: container.operations.liveTranscription,
     synthesis: container.operations.synthesis,
     clientSecrets: container.clientSecrets,

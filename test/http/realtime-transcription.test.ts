@@ -236,3 +236,16 @@ describe('realtime limits', () => {
     assert.equal(client.closeCode, 1009);
   });
 });
+
+test('an API-only node refuses realtime sockets with 501 (sessions run where the engines are)', async () => {
+  const api = await buildTestApp({ VOXD_ROLE: 'api' });
+  try {
+    for (const url of ['/v1/realtime?intent=transcription', '/v1/audio/tts/stream']) {
+      const response = await api.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${api.key}` } });
+      assert.equal(response.statusCode, 501, response.body);
+      assert.match(response.json().error.message, /role all/);
+    }
+  } finally {
+    await api.close();
+  }
+});

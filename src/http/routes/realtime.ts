@@ -13,6 +13,8 @@ import { serveSpeechSocket } from '../realtime/speech.js';
 import { serveTranscriptionSocket } from '../realtime/transcription.js';
 
 export interface RealtimeRoutesOptions {
+  /** Whether this node runs engines (an API-only node refuses realtime sockets at the upgrade). */
+  available: boolean;
   liveTranscription: LiveTranscriptionService;
   synthesis: SynthesisService;
   clientSecrets: ClientSecretService;
@@ -29,6 +31,9 @@ const upgradeRequired = (): VoxError => new VoxError('upgrade_required', 'This i
 export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (app, options) => {
   const counter = new SessionCounter();
   const socketOptions = { limits: options.limits, counter, metrics: options.metrics };
+  const refuseWithoutEngines = (): void => {
+    if (!options.available) throw new VoxError('not_implemented', 'Realtime sessions run on nodes with engines (--role all); this node serves the API only.');
+  };
 
   app.route<{ Querystring: RealtimeQuery }>({
     method: 'GET',
@@ -39,10 +44,11 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
       tags,
       security,
       querystring: realtimeQuery,
-      response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 422, 426]) },
+      response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 422, 426, 501]) },
     },
     preValidation: async (request) => {
       if (request.query.intent !== 'transcription') throw unsupportedValue('intent', request.query.intent ?? '', ['transcription']);
+      refuseWithoutEngines();
     },
     handler: async () => {
       throw upgradeRequired();
@@ -58,8 +64,9 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
       summary: 'Streaming speech over a WebSocket: text in pieces, audio frames out (see the README)',
       tags,
       security,
-      response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 426]) },
+      response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 426, 501]) },
     },
+    preValidation: async () => refuseWithoutEngines(),
     handler: async () => {
       throw upgradeRequired();
     },

@@ -48,7 +48,7 @@ export class LiveTranscriptionService {
   }
 
   private engine(): Promise<Transcriber> {
-    if (!this.deps.transcriber) return Promise.reject(new VoxError('not_implemented', 'Realtime sessions run on nodes with engines (role all); this node serves the API only.'));
+    if (!this.deps.transcriber) return Promise.reject(new VoxError('not_implemented', 'No ASR engine runs in this process.'));
     return this.deps.transcriber();
   }
 }
