@@ -265,16 +265,20 @@ export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: 
 }
 
 function spanOverlaps(segments: TranscriptSegment[], turns: SpeakerTurn[]): TranscriptSegment[] {
-  const ownTurn = (speaker: string | null, at: number): SpeakerTurn | undefined =>
+  const turnAt = (speaker: string | null, at: number): SpeakerTurn | undefined =>
     turns.find((t) => t.speaker === speaker && t.startSeconds <= at && at <= t.endSeconds);
   return segments.map((segment, i) => {
     const previous = segments[i - 1];
     const next = segments[i + 1];
     let { start, end } = segment;
-    const first = ownTurn(segment.speaker, segment.start);
-    if (previous && previous.speaker !== segment.speaker && first && first.startSeconds < previous.end) start = Math.min(start, Math.max(first.startSeconds, previous.start));
-    const last = ownTurn(segment.speaker, segment.end);
-    if (next && next.speaker !== segment.speaker && last && last.endSeconds > next.start) end = Math.max(end, Math.min(last.endSeconds, next.end));
+    // Back to the start of the speaker's turn when it began while the previous speaker's turn was still going...
+    const first = turnAt(segment.speaker, segment.start);
+    const previousTurn = previous && previous.speaker !== segment.speaker ? turnAt(previous.speaker, previous.end) : undefined;
+    if (first && previousTurn && first.startSeconds < previousTurn.endSeconds) start = Math.min(start, Math.max(first.startSeconds, previous!.start));
+    // ...and on to the end of its turn when the next speaker's turn began before it.
+    const last = turnAt(segment.speaker, segment.end);
+    const nextTurn = next && next.speaker !== segment.speaker ? turnAt(next.speaker, next.start) : undefined;
+    if (last && nextTurn && last.endSeconds > nextTurn.startSeconds) end = Math.max(end, Math.min(last.endSeconds, next!.end));
     return { ...segment, start, end };
   });
 }
