@@ -169,6 +169,30 @@ function overlapOf(turns: Array<{ startSeconds: number; endSeconds: number }>): 
   return total;
 }
 
+const isAmi = (id: string): boolean => /pyannote\/(dev|tst)/.test(id);
+const isGenerated = (id: string): boolean => id.startsWith('generated/');
+
+/** A long recording (the generated conversations one after another, 20 min): memory after each 5 min, CPU per second. */
+async function longRecording(minutes: number) {
+  const generated = files.filter((f) => isGenerated(f.id));
+  const diarizer = new OverlapDiarizer(diarizationModels);
+  const rssMb: number[] = [];
+  const cpuBefore = process.cpuUsage();
+  let fed = 0;
+  for (let i = 0; fed < minutes * 60 * sampleRate; i++) {
+    const file = generated[i % generated.length]!;
+    for (let at = 0; at < file.samples.length; at += 10 * sampleRate) {
+      const block = file.samples.subarray(at, at + 10 * sampleRate);
+      await diarizer.addAudio(block);
+      if (Math.floor((fed + block.length) / (300 * sampleRate)) > Math.floor(fed / (300 * sampleRate))) rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
+      fed += block.length;
+    }
+  }
+  const turns = await diarizer.finish();
+  const cpu = process.cpuUsage(cpuBefore);
+  rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
+  return { minutes: round(fed / sampleRate / 60, 1), rss_mb_every_5_min: rssMb, cpu_seconds_per_audio_second: round((cpu.user + cpu.system) / 1e6 / (fed / sampleRate), 3), speakers_found: new Set(turns.map((t) => t.speaker)).size };
+}
 const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
 /** Leave-one-out: the threshold best on the other files (mean DER; among equal bests, the middle one, upper of two). */
 const heldOut = rows.map((row) => {
@@ -179,8 +203,6 @@ const heldOut = rows.map((row) => {
   const best = tied[Math.floor(tied.length / 2)]!;
   return { id: row.id, threshold: best, der: row.der.get(best)! };
 });
-const isAmi = (id: string): boolean => /pyannote\/(dev|tst)/.test(id);
-const isGenerated = (id: string): boolean => id.startsWith('generated/');
 const old = new Map(((JSON.parse(readFileSync(resultsPath, 'utf8')) as { diarization?: Array<{ id: string; der: number }> }).diarization ?? []).map((r) => [r.id, r.der]));
 const perFile = rows.map((row, i) => ({
   id: row.id,
@@ -206,6 +228,7 @@ const summary = {
   generated_mean_der: round(mean(perFile.filter((r) => isGenerated(r.id)).map((r) => r.der))),
   generated_mean_der_held_out: round(mean(perFile.filter((r) => isGenerated(r.id)).map((r) => r.der_held_out))),
   cpu_seconds_per_audio_second: round(rows.reduce((s, r) => s + r.cpuSeconds, 0) / rows.reduce((s, r) => s + r.seconds, 0), 3),
+  long_recording: await longRecording(20),
   files: perFile,
 };
 const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;

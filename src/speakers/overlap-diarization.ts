@@ -12,7 +12,7 @@ import { VoxError } from '../errors.js';
 import { camppBatchNormEpsilon, camppEmbeddingSize, camppFrameChannels, camppMelBins } from '../models/convert/campp-to-onnx.js';
 import { readModel } from '../models/convert/onnx-graph.js';
 import { WorkerSession } from '../models/onnx-worker.js';
-import { clusterEmbeddings, renumber, smoothLabels, type ClusteringOptions } from './clustering.js';
+import { assignToNearest, centroidsOf, clusterEmbeddings, renumber, smoothLabels, type ClusteringOptions } from './clustering.js';
 
 export const diarizationSampleRate = 16000;
 /** segmentation-3.0: 10 s windows, one output frame every 270 samples, the first centred at sample 495.5. */
@@ -47,6 +47,12 @@ export interface OverlapDiarizationOptions {
   bridgeGapSeconds?: number;
   /** A second (overlapping) speaker is taken only from windows at most this far away. Default 5 s. */
   overlapSearchSeconds?: number;
+  /**
+   * Clustering needs a distance matrix (n^2 floats, twice): past this many windows an evenly spaced subset is clustered
+   * and every window joins the nearest cluster centroid, so a long recording's memory stays bounded. Default 2000
+   * (25 min of speech; 32 MB).
+   */
+  maxClusteredWindows?: number;
 }
 
 export interface OverlappingTurn {
@@ -133,14 +139,12 @@ export class OverlapDiarizer {
   async finish(speakers: Pick<ClusteringOptions, 'numSpeakers' | 'minSpeakers' | 'maxSpeakers' | 'distanceThreshold'> = {}, signal?: AbortSignal): Promise<OverlappingTurn[]> {
     if (this.pendingSamples > 0) await this.analyse(this.take(this.pendingSamples), signal);
     if (this.windows.length === 0) return [];
-    const labels = smoothLabels(
-      clusterEmbeddings(
-        this.windows.map((w) => w.embedding),
-        { distanceThreshold: this.options.distanceThreshold ?? overlapDistanceThreshold, ...speakers },
-      ),
-      3,
-    );
-    return this.turns(labels);
+    const embeddings = this.windows.map((w) => w.embedding);
+    const stride = Math.ceil(embeddings.length / (this.options.maxClusteredWindows ?? 2000));
+    const subset = embeddings.filter((_, i) => i % stride === 0);
+    const subsetLabels = clusterEmbeddings(subset, { distanceThreshold: this.options.distanceThreshold ?? overlapDistanceThreshold, ...speakers });
+    const labels = stride === 1 ? subsetLabels : assignToNearest(embeddings, centroidsOf(subset, subsetLabels, [...new Set(subsetLabels)]));
+    return this.turns(smoothLabels(labels, 3));
   }
 
   private take(count: number): Float32Array {

@@ -95,6 +95,14 @@ describe('overlap-aware diarization (segmentation-3.0 + CAM++) on real audio', (
     assert.ok(score.der < 0.1, `DER ${score.der}`);
   });
 
+  test('past maxClusteredWindows a subset is clustered and every window joins the nearest centroid: same speakers', async () => {
+    const sample = entry('pyannote/sample');
+    const all = await run(sample);
+    const subset = await run(sample, {}, 16000 * 10, { maxClusteredWindows: 12 });
+    assert.equal(subset.speakers.size, 2);
+    assert.ok(Math.abs(subset.score.der - all.score.der) < 0.05, `DER ${subset.score.der} vs ${all.score.der}`);
+  });
+
   test('silence gives no turns', async () => {
     const diarizer = new OverlapDiarizer(models);
     await diarizer.addAudio(new Float32Array(16000 * 12));
