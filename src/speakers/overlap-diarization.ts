@@ -82,7 +82,8 @@ export class DiarizationModels {
   ) {}
 
   static async load(paths: { segmentation: string; campplus: string }, options: { threads?: number } = {}): Promise<DiarizationModels> {
-    const sessionOptions = { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, executionMode: 'sequential' as const };
+    // No memory arena: it would keep the peak of a minute-long CAM++ run (over 300 MB) for the process's life.
+    const sessionOptions = { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, executionMode: 'sequential' as const, enableCpuMemArena: false };
     const [segmentation, embedding, head] = await Promise.all([
       WorkerSession.create('segmentation-3.0', paths.segmentation, sessionOptions),
       WorkerSession.create('CAM++', paths.campplus, sessionOptions),
