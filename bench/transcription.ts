@@ -13,7 +13,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { transcribeFile } from '../src/operations/transcribe/pipeline.js';
-import { SpeechDiarizer } from '../src/speakers/diarization.js';
+import { DiarizationModels, OverlapDiarizer } from '../src/speakers/overlap-diarization.js';
 import { packageRoot } from '../src/version.js';
 import { diarizationErrorRate, parseRttm, parseUem } from './lib/der.js';
 import { errorRate } from './lib/wer.js';
@@ -28,15 +28,21 @@ const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent', VOXD_DATA_
 const container = await createContainer(config);
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
 
+let diarizationModels: Promise<DiarizationModels> | undefined;
+const loadDiarizationModels = async (): Promise<DiarizationModels> => {
+  const [segmentation, campplus] = await Promise.all([container.models.require('pyannote-segmentation-3'), container.models.require('campplus')]);
+  return DiarizationModels.load({ segmentation: path.join(segmentation, 'segmentation-3.0.onnx'), campplus: path.join(campplus, 'campplus.onnx') }, { threads: config.inferenceThreads });
+};
+
 async function run(file: string, language: string, diarize?: { numSpeakers?: number }) {
   const [transcriber, vad] = await Promise.all([container.asr.get(), container.vad.get()]);
-  const diarizer = diarize ? new SpeechDiarizer(await container.speakerEncoder.get()) : undefined;
+  const diarizer = diarize ? new OverlapDiarizer(await (diarizationModels ??= loadDiarizationModels())) : undefined;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const transcript = await transcribeFile({ transcriber, vad }, { path: file, language, speakers: diarize ?? {}, maxAudioSeconds: 86400, ...(diarizer ? { diarizer } : {}) });
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  return { transcript, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, turns: diarizer?.finish(diarize) ?? [] };
+  return { transcript, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, turns: (await diarizer?.finish(diarize)) ?? [] };
 }
 
 /** Peak RSS of a child process transcribing a long file (the child runs this script with --long). */

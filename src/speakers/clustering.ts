@@ -179,7 +179,7 @@ export function clusterEmbeddings(embeddings: Float32Array[], options: Clusterin
 }
 
 /** Unit-norm mean direction of each listed cluster. */
-function centroidsOf(embeddings: Float32Array[], labels: number[], clusters: number[]): Float64Array[] {
+export function centroidsOf(embeddings: Float32Array[], labels: number[], clusters: number[]): Float64Array[] {
   const dimension = embeddings[0]!.length;
   return clusters.map((cluster) => {
     const centroid = new Float64Array(dimension);
@@ -194,7 +194,7 @@ function centroidsOf(embeddings: Float32Array[], labels: number[], clusters: num
 }
 
 /** Index of the most cosine-similar centroid for each item, renumbered by first appearance. */
-function assignToNearest(embeddings: Float32Array[], centroids: Float64Array[]): number[] {
+export function assignToNearest(embeddings: Float32Array[], centroids: Float64Array[]): number[] {
   return renumber(
     embeddings.map((e) => {
       let best = 0;

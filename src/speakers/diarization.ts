@@ -1,10 +1,11 @@
 /**
- * Speaker diarization from speech regions: GE2E embeddings of sliding windows over the speech, agglomerative clustering,
- * label smoothing, then turns. No overlap detection: each instant gets one speaker (no segmentation model is available).
+ * Speaker diarization of a short clip from speech regions: GE2E embeddings of sliding windows over the speech,
+ * agglomerative clustering, label smoothing, then turns; each instant gets one speaker. Voice profiles use it to check a
+ * reference clip holds one voice; transcription uses the overlap-aware ./overlap-diarization.ts.
  */
 import type { Waveform } from '../audio/waveform.js';
 import { clusterEmbeddings, labelsToTurns, smoothLabels, type ClusteringOptions, type SpeakerTurn } from './clustering.js';
-import { embeddingSampleRate, type SpeakerEncoder, type WindowEmbedding } from './embedding.js';
+import type { SpeakerEncoder, WindowEmbedding } from './embedding.js';
 
 export interface DiarizationOptions extends ClusteringOptions {
   /** Default 1.5 s. */
@@ -32,33 +33,6 @@ export async function diarize(
 ): Promise<Diarization> {
   const windows = await encoder.embedWindows(waveform, { ...windowOptions(options), regions: speechRegions }, signal);
   return turnsFromWindows(windows, options);
-}
-
-/**
- * Incremental form for the transcription pipeline: speech pieces arrive in time order (16 kHz mono, with their start
- * time in the original audio) and are embedded as they come; `finish` clusters everything. Speakers are named
- * SPEAKER_1, SPEAKER_2... in order of first appearance.
- */
-export class SpeechDiarizer {
-  private readonly windows: WindowEmbedding[] = [];
-
-  constructor(
-    private readonly encoder: SpeakerEncoder,
-    private readonly options: DiarizationOptions = {},
-  ) {}
-
-  /** `recordingLevelDbfs`: RMS level of the whole recording the piece comes from (one gain for every piece). */
-  async addSpeech(samples: Float32Array, originalStartSeconds: number, recordingLevelDbfs: number, signal?: AbortSignal): Promise<void> {
-    const windows = await this.encoder.embedWindows({ samples, sampleRate: embeddingSampleRate, channels: 1 }, { ...windowOptions(this.options), recordingLevelDbfs }, signal);
-    for (const w of windows) {
-      this.windows.push({ ...w, startSeconds: w.startSeconds + originalStartSeconds, endSeconds: w.endSeconds + originalStartSeconds });
-    }
-  }
-
-  finish(speakers: Pick<ClusteringOptions, 'numSpeakers' | 'minSpeakers' | 'maxSpeakers'> = {}): Array<{ speaker: string; startSeconds: number; endSeconds: number }> {
-    const { turns } = turnsFromWindows(this.windows, { ...this.options, ...speakers });
-    return turns.map((turn) => ({ speaker: `SPEAKER_${turn.speaker + 1}`, startSeconds: turn.startSeconds, endSeconds: turn.endSeconds }));
-  }
 }
 
 function windowOptions(options: DiarizationOptions): { windowSeconds: number; hopSeconds: number } {

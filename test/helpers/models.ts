@@ -20,3 +20,5 @@ export function modelFile(id: string, file: string): Promise<string> {
 }
 
 export const ge2eModelPath = (): Promise<string> => modelFile('resemblyzer-ge2e', 'ge2e.onnx');
+export const camppModelPath = (): Promise<string> => modelFile('campplus', 'campplus.onnx');
+export const segmentationModelPath = (): Promise<string> => modelFile('pyannote-segmentation-3', 'segmentation-3.0.onnx');

@@ -4,10 +4,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { diarizationErrorRate, parseRttm, parseUem } from '../../bench/lib/der.js';
 import { decodeFile } from '../../src/audio/decode.js';
-import { rmsDb } from '../../src/audio/waveform.js';
 import { SileroVad, speechSegments } from '../../src/audio/vad.js';
-import type { Diarizer } from '../../src/operations/transcribe/pipeline.js';
-import { diarize, SpeechDiarizer } from '../../src/speakers/diarization.js';
+import { diarize } from '../../src/speakers/diarization.js';
 import { SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { evalDir, sharedModelsDir } from '../helpers/app.js';
 import { ge2eModelPath } from '../helpers/models.js';
@@ -69,25 +67,6 @@ describe('diarization with GE2E windows and agglomerative clustering', () => {
         `${entry.id}: ${entry.num_speakers} speakers; found ${free.result.speakerCount}, DER ${(100 * free.score.der).toFixed(1)}%; told the count, DER ${(100 * told.score.der).toFixed(1)}%`,
       );
       assert.ok(told.score.der >= 0 && told.score.der <= 2);
-    }
-  });
-
-  test('incremental diarizer (speech pieces in time order, one gain for the recording) agrees with the whole-file run', async () => {
-    for (const id of ['pyannote/sample', 'pyannote/dev01']) {
-      const entry = files.find((f) => f.id === id)!;
-      const waveform = await decodeFile(path.join(evalDir, entry.audio), { sampleRate: 16000, channels: 1 });
-      const regions = speechSegments(await vad.probabilities(waveform.samples), waveform.samples.length / 16000);
-      const diarizer: Diarizer = new SpeechDiarizer(encoder);
-      for (const region of regions) {
-        await diarizer.addSpeech(waveform.samples.subarray(Math.round(region.startSeconds * 16000), Math.round(region.endSeconds * 16000)), region.startSeconds, rmsDb(waveform.samples));
-      }
-      const turns = diarizer.finish({});
-      assert.deepEqual([...new Set(turns.map((t) => t.speaker))].sort(), ['SPEAKER_1', 'SPEAKER_2'], id);
-      const reference = parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8'));
-      const scoring = { collarSeconds: 0.25, durationSeconds: waveform.samples.length / 16000 };
-      const incremental = diarizationErrorRate(reference, turns, scoring).der;
-      const whole = (await diarize(encoder, waveform, regions)).turns.map((t) => ({ speaker: String(t.speaker), startSeconds: t.startSeconds, endSeconds: t.endSeconds }));
-      assert.ok(Math.abs(incremental - diarizationErrorRate(reference, whole, scoring).der) < 0.03, `${id}: DER ${incremental}`);
     }
   });
 });

@@ -1,12 +1,15 @@
 /**
- * Reader for PyTorch's legacy (pre-zip, before torch 1.6) `torch.save` format, enough for float state dicts.
+ * Readers for PyTorch's `torch.save` formats, enough for float state dicts: the legacy one (before torch 1.6) and the zip
+ * one (torch 1.6 on: the same object pickle as `<folder>/data.pkl`, each storage as its own entry `<folder>/data/<key>`).
  *
+ * Legacy format:
  * The file is a sequence of pickles (protocol 2): magic number, protocol version, system info, the saved object, then the
  * list of storage keys; after that, for each key in that order, the raw storage: int64 element count, then the elements
  * little-endian. Tensors inside the object are `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, ...)` where
  * the storage is a persistent id `('storage', torch.FloatStorage, key, location, size, view_metadata)`.
  */
 import { readFile } from 'node:fs/promises';
+import yauzl from 'yauzl';
 import { VoxError } from '../../errors.js';
 
 const legacyMagicNumber = 0x1950a86a20f9469cfc6cn;
@@ -455,10 +458,54 @@ export async function readLegacyTorchStateDict(filePath: string, options: { entr
     if (position > bytes.length) throw formatError('truncated storage data');
   }
 
+  return tensorsOf(root, options.entry, bytes, storageData);
+}
+
+/**
+ * Reads the float tensors of a zip-format `torch.save` file (the object must be a state dict, or hold one under
+ * `entry`). Integer tensors (BatchNorm's `num_batches_tracked`) are skipped.
+ */
+export async function readTorchZipStateDict(filePath: string, options: { entry?: string } = {}): Promise<Map<string, NamedTensor>> {
+  const entries = new Map<string, Buffer>();
+  const zip = await yauzl.openPromise(filePath, { lazyEntries: true });
+  for await (const entry of zip.eachEntry()) {
+    if (entry.fileName.endsWith('/')) continue;
+    const chunks: Buffer[] = [];
+    for await (const chunk of await zip.openReadStreamPromise(entry)) chunks.push(chunk as Buffer);
+    entries.set(entry.fileName, Buffer.concat(chunks));
+  }
+  const pickleName = [...entries.keys()].find((name) => name.endsWith('/data.pkl'));
+  if (!pickleName) throw formatError('not a zip-format torch.save file (no data.pkl)');
+  const folder = pickleName.slice(0, -'data.pkl'.length);
+  const storages = new Map<string, StorageRef>();
+  const root = new Unpickler(entries.get(pickleName)!, 0, storages).load();
+
+  // One buffer holding every storage, so tensors are read the same way as from a legacy file.
+  const storageData = new Map<string, { byteOffset: number; elementCount: number }>();
+  const parts: Buffer[] = [];
+  let offset = 0;
+  for (const storage of storages.values()) {
+    const data = entries.get(`${folder}data/${storage.key}`);
+    if (!data) throw formatError(`storage ${storage.key} has no data entry`);
+    const elementSize = storageTypes[storage.dtype]?.bytes ?? elementSizeOf(storage.dtype);
+    storageData.set(storage.key, { byteOffset: offset, elementCount: data.length / elementSize });
+    parts.push(data);
+    offset += data.length;
+  }
+  return tensorsOf(root, options.entry, Buffer.concat(parts), storageData, { skipIntegers: true });
+}
+
+function tensorsOf(
+  root: PickleValue,
+  entry: string | undefined,
+  bytes: Buffer,
+  storageData: Map<string, { byteOffset: number; elementCount: number }>,
+  options: { skipIntegers?: boolean } = {},
+): Map<string, NamedTensor> {
   let dict: PickleValue = root;
-  if (options.entry !== undefined) {
-    if (!(root instanceof Map) || !root.has(options.entry)) throw formatError(`no '${options.entry}' entry in the saved object`);
-    dict = root.get(options.entry)!;
+  if (entry !== undefined) {
+    if (!(root instanceof Map) || !root.has(entry)) throw formatError(`no '${entry}' entry in the saved object`);
+    dict = root.get(entry)!;
   }
   if (!(dict instanceof Map)) throw formatError('the state dict is not a dict');
 
@@ -467,6 +514,7 @@ export async function readLegacyTorchStateDict(filePath: string, options: { entr
   for (const [name, value] of dict) {
     if (typeof name !== 'string' || !isTensor(value)) continue;
     const type = storageTypes[value.storage.dtype];
+    if (!type && options.skipIntegers && value.storage.dtype in integerStorageSizes) continue;
     if (!type) throw formatError(`tensor ${name} has unsupported storage type ${value.storage.dtype}`);
     const raw = storageData.get(value.storage.key);
     if (!raw) throw formatError(`tensor ${name} refers to a storage without data`);
@@ -498,9 +546,10 @@ function materialise(
 }
 
 /** Sizes of storage types we skip over but do not convert (so files mixing them can still be read). */
+const integerStorageSizes: Record<string, number> = { LongStorage: 8, IntStorage: 4, ShortStorage: 2, CharStorage: 1, ByteStorage: 1, BoolStorage: 1 };
+
 function elementSizeOf(dtype: string): number {
-  const sizes: Record<string, number> = { LongStorage: 8, IntStorage: 4, ShortStorage: 2, CharStorage: 1, ByteStorage: 1, BoolStorage: 1, BFloat16Storage: 2 };
-  const size = sizes[dtype];
+  const size = { ...integerStorageSizes, BFloat16Storage: 2 }[dtype];
   if (size === undefined) throw formatError(`unknown storage type ${dtype}`);
   return size;
 }

@@ -27,7 +27,8 @@ export interface Transcript {
   language_probability: number;
   duration: number;
   segments: TranscriptSegment[];
-  speakers: Array<{ id: string; total_speech_seconds: number }>;
+  /** total_overlap_seconds: how much of the speaker's speech another speaker talks over. */
+  speakers: Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number }>;
   model: string;
   warnings: string[];
 }

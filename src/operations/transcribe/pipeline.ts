@@ -1,6 +1,7 @@
 /**
  * decode (16 kHz mono, streamed) -> Silero VAD -> speech-only chunks -> ASR per chunk (times mapped back)
- * -> optional diarization -> words assigned to speakers -> segments split on speaker change.
+ * -> optional diarization (fed the decoded audio during the recognition pass) -> words assigned to speakers -> segments
+ * split on speaker change, reaching into the time another speaker talks over them.
  * Two streaming passes over the file (VAD, then ASR) keep memory flat for multi-hour inputs.
  */
 import { decodeBlocks } from '../../audio/decode.js';
@@ -30,12 +31,12 @@ export interface SpeakerTurn {
   endSeconds: number;
 }
 
-/** Speaker diarization over the speech the pipeline already decoded. */
+/** Speaker diarization over the audio the pipeline decodes. */
 export interface Diarizer {
-  /** Called for each speech piece in time order. */
-  addSpeech(samples: Float32Array, originalStartSeconds: number, recordingLevelDbfs: number, signal?: AbortSignal): Promise<void>;
-  /** Clusters everything added so far into speaker turns. */
-  finish(options: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number }): SpeakerTurn[];
+  /** The recording's 16 kHz mono samples, from its start, in order. */
+  addAudio(samples: Float32Array, signal?: AbortSignal): Promise<void>;
+  /** Speaker turns of everything added; turns of different speakers overlap where they talk at once. */
+  finish(options: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number }, signal?: AbortSignal): Promise<SpeakerTurn[]>;
 }
 
 export interface PipelineRequest {
@@ -72,23 +73,17 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const vadStream = deps.vad.stream();
   const probabilityBlocks: Float32Array[] = [];
   let totalSamples = 0;
-  let sumOfSquares = 0;
   for await (const block of decode()) {
     totalSamples += block.length;
-    for (let i = 0; i < block.length; i++) sumOfSquares += block[i]! * block[i]!;
     probabilityBlocks.push(await vadStream.push(block, request.signal));
     const expected = request.expectedSeconds ?? Number.NaN;
     if (Number.isFinite(expected) && expected > 0) request.onProgress?.({ stage: 'detecting speech', fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected) });
   }
-  const recordingLevelDbfs = 10 * Math.log10(sumOfSquares / Math.max(totalSamples, 1));
   probabilityBlocks.push(await vadStream.flush());
   const probabilities = concat(probabilityBlocks);
   const durationSeconds = totalSamples / asrSampleRate;
   const segments = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: 1, padBeforeSeconds: speechPadBeforeSeconds, padAfterSeconds: speechPadAfterSeconds, maxSpeechSeconds: maxChunkSeconds - speechPadBeforeSeconds - speechPadAfterSeconds });
   const chunks = planChunks(segments, maxChunkSeconds);
-  const diarizationRegions = request.diarizer ? speechSegments(probabilities, durationSeconds) : [];
-  let regionIndex = 0;
-  let regionCursorSeconds = 0;
 
   // Pass 2: recognition, chunk by chunk, while decoding.
   const recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }> = [];
@@ -103,22 +98,6 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
       if (!final && window.availableUntil < endSample) return;
       const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
-      // The diarizer gets the tight speech regions inside this chunk, not the padded pieces: windows over pauses make
-      // poor speaker embeddings.
-      while (regionIndex < diarizationRegions.length && diarizationRegions[regionIndex]!.startSeconds < chunk.originalEndSeconds) {
-        const region = diarizationRegions[regionIndex]!;
-        const fromSeconds = Math.max(region.startSeconds, regionCursorSeconds);
-        const toSeconds = Math.min(region.endSeconds, chunk.originalEndSeconds);
-        // Samples before the window's start were discarded: take() returns what is left, from its real start.
-        const from = Math.max(Math.floor(fromSeconds * asrSampleRate), window.availableFrom);
-        if (toSeconds * asrSampleRate > from) await request.diarizer?.addSpeech(window.take(from, Math.floor(toSeconds * asrSampleRate)), from / asrSampleRate, recordingLevelDbfs, request.signal);
-        // A region running past the chunk continues with the next one.
-        if (region.endSeconds > chunk.originalEndSeconds) {
-          regionCursorSeconds = chunk.originalEndSeconds;
-          break;
-        }
-        regionIndex++;
-      }
       const prompt = [request.prompt, previousText].filter(Boolean).join(' ').slice(-800);
       const result = await deps.transcriber.transcribe(samples, { language, prompt, temperature: request.temperature ?? 0, signal: request.signal });
       if (language === 'auto') {
@@ -136,12 +115,13 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   if (chunks.length > 0) {
     for await (const block of decode()) {
       window.push(block);
+      await request.diarizer?.addAudio(block, request.signal);
       await runReadyChunks(false);
     }
     await runReadyChunks(true);
   }
 
-  const turns = request.diarizer?.finish(request.speakers) ?? [];
+  const turns = (await request.diarizer?.finish(request.speakers, request.signal)) ?? [];
   const toScript = scriptConverter(language, request.languageTag ?? language);
   const transcriptSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
   const speakers = summarizeSpeakers(turns);
@@ -235,7 +215,11 @@ export function speakerAt(turns: SpeakerTurn[], startSeconds: number, endSeconds
   return turns.reduce((best, t) => (distance(t) < distance(best) ? t : best)).speaker;
 }
 
-/** Words keep the recogniser's segments, which are split wherever the speaker changes. */
+/**
+ * Words keep the recogniser's segments, which are split wherever the speaker changes (each word has one speaker). Where
+ * the diarization has a segment's speaker talking over the neighbouring segment of another speaker, the segment
+ * reaches into that time (never past the neighbour): segments then overlap, and are sorted by start.
+ */
 export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }>, turns: SpeakerTurn[]): TranscriptSegment[] {
   const result: TranscriptSegment[] = [];
   for (const { chunk, segments, temperature } of recognized) {
@@ -261,7 +245,7 @@ export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: 
         const text = groups.length === 1 ? segment.text.trim() : group.map((w) => w.word).join('').trim();
         const confidence = group.length > 0 ? group.reduce((sum, w) => sum + w.confidence, 0) / group.length : Math.exp(segment.averageLogProbability);
         result.push({
-          id: result.length,
+          id: 0,
           start: group[0]?.start ?? start,
           end: group.at(-1)?.end ?? end,
           text,
@@ -275,11 +259,50 @@ export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: 
       }
     }
   }
-  return result;
+  return spanOverlaps(result, turns)
+    .sort((a, b) => a.start - b.start || a.end - b.end)
+    .map((segment, id) => ({ ...segment, id }));
 }
 
-function summarizeSpeakers(turns: SpeakerTurn[]): Array<{ id: string; total_speech_seconds: number }> {
-  const totals = new Map<string, number>();
-  for (const t of turns) totals.set(t.speaker, (totals.get(t.speaker) ?? 0) + t.endSeconds - t.startSeconds);
-  return [...totals.entries()].sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true })).map(([id, seconds]) => ({ id, total_speech_seconds: Math.round(seconds * 100) / 100 }));
+function spanOverlaps(segments: TranscriptSegment[], turns: SpeakerTurn[]): TranscriptSegment[] {
+  const turnAt = (speaker: string | null, at: number): SpeakerTurn | undefined =>
+    turns.find((t) => t.speaker === speaker && t.startSeconds <= at && at <= t.endSeconds);
+  return segments.map((segment, i) => {
+    const previous = segments[i - 1];
+    const next = segments[i + 1];
+    let { start, end } = segment;
+    // Back to the start of the speaker's turn when it began while the previous speaker's turn was still going...
+    const first = turnAt(segment.speaker, segment.start);
+    const previousTurn = previous && previous.speaker !== segment.speaker ? turnAt(previous.speaker, previous.end) : undefined;
+    if (first && previousTurn && first.startSeconds < previousTurn.endSeconds) start = Math.min(start, Math.max(first.startSeconds, previous!.start));
+    // ...and on to the end of its turn when the next speaker's turn began before it.
+    const last = turnAt(segment.speaker, segment.end);
+    const nextTurn = next && next.speaker !== segment.speaker ? turnAt(next.speaker, next.start) : undefined;
+    if (last && nextTurn && last.endSeconds > nextTurn.startSeconds) end = Math.max(end, Math.min(last.endSeconds, next!.end));
+    return { ...segment, start, end };
+  });
+}
+
+/** Per speaker: seconds of speech, and how much of it another speaker talks over. */
+export function summarizeSpeakers(turns: SpeakerTurn[]): Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number }> {
+  const totals = new Map<string, { speech: number; overlap: number }>();
+  for (const t of turns) {
+    const total = totals.get(t.speaker) ?? { speech: 0, overlap: 0 };
+    total.speech += t.endSeconds - t.startSeconds;
+    // Other speakers' turns covering this one, merged so three people at once are not counted twice.
+    const covered = turns
+      .filter((o) => o.speaker !== t.speaker && o.startSeconds < t.endSeconds && o.endSeconds > t.startSeconds)
+      .map((o) => [Math.max(o.startSeconds, t.startSeconds), Math.min(o.endSeconds, t.endSeconds)] as const)
+      .sort((a, b) => a[0] - b[0]);
+    let reached = t.startSeconds;
+    for (const [from, to] of covered) {
+      total.overlap += Math.max(0, to - Math.max(from, reached));
+      reached = Math.max(reached, to);
+    }
+    totals.set(t.speaker, total);
+  }
+  const hundredths = (seconds: number): number => Math.round(seconds * 100) / 100;
+  return [...totals.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true }))
+    .map(([id, total]) => ({ id, total_speech_seconds: hundredths(total.speech), total_overlap_seconds: hundredths(total.overlap) }));
 }

@@ -1,0 +1,238 @@
+/**
+ * Diarization benchmark (overlap-aware: segmentation-3.0 + CAM++): DER (collar 0.25 s, UEM) per file on the eval
+ * diarization files and on conversations generated here from the clean single-speaker clips of eval/vc and eval/asr
+ * (two and three speakers, with pauses and overlaps; seeded, so the audio and its exact RTTM are the same every run and
+ * nothing is committed but this script). The new-speaker distance threshold is reported leave-one-out: each file is
+ * scored with the threshold that is best on all the other files. CPU seconds per audio second of the diarizer alone.
+ * Adds a `diarization_v2` section to bench/results/transcription.json (the rest of the file is kept).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { decodeFile } from '../src/audio/decode.js';
+import { loadConfig } from '../src/config.js';
+import { catalog } from '../src/models/catalog.js';
+import { ModelManager } from '../src/models/manager.js';
+import { DiarizationModels, OverlapDiarizer, overlapDistanceThreshold } from '../src/speakers/overlap-diarization.js';
+import { packageRoot } from '../src/version.js';
+import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
+
+const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
+const resultsPath = path.join(packageRoot, 'bench', 'results', 'transcription.json');
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  asr: Array<{ id: string; audio: string; speaker: string; duration_s: number }>;
+  vc: Array<{ id: string; audio: string; speaker: string; duration_s: number }>;
+  diar: Array<{ id: string; audio: string; rttm: string; uem?: string; num_speakers: number; duration_s: number }>;
+};
+const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' });
+const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
+const [segmentationDir, camppDir] = await Promise.all([models.pull('pyannote-segmentation-3'), models.pull('campplus')]);
+const diarizationModels = await DiarizationModels.load({ segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') }, { threads: 1 });
+const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
+const sampleRate = 16000;
+
+interface BenchFile {
+  id: string;
+  samples: Float32Array;
+  reference: Turn[];
+  uem?: Array<[number, number]>;
+  speakers: number;
+}
+
+/** Mulberry32: a small seeded generator, so the generated set is identical on every machine. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The clip without its leading and trailing silence (20 ms frames under -40 dB of the clip's peak frame). */
+function trimmed(samples: Float32Array): Float32Array {
+  const frame = 320;
+  const levels: number[] = [];
+  for (let i = 0; i + frame <= samples.length; i += frame) {
+    let sum = 0;
+    for (let j = i; j < i + frame; j++) sum += samples[j]! ** 2;
+    levels.push(10 * Math.log10(sum / frame + 1e-12));
+  }
+  const floor = Math.max(...levels) - 40;
+  const first = levels.findIndex((l) => l > floor);
+  const last = levels.length - 1 - [...levels].reverse().findIndex((l) => l > floor);
+  return samples.slice(first * frame, (last + 1) * frame);
+}
+
+/** Same RMS for every clip (-25 dBFS), so an overlap is not just a loud voice over a quiet one. */
+function levelled(samples: Float32Array): Float32Array {
+  let sum = 0;
+  for (const v of samples) sum += v * v;
+  const gain = 10 ** (-25 / 20) / Math.sqrt(sum / samples.length || 1);
+  return samples.map((v) => v * gain);
+}
+
+async function generatedConversations(): Promise<BenchFile[]> {
+  // Clean single-speaker clips of at least 3 s; the stereo file's channels are one conversation, so not used here.
+  const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
+  const bySpeaker = new Map<string, Float32Array[]>();
+  for (const entry of entries) {
+    const clip = levelled(trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples));
+    bySpeaker.set(entry.speaker, [...(bySpeaker.get(entry.speaker) ?? []), clip]);
+  }
+  const speakers = [...bySpeaker.keys()].sort();
+  const files: BenchFile[] = [];
+  for (let n = 0; n < 12; n++) {
+    const next = random(1000 + n);
+    const count = n < 6 ? 2 : 3;
+    const chosen: string[] = [];
+    while (chosen.length < count) {
+      const speaker = speakers[Math.floor(next() * speakers.length)]!;
+      if (!chosen.includes(speaker)) chosen.push(speaker);
+    }
+    const placed: Array<{ speaker: string; start: number; clip: Float32Array }> = [];
+    let cursor = 0.5 * sampleRate;
+    let previous = -1;
+    for (let turn = 0; turn < 8; turn++) {
+      let who = Math.floor(next() * count);
+      if (who === previous) who = (who + 1) % count;
+      previous = who;
+      const clips = bySpeaker.get(chosen[who]!)!;
+      const source = clips[Math.floor(next() * clips.length)]!;
+      // An excerpt of 2-5 s (the whole clip when shorter).
+      const length = Math.min(source.length, Math.round((2 + 3 * next()) * sampleRate));
+      const offset = Math.floor(next() * (source.length - length));
+      const clip = source.subarray(offset, offset + length);
+      // A third of the turns start over the end of the previous one (0.3-1.2 s of overlap), the rest after a pause.
+      const gapSeconds = next() < 1 / 3 ? -(0.3 + 0.9 * next()) : 0.2 + 0.8 * next();
+      const start = turn === 0 ? cursor : Math.max(placed.at(-1)!.start + 0.5 * sampleRate, cursor + Math.round(gapSeconds * sampleRate));
+      placed.push({ speaker: chosen[who]!, start, clip });
+      cursor = Math.max(cursor, start + clip.length);
+    }
+    const samples = new Float32Array(cursor + 0.5 * sampleRate);
+    for (const p of placed) for (let i = 0; i < p.clip.length; i++) samples[p.start + i] = samples[p.start + i]! + p.clip[i]!;
+    const reference = placed.map((p) => ({ speaker: p.speaker, startSeconds: p.start / sampleRate, endSeconds: (p.start + p.clip.length) / sampleRate }));
+    files.push({ id: `generated/${count}spk-${n}`, samples, reference, speakers: count });
+  }
+  return files;
+}
+
+async function evalFiles(): Promise<BenchFile[]> {
+  return Promise.all(
+    manifest.diar.map(async (entry) => ({
+      id: entry.id,
+      samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples,
+      reference: parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8')),
+      ...(entry.uem ? { uem: parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) } : {}),
+      speakers: entry.num_speakers,
+    })),
+  );
+}
+
+const thresholds = [0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
+const files = [...(await evalFiles()), ...(await generatedConversations())];
+const rows: Array<{ id: string; seconds: number; cpuSeconds: number; der: Map<number, number>; derGivenCount: number; speakersFound: Map<number, number>; speakers: number; overlapSeconds: number }> = [];
+for (const file of files) {
+  const diarizer = new OverlapDiarizer(diarizationModels);
+  const cpuBefore = process.cpuUsage();
+  const blockSamples = sampleRate * 10;
+  for (let i = 0; i < file.samples.length; i += blockSamples) await diarizer.addAudio(file.samples.subarray(i, i + blockSamples));
+  const first = await diarizer.finish();
+  const cpu = process.cpuUsage(cpuBefore);
+  const seconds = file.samples.length / sampleRate;
+  const scoring = { collarSeconds: 0.25, durationSeconds: seconds, ...(file.uem ? { uem: file.uem } : {}) };
+  const der = new Map<number, number>();
+  const speakersFound = new Map<number, number>();
+  for (const threshold of thresholds) {
+    const turns = threshold === overlapDistanceThreshold ? first : await diarizer.finish({ distanceThreshold: threshold });
+    der.set(threshold, diarizationErrorRate(file.reference, turns, scoring).der);
+    speakersFound.set(threshold, new Set(turns.map((t) => t.speaker)).size);
+  }
+  const given = await diarizer.finish({ numSpeakers: file.speakers });
+  const overlapSeconds = overlapOf(first);
+  rows.push({ id: file.id, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, der, derGivenCount: diarizationErrorRate(file.reference, given, scoring).der, speakersFound, speakers: file.speakers, overlapSeconds });
+  process.stdout.write(`${file.id} ${thresholds.map((t) => `${t}:${round(der.get(t)! * 100, 1)}`).join(' ')} given-count:${round(diarizationErrorRate(file.reference, given, scoring).der * 100, 1)} speakers=${speakersFound.get(overlapDistanceThreshold)}/${file.speakers} cpu/s=${round((cpu.user + cpu.system) / 1e6 / seconds, 3)}\n`);
+}
+
+/** Seconds where at least two turns are active. */
+function overlapOf(turns: Array<{ startSeconds: number; endSeconds: number }>): number {
+  const edges = turns.flatMap((t) => [[t.startSeconds, 1], [t.endSeconds, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let active = 0;
+  let last = 0;
+  let total = 0;
+  for (const [time, step] of edges) {
+    if (active >= 2) total += time - last;
+    active += step;
+    last = time;
+  }
+  return total;
+}
+
+const isAmi = (id: string): boolean => /pyannote\/(dev|tst)/.test(id);
+const isGenerated = (id: string): boolean => id.startsWith('generated/');
+
+/** A long recording (the generated conversations one after another, 20 min): memory after each 5 min, CPU per second. */
+async function longRecording(minutes: number) {
+  const generated = files.filter((f) => isGenerated(f.id));
+  const diarizer = new OverlapDiarizer(diarizationModels);
+  const rssMb: number[] = [];
+  const cpuBefore = process.cpuUsage();
+  let fed = 0;
+  for (let i = 0; fed < minutes * 60 * sampleRate; i++) {
+    const file = generated[i % generated.length]!;
+    for (let at = 0; at < file.samples.length; at += 10 * sampleRate) {
+      const block = file.samples.subarray(at, at + 10 * sampleRate);
+      await diarizer.addAudio(block);
+      if (Math.floor((fed + block.length) / (300 * sampleRate)) > Math.floor(fed / (300 * sampleRate))) rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
+      fed += block.length;
+    }
+  }
+  const turns = await diarizer.finish();
+  const cpu = process.cpuUsage(cpuBefore);
+  rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
+  return { minutes: round(fed / sampleRate / 60, 1), rss_mb_every_5_min: rssMb, cpu_seconds_per_audio_second: round((cpu.user + cpu.system) / 1e6 / (fed / sampleRate), 3), speakers_found: new Set(turns.map((t) => t.speaker)).size };
+}
+const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
+/** Leave-one-out: the threshold best on the other files (mean DER; among equal bests, the middle one, upper of two). */
+const heldOut = rows.map((row) => {
+  const others = rows.filter((r) => r !== row);
+  const scores = thresholds.map((t) => mean(others.map((r) => r.der.get(t)!)));
+  const lowest = Math.min(...scores);
+  const tied = thresholds.filter((_, i) => scores[i]! - lowest < 1e-9);
+  const best = tied[Math.floor(tied.length / 2)]!;
+  return { id: row.id, threshold: best, der: row.der.get(best)! };
+});
+const old = new Map(((JSON.parse(readFileSync(resultsPath, 'utf8')) as { diarization?: Array<{ id: string; der: number }> }).diarization ?? []).map((r) => [r.id, r.der]));
+const perFile = rows.map((row, i) => ({
+  id: row.id,
+  speakers_true: row.speakers,
+  speakers_found: row.speakersFound.get(overlapDistanceThreshold),
+  ...(old.has(row.id) ? { der_old: old.get(row.id) } : {}),
+  der: round(row.der.get(overlapDistanceThreshold)!),
+  der_held_out: round(heldOut[i]!.der),
+  held_out_threshold: heldOut[i]!.threshold,
+  der_true_speaker_count: round(row.derGivenCount),
+  overlap_seconds_found: round(row.overlapSeconds, 2),
+  cpu_seconds_per_audio_second: round(row.cpuSeconds / row.seconds, 3),
+}));
+const summary = {
+  pipeline: 'segmentation-3.0 (10 s windows, 1 s step, powerset speaker count) + CAM++ 1.5 s windows pooled from one network pass per chunk, average-linkage clustering',
+  distance_threshold: overlapDistanceThreshold,
+  thresholds_tried: thresholds,
+  collar_seconds: 0.25,
+  measured_at: new Date().toISOString(),
+  ami_mean_der_old: round(mean(perFile.filter((r) => isAmi(r.id)).map((r) => r.der_old ?? 0))),
+  ami_mean_der: round(mean(perFile.filter((r) => isAmi(r.id)).map((r) => r.der))),
+  ami_mean_der_held_out: round(mean(perFile.filter((r) => isAmi(r.id)).map((r) => r.der_held_out))),
+  generated_mean_der: round(mean(perFile.filter((r) => isGenerated(r.id)).map((r) => r.der))),
+  generated_mean_der_held_out: round(mean(perFile.filter((r) => isGenerated(r.id)).map((r) => r.der_held_out))),
+  cpu_seconds_per_audio_second: round(rows.reduce((s, r) => s + r.cpuSeconds, 0) / rows.reduce((s, r) => s + r.seconds, 0), 3),
+  long_recording: await longRecording(20),
+  files: perFile,
+};
+const results = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;
+results.diarization_v2 = summary;
+writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ ...summary, files: undefined }, null, 2)}\n`);
+await diarizationModels.close();
