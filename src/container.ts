@@ -106,7 +106,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     (m) => m.close(),
   );
   const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
-    await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
+    await Promise.all([models.require('deepfilternet3'), models.require('dtln'), models.require('spleeter-2stems')]);
     return (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir);
   }, (m) => m.close());
   const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => {

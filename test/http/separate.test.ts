@@ -23,7 +23,7 @@ describe('POST /v1/audio/separate', () => {
   let t: TestApp;
   let mixture: Waveform;
   before(async () => {
-    await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx')]);
+    await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]);
     t = await buildTestApp();
     mixture = await decodeFile(mixturePath);
   });
