@@ -48,8 +48,6 @@ export interface SpleeterRecipe {
   feedGain: number;
   /** Music mask = this x Spleeter's accompaniment ratio mask (at most what dialogue leaves); 0 leaves music to the background split. */
   accompanimentWeight: number;
-  /** Where the part of the leftover (neither dialogue nor Spleeter's music) that the background split calls music goes. */
-  leftoverMusicTo: 'music' | 'sfx';
 }
 
 /** Chosen on bench/separation.ts (see bench/results/separation.json). */
@@ -59,7 +57,7 @@ export const defaultSoundtrackOptions: SoundtrackOptions = {
   crossfadeSeconds: 0.5,
   modelWeights: { deepfilternet3: 0.75, dtln: 0.25 },
   mixtureWeight: 0.2,
-  spleeter: { combination: 'geometric', vocalWeight: 0.8, feedGain: 0.5, accompanimentWeight: 0.5, leftoverMusicTo: 'music' },
+  spleeter: { combination: 'geometric', vocalWeight: 0.8, feedGain: 0.5, accompanimentWeight: 0.5 },
 };
 
 export class SoundtrackSeparator implements Separator {
@@ -178,14 +176,13 @@ export class SoundtrackSeparator implements Separator {
     silenceWhereInputIsSilent(masked.dialogue, segment, silenceBlock);
     silenceWhereInputIsSilent(masked.music, segment, silenceBlock);
     // What is neither dialogue nor music is split as a background; every stage is an exact remainder, so the sum holds.
+    // Its sustained part joins music (measured: as sfx it lowered both the music and the sfx scores).
     const leftover = new Float32Array(segment.length);
     for (let i = 0; i < leftover.length; i++) leftover[i] = segment[i]! - masked.dialogue[i]! - masked.music[i]!;
     const parts = splitBackground(leftover, sampleRate);
     const music = masked.music;
-    const sfx = parts.sfx;
-    const target = this.options.spleeter.leftoverMusicTo === 'music' ? music : sfx;
-    for (let i = 0; i < target.length; i++) target[i]! += parts.music[i]!;
-    return { dialogue: masked.dialogue, music, sfx, ambience: parts.ambience };
+    for (let i = 0; i < music.length; i++) music[i]! += parts.music[i]!;
+    return { dialogue: masked.dialogue, music, sfx: parts.sfx, ambience: parts.ambience };
   }
 
   /**
