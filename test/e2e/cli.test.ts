@@ -14,7 +14,7 @@ import { modelFile } from '../helpers/models.js';
 const run = promisify(execFile);
 
 test('voxd separate --out writes a zip of the stems; nothing is left beside the input or in the temp area', async () => {
-  await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx')]);
+  await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]);
   const dir = makeTempDir('cli');
   const dataDir = path.join(dir, 'data');
   mkdirSync(dataDir);

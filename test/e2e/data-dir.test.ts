@@ -31,7 +31,7 @@ describe('data directory', () => {
   });
 
   test('every file the server writes there is for the service user only', async () => {
-    await Promise.all(['silero-vad', 'resemblyzer-ge2e', 'dtln', 'deepfilternet3'].map((id) => modelFile(id, '')));
+    await Promise.all(['silero-vad', 'resemblyzer-ge2e', 'dtln', 'deepfilternet3', 'spleeter-2stems'].map((id) => modelFile(id, '')));
     const dataDir = path.join(makeTempDir('private'), 'data');
     const server = await start(dataDir);
     const voiceForm = multipartBody({ name: 'Private', consent: 'true' }, { files: { filename: 'a.wav', content: readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech/3080-5032-0001.wav')) } });

@@ -28,7 +28,7 @@ function difference(a: Float32Array, b: Float32Array): Float32Array {
 describe('soundtrack separator on eval/sep mixtures', () => {
   let separator: SoundtrackSeparator;
   before(async () => {
-    await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx')]);
+    await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]);
     separator = await SoundtrackSeparator.load(testModelsDir);
   });
 

@@ -70,3 +70,16 @@ export function graphOf(model: ModelProto): GraphProto {
   if (!model.graph) throw new Error('the model has no graph');
   return model.graph as unknown as GraphProto;
 }
+
+/** A float tensor's graph input or output; string dimensions are symbolic (dynamic). */
+export function floatValueInfo(name: string, shape: Array<string | number>): onnxProto.onnx.ValueInfoProto {
+  return onnx.ValueInfoProto.create({
+    name,
+    type: {
+      tensorType: {
+        elemType: TensorType.FLOAT,
+        shape: { dim: shape.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) },
+      },
+    },
+  });
+}

@@ -1,6 +1,7 @@
 /**
  * Readers for PyTorch's `torch.save` formats, enough for float state dicts: the legacy one (before torch 1.6) and the zip
  * one (torch 1.6 on: the same object pickle as `<folder>/data.pkl`, each storage as its own entry `<folder>/data/<key>`).
+ * The unpickler also reads a pickled dict of float32 numpy arrays (what some checkpoints hold instead of tensors).
  *
  * Legacy format:
  * The file is a sequence of pickles (protocol 2): magic number, protocol version, system info, the saved object, then the
@@ -42,6 +43,22 @@ interface GlobalRef {
   name: string;
 }
 
+/** A numpy array being rebuilt: `_reconstruct` makes it empty, BUILD gives it its shape, dtype and bytes. */
+interface NumpyArray {
+  readonly kind: 'ndarray';
+  shape: number[];
+  dtype?: NumpyDtype;
+  data?: Uint8Array;
+}
+
+interface NumpyDtype {
+  readonly kind: 'dtype';
+  /** e.g. 'f4' */
+  name: string;
+  /** '<', '>' or '|' once BUILD has run. */
+  byteOrder: string;
+}
+
 /** A Python call we do not model; kept so the object tree can still be walked. */
 interface OpaqueObject {
   readonly kind: 'opaque';
@@ -61,6 +78,8 @@ type PickleValue =
   | TensorRef
   | GlobalRef
   | OpaqueObject
+  | NumpyArray
+  | NumpyDtype
   | PickleTuple;
 
 /** Tuples are kept distinct from lists only so persistent ids and call arguments read naturally. */
@@ -293,9 +312,12 @@ class Unpickler {
           this.stack.push(this.call(cls, args));
           break;
         }
-        case 0x62: // BUILD: only state on plain objects (e.g. OrderedDict's _metadata), which tensors do not need
-          this.pop();
+        case 0x62: {
+          // BUILD: numpy arrays and dtypes take their state; other objects' state (e.g. OrderedDict's _metadata) is not needed
+          const state = this.pop();
+          this.build(this.top(), state);
           break;
+        }
         case 0x51: // BINPERSID
           this.stack.push(this.persistentLoad(this.pop()));
           break;
@@ -337,8 +359,34 @@ class Unpickler {
       }
       case 'torch._utils._rebuild_parameter':
         return a[0] ?? null;
+      case '_codecs.encode':
+        // Protocol 2 pickles Python 3 bytes as encode(text, 'latin1'): each character is one byte.
+        if (typeof a[0] !== 'string' || a[1] !== 'latin1') throw formatError('unsupported _codecs.encode call');
+        return Uint8Array.from(Buffer.from(a[0], 'latin1'));
+      case 'numpy.core.multiarray._reconstruct':
+      case 'numpy._core.multiarray._reconstruct':
+        return { kind: 'ndarray', shape: [] };
+      case 'numpy.dtype':
+        if (typeof a[0] !== 'string') throw formatError('numpy dtype without a name');
+        return { kind: 'dtype', name: a[0], byteOrder: '|' };
       default:
         return { kind: 'opaque', callable };
+    }
+  }
+
+  /** ndarray state: (version, shape, dtype, is_fortran, raw bytes); dtype state: (version, byte order, ...). */
+  private build(target: PickleValue, state: PickleValue): void {
+    if (typeof target !== 'object' || target === null || !('kind' in target) || !(state instanceof PickleTuple)) return;
+    if (target.kind === 'dtype') {
+      const [, byteOrder] = state.items;
+      if (typeof byteOrder === 'string') target.byteOrder = byteOrder;
+    } else if (target.kind === 'ndarray') {
+      const [, shape, dtype, fortran, data] = state.items;
+      if (!isDtype(dtype) || !(data instanceof Uint8Array)) throw formatError('malformed numpy array state');
+      if (fortran !== false) throw formatError('Fortran-ordered numpy arrays are not supported');
+      target.shape = asNumberList(shape);
+      target.dtype = dtype;
+      target.data = data;
     }
   }
 
@@ -402,6 +450,14 @@ function isGlobal(value: PickleValue): value is GlobalRef {
 
 function isStorage(value: PickleValue | undefined): value is StorageRef {
   return typeof value === 'object' && value !== null && 'kind' in value && value.kind === 'storage';
+}
+
+function isDtype(value: PickleValue | undefined): value is NumpyDtype {
+  return typeof value === 'object' && value !== null && 'kind' in value && value.kind === 'dtype';
+}
+
+function isNumpyArray(value: PickleValue): value is NumpyArray {
+  return typeof value === 'object' && value !== null && 'kind' in value && value.kind === 'ndarray';
 }
 
 function isTensor(value: PickleValue): value is TensorRef {
@@ -521,6 +577,29 @@ function tensorsOf(
     tensors.set(name, { shape: value.shape, data: materialise(value, view, raw, type) });
   }
   return tensors;
+}
+
+/**
+ * Reads a pickled dict of name -> little-endian float32 numpy array (e.g. the `data.pkl` inside a zip-format `.ckpt`
+ * that holds numpy arrays rather than tensor storages). Values that are not arrays are skipped.
+ */
+export function readPickledNumpyArrays(pickle: Buffer): Map<string, NamedTensor> {
+  const root = new Unpickler(pickle, 0, new Map()).load();
+  if (!(root instanceof Map)) throw formatError('the pickled object is not a dict');
+  const arrays = new Map<string, NamedTensor>();
+  for (const [name, value] of root) {
+    if (typeof name !== 'string' || !isNumpyArray(value)) continue;
+    const { dtype, data, shape } = value;
+    if (!dtype || !data) throw formatError(`numpy array ${name} has no data`);
+    if (dtype.name !== 'f4' || dtype.byteOrder === '>') throw formatError(`numpy array ${name} is ${dtype.byteOrder}${dtype.name}, expected little-endian float32`);
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (data.length !== count * 4) throw formatError(`numpy array ${name} has ${data.length} bytes for ${count} elements`);
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const values = new Float32Array(count);
+    for (let i = 0; i < count; i++) values[i] = view.getFloat32(i * 4, true);
+    arrays.set(name, { shape, data: values });
+  }
+  return arrays;
 }
 
 function materialise(

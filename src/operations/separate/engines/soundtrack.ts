@@ -1,20 +1,23 @@
 /**
- * Soundtrack separator: dialogue from speech-enhancement models (DeepFilterNet3 and DTLN, blended), then the
- * background (input minus dialogue) split into music / sfx / ambience by spectral masks.
+ * Soundtrack separator: dialogue from speech-enhancement models (DeepFilterNet3 and DTLN, blended) combined with
+ * Spleeter's vocal mask, music from Spleeter's accompaniment mask, then what is left split into sfx / ambience (and
+ * sustained parts back to music) by spectral masks.
  *
  * Input streams in and stems stream out in chunks with context on both sides and linear crossfades between chunks,
  * so working memory is bounded by the chunk size whatever the duration; each channel is processed on its own. Every
- * stage is exact in sum (background is the input minus dialogue, the background split ends with an exact remainder,
+ * stage is exact in sum (the leftover is the input minus dialogue and music, the background split ends with an exact remainder,
  * crossfade weights sum to one), so the four stems add back to the input to float precision.
  */
 import path from 'node:path';
 import { resample } from '../../../audio/resample.js';
 import { extendBandByMask } from '../../../audio/spectral-masks.js';
+import { istft, stft, type Spectrogram } from '../../../audio/stft.js';
 import { splitBackground } from '../../../audio/background-split.js';
 import { emptyStems, stemNames, type AudioLayout, type Separator, type StemBlock, type StemName } from '../separator.js';
 import { DeepFilterNet3Model } from './deepfilternet3.js';
 import type { DialogueModel } from './dialogue-model.js';
 import { DtlnModel } from './dtln.js';
+import { SpleeterModel, spleeterBins, spleeterSampleRate, spleeterStft } from './spleeter.js';
 
 export interface SoundtrackOptions {
   /** Core length of a chunk. */
@@ -23,9 +26,28 @@ export interface SoundtrackOptions {
   contextSeconds: number;
   /** Crossfade between neighbouring chunks (must fit within the context). */
   crossfadeSeconds: number;
-  /** Dialogue = sum of weight x model estimate, plus `mixtureWeight` x the input (trades interference for fewer artifacts). */
+  /**
+   * The speech models' estimate = sum of weight x model estimate; without Spleeter, dialogue is it plus `mixtureWeight`
+   * x the input (trades interference for fewer artifacts).
+   */
   modelWeights: Record<string, number>;
   mixtureWeight: number;
+  /** Spleeter's 2-stem nets in the dialogue and music stems; without it, dialogue is the speech models' estimate alone. */
+  spleeter?: SpleeterRecipe;
+}
+
+export interface SpleeterRecipe {
+  /**
+   * Dialogue mask (0-11 kHz) from Spleeter's vocal ratio mask v and the speech models' estimate's mask p (without the
+   * mixture share): 'linear' w v + (1 - w) p, 'geometric' v^w p^(1 - w) (both must agree: p vetoes what Spleeter
+   * takes for voice in tonal music and whistles).
+   */
+  combination: 'linear' | 'geometric';
+  vocalWeight: number;
+  /** Amplitude factor on the magnitude fed to the nets (their masks depend on the level). */
+  feedGain: number;
+  /** Music mask = this x Spleeter's accompaniment ratio mask (at most what dialogue leaves); 0 leaves music to the background split. */
+  accompanimentWeight: number;
 }
 
 /** Chosen on bench/separation.ts (see bench/results/separation.json). */
@@ -35,6 +57,7 @@ export const defaultSoundtrackOptions: SoundtrackOptions = {
   crossfadeSeconds: 0.5,
   modelWeights: { deepfilternet3: 0.75, dtln: 0.25 },
   mixtureWeight: 0.2,
+  spleeter: { combination: 'geometric', vocalWeight: 0.8, feedGain: 0.5, accompanimentWeight: 0.5 },
 };
 
 export class SoundtrackSeparator implements Separator {
@@ -44,21 +67,29 @@ export class SoundtrackSeparator implements Separator {
   constructor(
     private readonly models: DialogueModel[],
     private readonly options: SoundtrackOptions = defaultSoundtrackOptions,
+    private readonly spleeter?: SpleeterModel,
   ) {
-    this.modelId = models.map((m) => m.id).join('+');
+    this.modelId = [...models.map((m) => m.id), ...(spleeter ? [spleeter.id] : [])].join('+');
   }
 
-  /** Loads DeepFilterNet3 (from `<modelsDir>/deepfilternet3`) and DTLN (from `<modelsDir>/dtln`). */
+  /**
+   * Loads DeepFilterNet3 (from `<modelsDir>/deepfilternet3`), DTLN (from `<modelsDir>/dtln`) and, when the options
+   * use it, Spleeter (from `<modelsDir>/spleeter-2stems`).
+   */
   static async load(modelsDir: string, options = defaultSoundtrackOptions): Promise<SoundtrackSeparator> {
-    const models = await Promise.all([DeepFilterNet3Model.load(path.join(modelsDir, 'deepfilternet3'), 1), DtlnModel.load(path.join(modelsDir, 'dtln'))]);
+    const [spleeter, ...models] = await Promise.all([
+      options.spleeter ? SpleeterModel.load(path.join(modelsDir, 'spleeter-2stems')) : undefined,
+      DeepFilterNet3Model.load(path.join(modelsDir, 'deepfilternet3'), 1),
+      DtlnModel.load(path.join(modelsDir, 'dtln')),
+    ]);
     const used = (m: DialogueModel): boolean => (options.modelWeights[m.id] ?? 0) > 0;
     // A model weighted 0 is never run: its sessions (worker threads) are released now, not kept until close().
     await Promise.all(models.filter((m) => !used(m)).map((m) => m.close()));
-    return new SoundtrackSeparator(models.filter(used), options);
+    return new SoundtrackSeparator(models.filter(used), options, spleeter);
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.models.map((m) => m.close()));
+    await Promise.all([...this.models.map((m) => m.close()), this.spleeter?.close()]);
   }
 
   warnings(layout: AudioLayout): string[] {
@@ -133,12 +164,82 @@ export class SoundtrackSeparator implements Separator {
       const estimate = estimates[k]!;
       for (let i = 0; i < dialogue.length; i++) dialogue[i]! += w * estimate[i]!;
     }
-    for (let i = 0; i < dialogue.length; i++) dialogue[i] = (1 - mixtureWeight) * dialogue[i]! + mixtureWeight * segment[i]!;
-    silenceWhereInputIsSilent(dialogue, segment, Math.round(sampleRate / 100));
-    const background = new Float32Array(segment.length);
-    for (let i = 0; i < background.length; i++) background[i] = segment[i]! - dialogue[i]!;
-    const parts = splitBackground(background, sampleRate);
-    return { dialogue, ...parts };
+    const silenceBlock = Math.round(sampleRate / 100);
+    if (!this.spleeter || !this.options.spleeter) {
+      for (let i = 0; i < dialogue.length; i++) dialogue[i] = (1 - mixtureWeight) * dialogue[i]! + mixtureWeight * segment[i]!;
+      silenceWhereInputIsSilent(dialogue, segment, silenceBlock);
+      const background = new Float32Array(segment.length);
+      for (let i = 0; i < background.length; i++) background[i] = segment[i]! - dialogue[i]!;
+      return { dialogue, ...splitBackground(background, sampleRate) };
+    }
+    const masked = await this.spleeterMasks(this.spleeter, this.options.spleeter, segment, dialogue, sampleRate, signal);
+    silenceWhereInputIsSilent(masked.dialogue, segment, silenceBlock);
+    silenceWhereInputIsSilent(masked.music, segment, silenceBlock);
+    // What is neither dialogue nor music is split as a background; every stage is an exact remainder, so the sum holds.
+    // Its sustained part joins music (measured: as sfx it lowered both the music and the sfx scores).
+    const leftover = new Float32Array(segment.length);
+    for (let i = 0; i < leftover.length; i++) leftover[i] = segment[i]! - masked.dialogue[i]! - masked.music[i]!;
+    const parts = splitBackground(leftover, sampleRate);
+    const music = masked.music;
+    for (let i = 0; i < music.length; i++) music[i]! += parts.music[i]!;
+    return { dialogue: masked.dialogue, music, sfx: parts.sfx, ambience: parts.ambience };
+  }
+
+  /**
+   * Dialogue and music by masking the mixture's spectrogram at Spleeter's rate and STFT. Dialogue: a blend of Spleeter's
+   * vocal ratio mask and the speech models' estimate's mask min(1, |estimate| / |mixture|) up to 11 kHz, the
+   * estimate's mask alone above (the models are full band). Music: Spleeter's accompaniment ratio mask, at most what
+   * dialogue leaves; above 11 kHz each frame keeps the accompaniment share measured over 5.5-11 kHz.
+   */
+  private async spleeterMasks(
+    spleeter: SpleeterModel,
+    recipe: SpleeterRecipe,
+    segment: Float32Array,
+    estimate: Float32Array,
+    sampleRate: number,
+    signal?: AbortSignal,
+  ): Promise<{ dialogue: Float32Array; music: Float32Array }> {
+    const toSpleeterRate = async (samples: Float32Array): Promise<Float32Array> => (await resample({ samples, sampleRate, channels: 1 }, spleeterSampleRate, signal)).samples;
+    const x = stft(await toSpleeterRate(segment), spleeterStft);
+    const p = stft(await toSpleeterRate(estimate), spleeterStft);
+    const { vocals } = await spleeter.vocalRatio(x, recipe.feedGain, signal);
+    const { frames, bins } = x;
+    const dialogueMask = new Float32Array(frames * bins);
+    const musicMask = new Float32Array(frames * bins);
+    const referenceLow = spleeterBins / 2;
+    for (let t = 0; t < frames; t++) {
+      let accompanimentEnergy = 0;
+      let mixtureEnergy = 0;
+      for (let k = 0; k < bins; k++) {
+        const i = t * bins + k;
+        const mixture = Math.hypot(x.re[i]!, x.im[i]!);
+        const estimateMask = mixture > 0 ? Math.min(1, Math.hypot(p.re[i]!, p.im[i]!) / mixture) : 0;
+        let d = estimateMask;
+        let m: number;
+        if (k < spleeterBins) {
+          const v = vocals[t * spleeterBins + k]!;
+          d = recipe.combination === 'linear' ? recipe.vocalWeight * v + (1 - recipe.vocalWeight) * estimateMask : v ** recipe.vocalWeight * estimateMask ** (1 - recipe.vocalWeight);
+          m = 1 - v;
+          if (k >= referenceLow) {
+            accompanimentEnergy += (m * mixture) ** 2;
+            mixtureEnergy += mixture ** 2;
+          }
+        } else {
+          m = mixtureEnergy > 0 ? Math.sqrt(accompanimentEnergy / mixtureEnergy) : 0;
+        }
+        dialogueMask[i] = d;
+        musicMask[i] = recipe.accompanimentWeight * Math.min(m, 1 - d);
+      }
+    }
+    const back = async (mask: Float32Array): Promise<Float32Array> => {
+      const masked = applyMask(x, mask);
+      const atSpleeterRate = istft(masked, { ...spleeterStft, length: Math.round((segment.length * spleeterSampleRate) / sampleRate) });
+      const samples = (await resample({ samples: atSpleeterRate, sampleRate: spleeterSampleRate, channels: 1 }, sampleRate, signal)).samples;
+      const out = new Float32Array(segment.length);
+      out.set(samples.subarray(0, segment.length));
+      return out;
+    };
+    return { dialogue: await back(dialogueMask), music: await back(musicMask) };
   }
 
   /** Runs a model at its own rate and returns its estimate at `sampleRate`, full band (the band above the model's masked from the input). */
@@ -152,6 +253,16 @@ export class SoundtrackSeparator implements Separator {
     // The resampler's passband ends a little below the model's Nyquist.
     return extendBandByMask(estimate, segment, sampleRate, 0.45 * model.sampleRate);
   }
+}
+
+function applyMask(spec: Spectrogram, mask: Float32Array): Spectrogram {
+  const re = new Float32Array(spec.re.length);
+  const im = new Float32Array(spec.im.length);
+  for (let i = 0; i < re.length; i++) {
+    re[i] = spec.re[i]! * mask[i]!;
+    im[i] = spec.im[i]! * mask[i]!;
+  }
+  return { ...spec, re, im };
 }
 
 function mapStems(stems: StemBlock, map: (samples: Float32Array) => Float32Array): StemBlock {
