@@ -17,7 +17,7 @@ function KeyForm({ apiKey, onChange }: { apiKey: string; onChange: (key: string)
     onChange(draft.trim());
   };
   return (
-    <form class="key" onSubmit={save} aria-label="API key">
+    <form class="key" onSubmit={save} aria-label="Authentication">
       <label for="api-key">API key</label>
       <input id="api-key" type="password" autoComplete="off" spellcheck={false} placeholder="vx_…" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
       <button type="submit">Use key</button>
