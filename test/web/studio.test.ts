@@ -103,6 +103,15 @@ describe('web studio in Chromium', () => {
     assert.match(await page.locator('.engine').textContent() ?? '', /kokoro/);
     assert.equal(await page.getByRole('link', { name: 'Download mp3' }).getAttribute('download'), 'speech.mp3');
     await screenshot(t, page, 'speak');
+
+    await page.getByRole('button', { name: 'Play sample' }).click();
+    assert.ok((await durationOf(page.getByLabel('Voice sample'))) > 1, 'the voice sample plays');
+    // A language Kokoro has no model for: espeak-ng speaks it, and the API's warning is shown with the result.
+    await page.getByRole('region', { name: 'Speak' }).getByLabel('Language', { exact: true }).selectOption('de');
+    await page.getByLabel('Text').fill('Guten Morgen.');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    await page.getByRole('list', { name: 'Warnings' }).filter({ hasText: "has no model for 'de'" }).waitFor({ timeout: 60_000 });
+    assert.match(await page.locator('.engine').textContent() ?? '', /espeak/);
     assert.deepEqual(consoleErrors, []);
     await page.close();
   });
@@ -132,9 +141,19 @@ describe('web studio in Chromium', () => {
     assert.ok(seekedTo > 4 && seekedTo < 5.9, `clicking "gospel" seeks to ${seekedTo} s`);
     await screenshot(t, page, 'transcribe');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export srt' }).click()]);
-    assert.equal(download.suggestedFilename(), 'test.srt');
-    assert.match(readFileSync(await download.path(), 'utf8'), /^1\n00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\n\[SPEAKER_1\] .*gospel/is);
+    // Paler means less certain: each word carries its confidence.
+    assert.match((await gospel.getAttribute('style')) ?? '', /--confidence: 0?\.\d+|--confidence: 1/);
+    assert.match((await gospel.getAttribute('title')) ?? '', /confidence \d+%/);
+
+    const exported = async (format: string): Promise<string> => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Export ${format}` }).click()]);
+      assert.equal(download.suggestedFilename(), `test.${format}`);
+      return readFileSync(await download.path(), 'utf8');
+    };
+    assert.match(await exported('srt'), /^1\n00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\n\[SPEAKER_1\] .*gospel/is);
+    assert.match(await exported('vtt'), /^WEBVTT\n\n00:00:0\d\.\d{3} --> /);
+    assert.match(await exported('txt'), /apostle.*gospel/is);
+    assert.equal((JSON.parse(await exported('json')) as { speakers: Array<{ id: string }> }).speakers[0]?.id, 'SPEAKER_1');
     assert.deepEqual(consoleErrors, []);
     await page.close();
   });
