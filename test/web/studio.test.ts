@@ -158,7 +158,7 @@ describe('web studio in Chromium', () => {
     await page.close();
   });
 
-  test('a file dropped on the upload area is the one transcribed', async () => {
+  test('a file dropped on the upload area is chosen for transcription', async () => {
     const { page, consoleErrors } = await open();
     await page.getByRole('link', { name: 'Transcribe' }).click();
     const bytes = readFileSync(clip).toString('base64');

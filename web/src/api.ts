@@ -13,16 +13,14 @@ export function storeKey(key: string): void {
 export class ApiError extends Error {
   constructor(
     message: string,
-    readonly status: number,
-    readonly code: string,
-    readonly param: string | null,
+    readonly param: string | null = null,
   ) {
     super(message);
   }
 }
 
 interface Envelope {
-  error?: { message?: string; code?: string; param?: string | null };
+  error?: { message?: string; param?: string | null };
 }
 
 /** A fetch of the API with the key; any non-2xx answer throws its envelope as an ApiError. */
@@ -34,20 +32,20 @@ export async function api(path: string, init: RequestInit = {}): Promise<Respons
   try {
     response = await fetch(path, { ...init, headers });
   } catch (error) {
-    throw new ApiError(`The server did not answer (${error instanceof Error ? error.message : String(error)}).`, 0, 'network', null);
+    throw new ApiError(`The server did not answer (${error instanceof Error ? error.message : String(error)}).`);
   }
   if (response.ok) return response;
   const envelope = (await response.json().catch(() => ({}))) as Envelope;
-  const { message, code, param } = envelope.error ?? {};
-  throw new ApiError(message ?? `The server answered ${response.status} ${response.statusText}.`, response.status, code ?? 'unknown', param ?? null);
+  const { message, param } = envelope.error ?? {};
+  throw new ApiError(message ?? `The server answered ${response.status} ${response.statusText}.`, param ?? null);
 }
 
-export const apiJson = async <T,>(path: string, init?: RequestInit): Promise<T> => (await (await api(path, init)).json()) as T;
+export const apiJson = async <T,>(path: string): Promise<T> => (await (await api(path)).json()) as T;
 
 /** The parts of GET /v1/capabilities the studio uses to fill its pickers. */
 export interface Capabilities {
   tts: { languages: string[]; emotions: string[]; formats: string[]; max_text_characters: number };
-  transcribe: { available: boolean; languages: string[]; diarization: boolean };
+  transcribe: { languages: string[] };
 }
 
 export interface Voice {
@@ -56,5 +54,4 @@ export interface Voice {
   type: 'builtin' | 'cloned';
   languages: string[];
   gender_estimate: 'female' | 'male' | null;
-  engine: string;
 }

@@ -53,7 +53,7 @@ function turns(segments: Segment[]): Segment[][] {
 
 function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Transcript; currentSeconds: number; seek: (seconds: number) => void }) {
   const speakerIndex = new Map(transcript.speakers.map((s, i) => [s.id, i % speakerColours]));
-  // The word being spoken: the last one started (words of a segment are in time order, segments too).
+  // The word being spoken: the last one started (words are in time order), kept lit through the short pause after it.
   const words = transcript.segments.flatMap((s) => s.words ?? []);
   const current = words.findLast((w) => w.start <= currentSeconds && currentSeconds < w.end + 0.5);
   return (
