@@ -60,9 +60,11 @@ describe('web studio in Chromium', () => {
     t.diagnostic(`screenshot: ${file}`);
   }
 
-  test('the page loads without console errors, is usable by keyboard at phone width, and keeps the key in this tab only', async (t) => {
+  test('the page loads in under a second without console errors, is usable by keyboard at phone width, and keeps the key in this tab only', async (t) => {
     const { page, consoleErrors } = await open(390);
     await page.getByRole('heading', { name: 'Speak' }).waitFor();
+    const loadMilliseconds = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
+    assert.ok(loadMilliseconds > 0 && loadMilliseconds < 1000, `loaded in ${loadMilliseconds} ms`);
     // Tab reaches the navigation first, with a visible focus ring.
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => ({ text: document.activeElement?.textContent, outline: getComputedStyle(document.activeElement!).outlineStyle }));
