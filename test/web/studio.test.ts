@@ -18,6 +18,13 @@ const durationOf = (audio: Locator): Promise<number> =>
   audio.evaluate((element: HTMLAudioElement) =>
     element.readyState >= 1 ? element.duration : new Promise<number>((resolve) => element.addEventListener('loadedmetadata', () => resolve(element.duration), { once: true })));
 
+/** Form controls a screen reader would announce without a name. */
+const unlabelledControls = (page: Page): Promise<string[]> =>
+  page.evaluate(() =>
+    [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea')]
+      .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
+      .map((control) => control.outerHTML));
+
 describe('web studio in Chromium', () => {
   let server: TestApp;
   let browser: Browser;
@@ -60,7 +67,7 @@ describe('web studio in Chromium', () => {
     t.diagnostic(`screenshot: ${file}`);
   }
 
-  test('the page loads in under a second without console errors, is usable by keyboard at phone width, and keeps the key in this tab only', async (t) => {
+  test('the page loads in under a second without console errors, labels every control, is usable by keyboard at phone width, and keeps the key in this tab only', async (t) => {
     const { page, consoleErrors } = await open(390);
     await page.getByRole('heading', { name: 'Speak' }).waitFor();
     const loadMilliseconds = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
@@ -79,6 +86,8 @@ describe('web studio in Chromium', () => {
     assert.ok(!(await page.content()).includes(server.key), 'the key is not in the page');
     // Nothing is wider than a phone's screen (a long voice name once widened the voice box past it).
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'no horizontal scrolling at 390 px');
+    // Both pages are in the document (one hidden): every control of either has a label.
+    assert.deepEqual(await unlabelledControls(page), []);
     await screenshot(t, page, 'speak-phone');
     assert.deepEqual(consoleErrors, []);
     await page.close();
