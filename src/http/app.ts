@@ -16,6 +16,7 @@ import { openaiRoutes, operationRoutes } from './routes/operations.js';
 import { realtimeRoutes } from './routes/realtime.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
+import { builtWebDir, webRoutes } from './routes/web.js';
 import { errorEnvelope, maxIdLength } from './schemas/common.js';
 import { registerUploads } from './uploads.js';
 
@@ -158,6 +159,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(webRoutes, { root: builtWebDir });
 
   // A known path asked with another method is a 405 naming the allowed ones, not the 404 of an unknown path.
   for (const [url, methods] of methodsByUrl) {

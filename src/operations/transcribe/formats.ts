@@ -45,16 +45,19 @@ function clock(seconds: number, decimalSeparator: ',' | '.'): string {
   return `${pad(hours)}:${pad(minutes)}:${pad(secs)}${decimalSeparator}${pad(ms, 3)}`;
 }
 
-const cueText = (segment: TranscriptSegment): string => `${segment.speaker ? `[${segment.speaker}] ` : ''}${segment.text.trim()}`;
+/** What a subtitle cue needs of a segment: the web studio renders its exports from the JSON response with these too. */
+type Cue = Pick<TranscriptSegment, 'start' | 'end' | 'text' | 'speaker'>;
 
-export function toSrt(transcript: Transcript): string {
-  return transcript.segments
+const cueText = (segment: Cue): string => `${segment.speaker ? `[${segment.speaker}] ` : ''}${segment.text.trim()}`;
+
+export function toSrt(segments: Cue[]): string {
+  return segments
     .map((s, i) => `${i + 1}\n${clock(s.start, ',')} --> ${clock(s.end, ',')}\n${cueText(s)}\n`)
     .join('\n');
 }
 
-export function toVtt(transcript: Transcript): string {
-  const cues = transcript.segments.map((s) => `${clock(s.start, '.')} --> ${clock(s.end, '.')}\n${cueText(s)}\n`);
+export function toVtt(segments: Cue[]): string {
+  const cues = segments.map((s) => `${clock(s.start, '.')} --> ${clock(s.end, '.')}\n${cueText(s)}\n`);
   return ['WEBVTT\n', ...cues].join('\n');
 }
 

@@ -109,9 +109,9 @@ export class TranscriptionService {
       case 'text':
         return { kind: 'text', body: `${transcript.text}\n`, contentType: 'text/plain; charset=utf-8' };
       case 'srt':
-        return { kind: 'text', body: toSrt(transcript), contentType: 'application/x-subrip; charset=utf-8' };
+        return { kind: 'text', body: toSrt(transcript.segments), contentType: 'application/x-subrip; charset=utf-8' };
       case 'vtt':
-        return { kind: 'text', body: toVtt(transcript), contentType: 'text/vtt; charset=utf-8' };
+        return { kind: 'text', body: toVtt(transcript.segments), contentType: 'text/vtt; charset=utf-8' };
       case 'json':
         return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
       case 'verbose_json': {

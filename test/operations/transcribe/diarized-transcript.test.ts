@@ -37,7 +37,7 @@ describe('segments and speakers from overlapping turns', () => {
       [0, 'SPEAKER_1', 0.2, 6],
       [1, 'SPEAKER_2', 5, 8.5],
     ]);
-    const srt = toSrt({ text: '', language: 'en', language_probability: 1, duration: 10, segments, speakers: summarizeSpeakers(turns), model: 'm', warnings: [] });
+    const srt = toSrt(segments);
     assert.match(srt, /00:00:00,200 --> 00:00:06,000\n\[SPEAKER_1\] one two/);
     assert.match(srt, /00:00:05,000 --> 00:00:08,500\n\[SPEAKER_2\] three four/);
   });
@@ -83,7 +83,7 @@ describe('transcribing real two-speaker audio with diarization', () => {
       for (const s of transcript.segments) assert.ok(s.words.every((w) => w.speaker === s.speaker));
       assert.deepEqual(transcript.segments.map((s) => s.id), transcript.segments.map((_, i) => i));
       for (let i = 1; i < transcript.segments.length; i++) assert.ok(transcript.segments[i]!.start >= transcript.segments[i - 1]!.start);
-      const vtt = toVtt(transcript);
+      const vtt = toVtt(transcript.segments);
       assert.match(vtt, /\[SPEAKER_1\]/);
       assert.match(vtt, /\[SPEAKER_2\]/);
     });

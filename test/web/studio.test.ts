@@ -1,0 +1,214 @@
+/** The web studio end to end: Debian's Chromium (playwright-core) against the real server with real models and eval audio. */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { buildTestApp, evalDir, listen, makeTempDir, type TestApp } from '../helpers/app.js';
+import { modelFile } from '../helpers/models.js';
+
+const chromiumPath = '/usr/bin/chromium';
+const clip = path.join(evalDir, 'asr/pv_leopard/test.wav');
+/** What Chromium logs for an API answer of 4xx: expected when a test provokes one, an error anywhere else. */
+const failedResource = /^Failed to load resource: the server responded with a status of (400|401)/;
+const screenshots = makeTempDir('web-screenshots');
+
+/** Resolves once the element knows its duration. */
+const durationOf = (audio: Locator): Promise<number> =>
+  audio.evaluate((element: HTMLAudioElement) =>
+    element.readyState >= 1 ? element.duration : new Promise<number>((resolve) => element.addEventListener('loadedmetadata', () => resolve(element.duration), { once: true })));
+
+/** Form controls a screen reader would announce without a name. */
+const unlabelledControls = (page: Page): Promise<string[]> =>
+  page.evaluate(() =>
+    [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea')]
+      .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
+      .map((control) => control.outerHTML));
+
+describe('web studio in Chromium', () => {
+  let server: TestApp;
+  let browser: Browser;
+  let origin: string;
+
+  before(async () => {
+    await Promise.all(['kokoro-82m', 'kokoro-voices', 'whisper-base', 'silero-vad', 'pyannote-segmentation-3', 'campplus'].map((id) => modelFile(id, '')));
+    server = await buildTestApp();
+    origin = `http://${await listen(server)}`;
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** A fresh tab on the studio, collecting what the console reports as errors. */
+  async function open(width = 1280): Promise<{ page: Page; consoleErrors: string[] }> {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const consoleErrors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => consoleErrors.push(String(error)));
+    await page.goto(`${origin}/`);
+    return { page, consoleErrors };
+  }
+
+  async function useKey(page: Page, key: string): Promise<void> {
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Use key' }).click();
+  }
+
+  async function screenshot(t: TestContext, page: Page, name: string): Promise<void> {
+    const file = path.join(screenshots, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    t.diagnostic(`screenshot: ${file}`);
+  }
+
+  test('the page loads in under a second without console errors, labels every control, is usable by keyboard at phone width, and keeps the key in this tab only', async (t) => {
+    const { page, consoleErrors } = await open(390);
+    await page.getByRole('heading', { name: 'Speak' }).waitFor();
+    const loadMilliseconds = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
+    assert.ok(loadMilliseconds > 0 && loadMilliseconds < 1000, `loaded in ${loadMilliseconds} ms`);
+    // Tab reaches the navigation first, with a visible focus ring.
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => ({ text: document.activeElement?.textContent, outline: getComputedStyle(document.activeElement!).outlineStyle }));
+    assert.deepEqual(focused, { text: 'Speak', outline: 'solid' });
+    // The key typed and saved with Enter lists the key's voices.
+    await page.getByLabel('API key').focus();
+    await page.keyboard.insertText(server.key);
+    await page.keyboard.press('Enter');
+    await page.getByLabel('Voice', { exact: true }).locator('option').first().waitFor({ state: 'attached' });
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('voxd.apiKey')), server.key);
+    assert.equal(await page.evaluate(() => localStorage.length), 0);
+    assert.ok(!(await page.content()).includes(server.key), 'the key is not in the page');
+    // Nothing is wider than a phone's screen (a long voice name once widened the voice box past it).
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'no horizontal scrolling at 390 px');
+    // Both pages are in the document (one hidden): every control of either has a label.
+    assert.deepEqual(await unlabelledControls(page), []);
+    await screenshot(t, page, 'speak-phone');
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+
+  test('speaking a sentence gives playable, non-silent audio and names the engine', async (t) => {
+    const { page, consoleErrors } = await open();
+    await useKey(page, server.key);
+    await page.getByLabel('Gender').selectOption('female');
+    await page.getByLabel('Voice language').selectOption('en-us');
+    await page.getByLabel('Text').fill('The weather is lovely today, so we will walk to the market.');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    const audio = page.getByLabel('Synthesized speech');
+    await audio.waitFor({ timeout: 60_000 });
+    const seconds = await durationOf(audio);
+    assert.ok(seconds > 1.5 && seconds < 10, `${seconds} s`);
+    // The bytes the page plays, decoded by the browser: speech, not silence.
+    const rms = await audio.evaluate(async (element: HTMLAudioElement) => {
+      const buffer = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(await (await fetch(element.src)).arrayBuffer());
+      const samples = buffer.getChannelData(0);
+      return Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / samples.length);
+    });
+    assert.ok(rms > 0.01, `rms ${rms}`);
+    assert.match(await page.locator('.engine').textContent() ?? '', /kokoro/);
+    assert.equal(await page.getByRole('link', { name: 'Download mp3' }).getAttribute('download'), 'speech.mp3');
+    await screenshot(t, page, 'speak');
+
+    await page.getByRole('button', { name: 'Play sample' }).click();
+    assert.ok((await durationOf(page.getByLabel('Voice sample'))) > 1, 'the voice sample plays');
+    // A language Kokoro has no model for: espeak-ng speaks it, and the API's warning is shown with the result.
+    await page.getByRole('region', { name: 'Speak' }).getByLabel('Language', { exact: true }).selectOption('de');
+    await page.getByLabel('Text').fill('Guten Morgen.');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    await page.getByRole('list', { name: 'Warnings' }).filter({ hasText: "has no model for 'de'" }).waitFor({ timeout: 60_000 });
+    assert.match(await page.locator('.engine').textContent() ?? '', /espeak/);
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+
+  test('an uploaded eval clip shows its transcript by speaker; a word seeks the audio; exports download', async (t) => {
+    const { page, consoleErrors } = await open();
+    await useKey(page, server.key);
+    await page.getByRole('link', { name: 'Transcribe' }).click();
+    await page.getByLabel('Audio or video file').setInputFiles(clip);
+    await page.getByLabel('Label speakers').check();
+    await page.getByRole('button', { name: 'Transcribe', exact: true }).click();
+    const transcript = page.locator('.transcript');
+    await transcript.waitFor({ timeout: 90_000 });
+    const text = (await transcript.textContent()) ?? '';
+    assert.match(text, /apostle/i);
+    assert.match(text, /gospel/i);
+    // One speaker, labelled and coloured (the first speaker colour of the light theme).
+    assert.equal(await page.locator('.turn .speaker').count(), 1);
+    assert.equal(await page.locator('.turn').first().evaluate((turn) => getComputedStyle(turn).borderLeftColor), 'rgb(29, 78, 216)');
+
+    const audio = page.getByLabel('Uploaded audio');
+    assert.ok(Math.abs((await durationOf(audio)) - 5.855) < 0.05);
+    const gospel = page.locator('button.word', { hasText: /gospel/i });
+    await gospel.click();
+    await page.waitForFunction(() => document.querySelector('button.word[aria-current="true"]')?.textContent?.match(/gospel/i));
+    const seekedTo = await audio.evaluate((element: HTMLAudioElement) => element.currentTime);
+    assert.ok(seekedTo > 4 && seekedTo < 5.9, `clicking "gospel" seeks to ${seekedTo} s`);
+    await screenshot(t, page, 'transcribe');
+
+    // Paler means less certain: each word carries its confidence.
+    assert.match((await gospel.getAttribute('style')) ?? '', /--confidence: 0?\.\d+|--confidence: 1/);
+    assert.match((await gospel.getAttribute('title')) ?? '', /confidence \d+%/);
+
+    const exported = async (format: string): Promise<string> => {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Export ${format}` }).click()]);
+      assert.equal(download.suggestedFilename(), `test.${format}`);
+      return readFileSync(await download.path(), 'utf8');
+    };
+    assert.match(await exported('srt'), /^1\n00:00:0\d,\d{3} --> 00:00:0\d,\d{3}\n\[SPEAKER_1\] .*gospel/is);
+    assert.match(await exported('vtt'), /^WEBVTT\n\n00:00:0\d\.\d{3} --> /);
+    assert.match(await exported('txt'), /apostle.*gospel/is);
+    assert.equal((JSON.parse(await exported('json')) as { speakers: Array<{ id: string }> }).speakers[0]?.id, 'SPEAKER_1');
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+
+  test('a file dropped on the upload area is chosen for transcription', async () => {
+    const { page, consoleErrors } = await open();
+    await page.getByRole('link', { name: 'Transcribe' }).click();
+    const bytes = readFileSync(clip).toString('base64');
+    await page.locator('.dropzone').evaluate((zone, base64) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], 'dropped.wav', { type: 'audio/wav' }));
+      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+    }, bytes);
+    await page.getByText('dropped.wav (0.2 MB)').waitFor();
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+
+  test('a bad key shows the API error message', async () => {
+    const { page, consoleErrors } = await open();
+    await useKey(page, `vx_${'A'.repeat(43)}`);
+    await page.getByRole('alert').filter({ hasText: 'Invalid or revoked API key.' }).waitFor();
+    await page.getByLabel('Text').fill('Hello there.');
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    await page.locator('#speak-error', { hasText: 'Invalid or revoked API key.' }).waitFor();
+    assert.ok(consoleErrors.every((error) => failedResource.test(error)), consoleErrors.join('\n'));
+    await page.close();
+  });
+
+  test('a text over the limit marks the text field with the API message and moves focus to it', async (t) => {
+    const { page, consoleErrors } = await open();
+    await useKey(page, server.key);
+    await page.getByLabel('Voice', { exact: true }).locator('option').first().waitFor({ state: 'attached' });
+    const textField = page.getByLabel('Text');
+    await textField.fill('a'.repeat(5001));
+    await page.getByRole('button', { name: 'Speak', exact: true }).click();
+    await page.locator('#speak-error', { hasText: /'text'.*5000/ }).waitFor();
+    assert.equal(await textField.getAttribute('aria-invalid'), 'true');
+    assert.equal(await textField.getAttribute('aria-errormessage'), 'speak-error');
+    assert.ok(await textField.evaluate((element) => element === document.activeElement), 'focus is on the text field');
+    assert.equal(await page.getByLabel('Voice', { exact: true }).getAttribute('aria-invalid'), null, 'only the field named by param');
+    await screenshot(t, page, 'speak-error');
+    assert.ok(consoleErrors.every((error) => failedResource.test(error)), consoleErrors.join('\n'));
+    await page.close();
+  });
+
+});

@@ -1,0 +1,207 @@
+/** Transcribe: an upload through POST /v1/audio/transcribe, read along with playback. */
+import { useRef, useState } from 'preact/hooks';
+import { toSrt, toVtt } from '../../src/operations/transcribe/formats';
+import { api, type Capabilities } from './api';
+import { ErrorMessage, Field, fieldId, invalidIf } from './fields';
+import { saveText, useAction, useObjectUrl } from './hooks';
+
+const form = 'transcribe';
+/** Distinct on light and dark backgrounds; speakers past the eighth reuse them. */
+const speakerColours = 8;
+
+interface Word {
+  word: string;
+  start: number;
+  end: number;
+  confidence: number;
+  speaker: string | null;
+}
+
+interface Segment {
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+  speaker: string | null;
+  confidence: number;
+  words?: Word[];
+}
+
+/** The default JSON response of POST /v1/audio/transcribe. */
+interface Transcript {
+  text: string;
+  language: string;
+  duration: number;
+  segments: Segment[];
+  speakers: Array<{ id: string }>;
+  warnings: string[];
+}
+
+const clock = (seconds: number): string => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
+const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
+
+/** Consecutive segments of one speaker, shown as one turn. */
+function turns(segments: Segment[]): Segment[][] {
+  const result: Segment[][] = [];
+  for (const segment of segments) {
+    const last = result.at(-1);
+    if (last && last[0]!.speaker === segment.speaker) last.push(segment);
+    else result.push([segment]);
+  }
+  return result;
+}
+
+function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Transcript; currentSeconds: number; seek: (seconds: number) => void }) {
+  const speakerIndex = new Map(transcript.speakers.map((s, i) => [s.id, i % speakerColours]));
+  // The word being spoken: the last one started (words are in time order), kept lit through the short pause after it.
+  const words = transcript.segments.flatMap((s) => s.words ?? []);
+  const current = words.findLast((w) => w.start <= currentSeconds && currentSeconds < w.end + 0.5);
+  return (
+    <div class="transcript">
+      {turns(transcript.segments).map((turn) => {
+        const speaker = turn[0]!.speaker;
+        return (
+          <div key={turn[0]!.id} class={`turn${speaker === null ? '' : ` speaker-${speakerIndex.get(speaker) ?? 0}`}`}>
+            {speaker !== null && <p class="speaker">{speaker}</p>}
+            {turn.map((segment) => (
+              <p key={segment.id} class="segment">
+                <button type="button" class="time" onClick={() => seek(segment.start)} aria-label={`Play from ${clock(segment.start)}`}>
+                  {clock(segment.start)}
+                </button>{' '}
+                {(segment.words ?? [{ word: segment.text, start: segment.start, end: segment.end, confidence: segment.confidence, speaker }]).map((word) => (
+                  // Out of the tab order (a long transcript would be hundreds of stops): the time buttons seek by keyboard.
+                  <button
+                    key={`${word.start}-${word.word}`}
+                    type="button"
+                    tabIndex={-1}
+                    class="word"
+                    style={{ '--confidence': word.confidence }}
+                    title={`${clock(word.start)} · confidence ${percent(word.confidence)}`}
+                    aria-current={word === current ? 'true' : undefined}
+                    onClick={() => seek(word.start)}
+                  >
+                    {word.word.trim()}
+                  </button>
+                ))}
+              </p>
+            ))}
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
+export function Transcribe({ capabilities }: { capabilities: Capabilities | null }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [fileUrl, setFileBlob] = useObjectUrl();
+  const [dragging, setDragging] = useState(false);
+  const [language, setLanguage] = useState('auto');
+  const [diarize, setDiarize] = useState(false);
+  const [numSpeakers, setNumSpeakers] = useState('');
+  const transcription = useAction();
+  const [transcript, setTranscript] = useState<Transcript | null>(null);
+  const [currentSeconds, setCurrentSeconds] = useState(0);
+  const audio = useRef<HTMLAudioElement>(null);
+
+  const choose = (chosen: File | null | undefined) => {
+    setFile(chosen ?? null);
+    setFileBlob(chosen ?? null);
+    setTranscript(null);
+  };
+
+  const submit = (event: Event) => {
+    event.preventDefault();
+    void transcription.run(async () => {
+      setTranscript(null);
+      const body = new FormData();
+      if (file) body.append('audio', file);
+      body.append('language', language);
+      body.append('diarize', String(diarize));
+      if (diarize && numSpeakers) body.append('num_speakers', numSpeakers);
+      setTranscript((await (await api('/v1/audio/transcribe', { method: 'POST', body })).json()) as Transcript);
+    });
+  };
+
+  const seek = (seconds: number) => {
+    const element = audio.current;
+    if (!element) return;
+    element.currentTime = seconds;
+    setCurrentSeconds(seconds);
+    void element.play().catch(() => undefined);
+  };
+
+  const base = file?.name.replace(/\.[^.]*$/, '') || 'transcript';
+  const exports: Array<[string, () => void]> = transcript
+    ? [
+        ['txt', () => saveText(`${base}.txt`, `${transcript.text}\n`, 'text/plain')],
+        ['srt', () => saveText(`${base}.srt`, toSrt(transcript.segments), 'application/x-subrip')],
+        ['vtt', () => saveText(`${base}.vtt`, toVtt(transcript.segments), 'text/vtt')],
+        ['json', () => saveText(`${base}.json`, `${JSON.stringify(transcript, null, 2)}\n`, 'application/json')],
+      ]
+    : [];
+  return (
+    <section aria-labelledby="transcribe-heading">
+      <h2 id="transcribe-heading">Transcribe</h2>
+      <form class="panel" onSubmit={submit} noValidate>
+        <div
+          class={`dropzone${dragging ? ' dragging' : ''}`}
+          onDragOver={(e) => {
+            e.preventDefault();
+            setDragging(true);
+          }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={(e) => {
+            e.preventDefault();
+            setDragging(false);
+            choose(e.dataTransfer?.files[0]);
+          }}
+        >
+          <Field form={form} param="audio" label="Audio or video file" hint={file ? `${file.name} (${(file.size / 1e6).toFixed(1)} MB)` : 'Choose a file or drop it here.'}>
+            <input id={fieldId(form, 'audio')} type="file" accept="audio/*,video/*" onChange={(e) => choose(e.currentTarget.files?.[0])} {...invalidIf(transcription.error, form, 'audio')} />
+          </Field>
+        </div>
+        <div class="row">
+          <Field form={form} param="language" label="Language">
+            <select id={fieldId(form, 'language')} value={language} onChange={(e) => setLanguage(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'language')}>
+              <option value="auto">Detect automatically</option>
+              {capabilities?.transcribe.languages.map((l) => <option key={l} value={l}>{l}</option>)}
+            </select>
+          </Field>
+          <div class="field checkbox">
+            <input id={fieldId(form, 'diarize')} type="checkbox" checked={diarize} onChange={(e) => setDiarize(e.currentTarget.checked)} {...invalidIf(transcription.error, form, 'diarize')} />
+            <label for={fieldId(form, 'diarize')}>Label speakers</label>
+          </div>
+          <Field form={form} param="num_speakers" label="Number of speakers" hint="Optional; leave empty to let voxd count.">
+            <input id={fieldId(form, 'num_speakers')} type="number" min={1} max={32} inputMode="numeric" disabled={!diarize} value={numSpeakers} onInput={(e) => setNumSpeakers(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'num_speakers')} />
+          </Field>
+        </div>
+        <button type="submit" disabled={transcription.busy}>{transcription.busy ? 'Transcribing…' : 'Transcribe'}</button>
+        <ErrorMessage form={form} error={transcription.error} />
+      </form>
+
+      {transcript && (
+        <section class="panel result" aria-labelledby="transcript-heading">
+          <h3 id="transcript-heading">Transcript</h3>
+          {fileUrl && <audio ref={audio} controls src={fileUrl} aria-label="Uploaded audio" onTimeUpdate={(e) => setCurrentSeconds(e.currentTarget.currentTime)} />}
+          <p class="facts">
+            Language {transcript.language} · {clock(transcript.duration)} · {transcript.speakers.length > 0 ? `${transcript.speakers.length} speaker(s)` : 'speakers not labelled'}. Paler words are less certain; click a word to play from it.
+          </p>
+          {transcript.warnings.length > 0 && (
+            <ul class="warnings" aria-label="Warnings">
+              {transcript.warnings.map((w) => <li key={w}>{w}</li>)}
+            </ul>
+          )}
+          <TranscriptView transcript={transcript} currentSeconds={currentSeconds} seek={seek} />
+          <div class="inline" role="group" aria-label="Export">
+            {exports.map(([format, save]) => (
+              <button key={format} type="button" class="secondary" onClick={save}>
+                Export {format}
+              </button>
+            ))}
+          </div>
+        </section>
+      )}
+    </section>
+  );
+}
