@@ -83,7 +83,7 @@ async function liveUtterance(url: string, utterance: Utterance): Promise<LiveRes
   const leadSeconds = 0.5;
   const startedAt = performance.now();
   const sentAt = await client.streamPcm16(Buffer.concat([silence(leadSeconds), utterance.pcm, silence(2)]), { sampleRate, pieceMs: 40 });
-  const speechEndAt = sentAt[Math.ceil(((leadSeconds + utterance.seconds) * 1000) / 40) - 1] ?? startedAt;
+
   // A pause inside the utterance longer than the silence duration ends a turn there: the utterance is all its turns.
   await client.waitFor('input_audio_buffer.committed', { timeoutMs: 30_000 });
   const turns = (): number => client.events.filter((e) => e.type === 'input_audio_buffer.committed').length;
@@ -91,6 +91,11 @@ async function liveUtterance(url: string, utterance: Utterance): Promise<LiveRes
   const completedEvents = client.events.filter((e) => e.type === completedType);
   const completed = completedEvents.at(-1)!;
   const started = client.events.find((e) => e.type === 'input_audio_buffer.speech_started');
+  // The end of speech as the server's VAD found it (a file's own trailing silence is not speech): the turn's audio_end_ms
+  // less the silence that closed it, as a wall time on the sender's clock.
+  const stopped = client.events.filter((e) => e.type === 'input_audio_buffer.speech_stopped').at(-1);
+  const speechEndMs = ((stopped?.audio_end_ms as number | undefined) ?? (leadSeconds + utterance.seconds) * 1000) - silenceSeconds * 1000;
+  const speechEndAt = sentAt[Math.max(0, Math.floor(speechEndMs / 40))] ?? startedAt;
   const deltas = client.events.filter((e) => e.type === deltaType && e.item_id === completedEvents[0]!.item_id && (e.transcript as string).length > 0);
   // Speech starts where VAD put it, less the prefix padding it adds (300 ms).
   const speechStartAt = startedAt + ((started?.audio_start_ms as number | undefined) ?? leadSeconds * 1000) + 300;
@@ -123,6 +128,7 @@ async function fileText(base: string, utterance: Utterance): Promise<string> {
   form.set('language', utterance.language);
   form.set('audio', new Blob([readFileSync(utterance.file)]), path.basename(utterance.file));
   const response = await fetch(`${base}/v1/audio/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+  if (!response.ok) throw new Error(`${utterance.id}: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { text: string }).text;
 }
 
@@ -232,7 +238,7 @@ try {
     const liveError = errorRate(utterance.transcript, result.text, utterance.language);
     const fileError = errorRate(utterance.transcript, file, utterance.language);
     rows.push({ id: utterance.id, language: utterance.language, seconds: utterance.seconds, turns: result.turns, final_after_speech_ms: round(result.finalAfterSpeechMs), final_after_commit_ms: round(commitMs), first_partial_ms: result.firstPartialMs === null ? null : round(result.firstPartialMs), live_error: round(liveError.rate * 100, 1), file_error: round(fileError.rate * 100, 1), metric: unspaced.has(utterance.language) ? 'cer' : 'wer', live_text: result.text, file_text: file });
-    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech, ${round(commitMs)} ms after commit, first partial ${result.firstPartialMs === null ? '-' : round(result.firstPartialMs)} ms; error live ${round(liveError.rate * 100, 1)}% file ${round(fileError.rate * 100, 1)}%\n`);
+    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech, ${round(commitMs)} ms after commit, first partial ${result.firstPartialMs === null ? '-' : round(result.firstPartialMs)} ms; error live ${round(liveError.rate * 100, 1)}% file ${round(fileError.rate * 100, 1)}% (${result.turns} turns: ${result.text})\n`);
   }
   const meanError = (column: 'live_error' | 'file_error') => round(rows.reduce((n, r) => n + r[column], 0) / rows.length, 2);
   const levels = (process.env.BENCH_REALTIME_SESSIONS ?? '1,2,4,6').split(',').map(Number);
