@@ -310,6 +310,9 @@ catalog.push(
   publishedWhisper('large-v3-turbo', '4af2b29d7ec73d781377bfd1758ca957a807e941', 'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)'),
 );
 
+/** The models built-in voices' analyses are computed with (speech synthesis, speaker embedding). */
+export const builtinAnalysisModels = ['kokoro-82m', 'kokoro-voices', 'resemblyzer-ge2e'];
+
 export function findModel(id: string): ModelSpec | undefined {
   return catalog.find((spec) => spec.id === id);
 }
