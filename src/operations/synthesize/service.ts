@@ -124,6 +124,8 @@ export class SynthesisService {
       available: languages.length > 0,
       languages,
       neural_languages: kokoro?.languages() ?? [],
+      // The voice to try first in each language: Kokoro's best-graded one where Kokoro speaks it, else espeak-ng's.
+      default_voices: Object.fromEntries(languages.map((l) => [l, kokoro?.defaultVoice(l) ?? `espeak-${espeak?.resolve(l) ?? l}`])),
       engines: [kokoro && { engine: kokoro.engine, model: kokoro.modelId }, espeak && { engine: espeak.engine, model: espeak.modelId }].filter(Boolean),
       emotions: [...emotions],
       formats: [...audioFormats],

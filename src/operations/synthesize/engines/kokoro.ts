@@ -45,6 +45,24 @@ interface Piece {
   endsSentence: boolean;
 }
 
+/**
+ * Kokoro's published overall grade per voice (VOICES.md of Kokoro-82M v1.0; the English ones as kokoro-js 1.2.1 ships
+ * them). Voices are listed best first; those without a grade come after the graded ones.
+ */
+const voiceGrades: Record<string, string> = {
+  af_heart: 'A', af_bella: 'A-', af_nicole: 'B-', af_aoede: 'C+', af_kore: 'C+', af_sarah: 'C+', af_alloy: 'C', af_nova: 'C', af_sky: 'C-', af_jessica: 'D', af_river: 'D',
+  am_fenrir: 'C+', am_michael: 'C+', am_puck: 'C+', am_echo: 'D', am_eric: 'D', am_liam: 'D', am_onyx: 'D', am_santa: 'D-', am_adam: 'F+',
+  bf_emma: 'B-', bf_isabella: 'C', bf_alice: 'D', bf_lily: 'D', bm_fable: 'C', bm_george: 'C', bm_lewis: 'D+', bm_daniel: 'D',
+  ff_siwis: 'B-', hf_alpha: 'C', hf_beta: 'C', hm_omega: 'C', hm_psi: 'C', if_sara: 'C', im_nicola: 'C',
+  jf_alpha: 'C+', jf_gongitsune: 'C', jf_tebukuro: 'C', jf_nezumi: 'C-', jm_kumo: 'C-',
+  zf_xiaobei: 'D', zf_xiaoni: 'D', zf_xiaoxiao: 'D', zf_xiaoyi: 'D', zm_yunjian: 'D', zm_yunxi: 'D', zm_yunxia: 'D', zm_yunyang: 'D',
+};
+/** A grade as a number to sort by (A = 12 ... F = 0, + and - a third of a step). */
+const gradeScore = (grade: string | undefined): number =>
+  grade === undefined ? -1 : (4 - 'ABCDF'.indexOf(grade[0]!)) * 3 + (grade[1] === '+' ? 1 : grade[1] === '-' ? -1 : 0);
+/** Voice ids best first (a stable sort: equal grades keep the catalog's order). */
+const voicesBestFirst = [...kokoroVoiceNames].sort((a, b) => gradeScore(voiceGrades[b]) - gradeScore(voiceGrades[a]));
+
 const languageByPrefix: Record<string, string> = { a: 'en-us', b: 'en-gb', e: 'es', f: 'fr', h: 'hi', i: 'it', j: 'ja', p: 'pt-br', z: 'zh' };
 const defaultVoices: Record<string, string> = {
   'en-us': 'af_heart',
@@ -96,8 +114,9 @@ export class KokoroSynthesizer implements Synthesizer {
     return Object.keys(defaultVoices);
   }
 
+  /** Best first, by Kokoro's published grades. */
   voices(): BuiltinVoice[] {
-    return kokoroVoiceNames.map((id) => ({
+    return voicesBestFirst.map((id) => ({
       id,
       name: id.slice(3).replace(/^./, (c) => c.toUpperCase()),
       engine: 'kokoro',
