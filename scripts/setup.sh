@@ -72,6 +72,11 @@ npm run build --silent
 
 # Development checkouts sit beside ../shared, whose verified weights the local model source uses.
 if [ -z "${VOXD_LOCAL_MODEL_DIRS:-}" ] && [ -d ../shared/models ]; then export VOXD_LOCAL_MODEL_DIRS="$(cd ../shared/models && pwd)"; fi
+# A host without network gets its models from an archive made elsewhere with `voxd models export FILE`.
+if [ -n "${VOXD_MODELS_ARCHIVE:-}" ]; then
+  log "installing models from $VOXD_MODELS_ARCHIVE"
+  node dist/src/cli/main.js models import "$VOXD_MODELS_ARCHIVE"
+fi
 log "fetching default models"
 node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad whisper-base resemblyzer-ge2e dtln deepfilternet3 kokoro-82m kokoro-voices}
 log "setup done"

@@ -128,6 +128,14 @@ models.command('pull [ids...]').description('Fetch, convert and verify models (d
       else log(`built-in voices: ${await operations.synthesis.prepareBuiltinVoices({ log })} analysed, the others already were`);
     }
   }));
+models.command('export <file> [ids...]').description('Write installed, verified models (default: all installed) and their manifest to a .tar.gz, for hosts without network')
+  .action((file: string, ids: string[]) => withContainer(async ({ models: manager }) => {
+    await manager.exportArchive(path.resolve(file), ids, (m) => process.stderr.write(`${m}\n`));
+  }));
+models.command('import <file>').description('Install the models of an archive made by `voxd models export` (each checked against the catalog)')
+  .action((file: string) => withContainer(async ({ models: manager }) => {
+    await manager.importArchive(path.resolve(file), (m) => process.stderr.write(`${m}\n`));
+  }));
 models.command('verify [ids...]').description('Re-hash installed models').action((ids: string[]) => withContainer(async ({ models: manager }) => {
   let failed = false;
   const wanted = ids.length > 0 ? ids : (await manager.list()).filter((m) => m.installed).map((m) => m.id);
