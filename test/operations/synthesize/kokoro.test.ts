@@ -18,7 +18,7 @@ describe('Kokoro engine (real model)', () => {
   });
 
   for (const [language, text] of [
-    ['en-us', 'The weather is lovely today, so we will walk to the market at 10:30.'],
+    ['en-us', 'The weather is lovely today, so we will walk to the market at 10:30. It opens early.'],
     ['es', 'Buenos días, ¿cómo estás? Hoy vamos al mercado con 3 amigos.'],
   ] as const) {
     test(`${language}: non-silent speech of plausible length, streamed in several chunks`, async () => {
