@@ -139,7 +139,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     builtinAnalysisDir(config.modelsDir, builtinAnalysisModels.flatMap((id) => models.spec(id).files.map((f) => f.sha256 ?? f.sha1 ?? f.name))),
     (analysis) => metrics.builtinVoiceAnalyses.inc({ analysis }),
   );
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), builtinStore, maxAudioSeconds: config.maxAudioSeconds });
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), builtinStore, maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/diarization.js')).SpeechDiarizer(await speakerEncoder.get()) }),

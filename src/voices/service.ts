@@ -47,8 +47,11 @@ export interface VoiceProfile {
 /** Something computed once from a new profile's processed clips (speaker embedding, engine statistics). */
 export interface VoiceAnalyzer {
   name: string;
-  /** Throws VoxError('unsupported_value') to reject the clips (e.g. several speakers). */
-  analyse(clips: Waveform[], signal: AbortSignal): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
+  /**
+   * `previous`: the analyses of the analyzers before this one, by name (e.g. `speaker` for the embedding).
+   * Throws VoxError('unsupported_value') to reject the clips (e.g. several speakers).
+   */
+  analyse(clips: Waveform[], signal: AbortSignal, previous: Record<string, unknown>): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
 }
 
 export interface BuiltinVoiceSource {
@@ -214,7 +217,7 @@ export class VoiceService {
         await writeFile(path.join(staging, `reference-${index + 1}.flac`), await encodeWaveform(clip, { format: 'flac' }));
       }
       for (const analyzer of this.deps.analyzers) {
-        const result = await analyzer.analyse(clips, context.signal);
+        const result = await analyzer.analyse(clips, context.signal, analysis);
         analysis[analyzer.name] = result.analysis;
         for (const [file, bytes] of Object.entries(result.files ?? {})) await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
       }
@@ -321,8 +324,27 @@ export class VoiceService {
    * embedding of its reference speech, computed once and kept.
    */
   async speakerEmbedding(voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<Float32Array | undefined> {
-    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf((await this.record(voiceId, caller)).analysis.speaker);
-    const { analysis } = await this.derived(voiceId, caller, 'speaker', async (clips) => {
+    const source = await this.builtinSourceOf(voiceId);
+    if (!source) return embeddingOf((await this.record(voiceId, caller)).analysis.speaker);
+    return this.builtinSpeakerEmbedding(voiceId, source, signal);
+  }
+
+  /**
+   * The speaker embeddings of one engine's built-in voices whose gender is known, as far as they are prepared (read
+   * only: a request never waits for their computation).
+   */
+  async builtinEmbeddings(engine: string): Promise<Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }>> {
+    const found: Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }> = [];
+    for (const voice of await this.builtinVoices()) {
+      if (voice.engine !== engine || !voice.gender_estimate) continue;
+      const embedding = embeddingOf((await this.deps.builtinStore.read(voice.voice_id, 'speaker'))?.analysis);
+      if (embedding) found.push({ voiceId: voice.voice_id, gender: voice.gender_estimate, embedding });
+    }
+    return found;
+  }
+
+  private async builtinSpeakerEmbedding(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Float32Array | undefined> {
+    const { analysis } = await this.derivedBuiltin(voiceId, source, 'speaker', async (clips) => {
       const encoder = await this.deps.speakerEncoder();
       const embeddings: Float32Array[] = [];
       for (const clip of clips) embeddings.push(await encoder.embedUtterance(clip, signal));
