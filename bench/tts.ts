@@ -373,7 +373,18 @@ if (voicesArgument >= 0) {
   const wanted = process.argv[voicesArgument + 1]?.split(',');
   const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
   const voices: Array<RoundTrip & { voice: string; firstWordLost: number }> = [];
-  for (const voice of kokoro.voices().filter((v) => !wanted || wanted.includes(v.id))) {
+  // Written after every voice: a long run that is stopped keeps what it measured.
+  const write = (): void => {
+    const english = voices.filter((v) => v.language.startsWith('en'));
+    writeFileSync(path.join(benchDir, 'results', 'tts-voices.json'), JSON.stringify({
+      generatedAt: new Date().toISOString(),
+      machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+      notes: ['Each Kokoro voice in its own language through the engine (as POST /v1/audio/tts streams it); whisper base (greedy, language given) transcribes; WER (CER for ja, zh) per voice. firstWordLost: sentences whose transcript starts with another word (space-delimited languages).'],
+      summary: { voices: voices.length, maxEnglishWer: Math.max(...english.map((v) => v.rate)), voicesLosingFirstWord: voices.filter((v) => v.firstWordLost > 0).map((v) => v.voice) },
+      voices,
+    }, null, 2) + '\n');
+  };
+  for (const voice of wanted ? wanted.map((id) => kokoro.voices().find((v) => v.id === id)!) : kokoro.voices()) {
     const language = voice.languages[0]!;
     const trip = await roundTrip(kokoro, language, language.startsWith('en') ? perVoiceEnglish : roundTripKokoro[language]!, voice.id, transcriber);
     // A space-delimited transcript whose first word is not the text's: the first word was lost (or misheard).
@@ -381,16 +392,9 @@ if (voicesArgument >= 0) {
     const firstWordLost = characterLanguages.has(whisperLanguage(language)) ? 0 : trip.samples.filter((s) => firstWord(s.text) !== firstWord(s.transcript)).length;
     voices.push({ voice: voice.id, firstWordLost, ...trip });
     process.stdout.write(`${voice.id}: ${trip.metric} ${trip.rate}, first word lost in ${firstWordLost}/${trip.samples.length}\n`);
+    write();
   }
   await kokoro.close();
-  const english = voices.filter((v) => v.language.startsWith('en'));
-  writeFileSync(path.join(benchDir, 'results', 'tts-voices.json'), JSON.stringify({
-    generatedAt: new Date().toISOString(),
-    machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
-    notes: ['Each Kokoro voice in its own language through the engine (as POST /v1/audio/tts streams it); whisper base (greedy, language given) transcribes; WER (CER for ja, zh) per voice. firstWordLost: sentences whose transcript starts with another word (space-delimited languages).'],
-    summary: { maxEnglishWer: Math.max(...english.map((v) => v.rate)), voicesLosingFirstWord: voices.filter((v) => v.firstWordLost > 0).map((v) => v.voice) },
-    voices,
-  }, null, 2) + '\n');
   process.exit(0);
 }
 
