@@ -19,7 +19,7 @@
  * `--speed [rounds]` measures only Kokoro's one-sentence speed and the streamed HTTP first byte (pcm), the given number of
  * rounds (default 1), and prints the medians without writing the results file (quick comparisons while tuning).
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -372,11 +372,14 @@ const voicesArgument = process.argv.indexOf('--voices');
 if (voicesArgument >= 0) {
   const wanted = process.argv[voicesArgument + 1]?.split(',');
   const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
-  const voices: Array<RoundTrip & { voice: string; firstWordLost: number }> = [];
+  const resultsFile = path.join(benchDir, 'results', 'tts-voices.json');
+  type VoiceTrip = RoundTrip & { voice: string; firstWordLost: number };
+  // A run of some voices replaces their rows and keeps the others'.
+  const voices: VoiceTrip[] = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { voices: VoiceTrip[] }).voices : [];
   // Written after every voice: a long run that is stopped keeps what it measured.
   const write = (): void => {
     const english = voices.filter((v) => v.language.startsWith('en'));
-    writeFileSync(path.join(benchDir, 'results', 'tts-voices.json'), JSON.stringify({
+    writeFileSync(resultsFile, JSON.stringify({
       generatedAt: new Date().toISOString(),
       machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
       notes: ['Each Kokoro voice in its own language through the engine (as POST /v1/audio/tts streams it); whisper base (greedy, language given) transcribes; WER (CER for ja, zh) per voice. firstWordLost: sentences whose transcript starts with another word (space-delimited languages).'],
@@ -390,7 +393,10 @@ if (voicesArgument >= 0) {
     // A space-delimited transcript whose first word is not the text's: the first word was lost (or misheard).
     const firstWord = (text: string): string => normalizeText(text).split(' ')[0] ?? '';
     const firstWordLost = characterLanguages.has(whisperLanguage(language)) ? 0 : trip.samples.filter((s) => firstWord(s.text) !== firstWord(s.transcript)).length;
-    voices.push({ voice: voice.id, firstWordLost, ...trip });
+    const row = { voice: voice.id, firstWordLost, ...trip };
+    const index = voices.findIndex((v) => v.voice === voice.id);
+    if (index >= 0) voices[index] = row;
+    else voices.push(row);
     process.stdout.write(`${voice.id}: ${trip.metric} ${trip.rate}, first word lost in ${firstWordLost}/${trip.samples.length}\n`);
     write();
   }
