@@ -12,10 +12,14 @@
  * Wall-clock numbers depend on what else runs on the machine, so the load average is recorded beside them, and the
  * CPU-time RTF (process CPU seconds per audio second) is reported as the load-independent measure.
  *
+ * `--voices [ids]` runs only the per-voice round trip: every Kokoro voice (or the given comma-separated ones) in its own
+ * language, English voices with sentences that start with plosives and short words; per-voice WER (CER for ja, zh) and
+ * whether the first word was heard, into bench/results/tts-voices.json.
+ *
  * `--speed [rounds]` measures only Kokoro's one-sentence speed and the streamed HTTP first byte (pcm), the given number of
  * rounds (default 1), and prints the medians without writing the results file (quick comparisons while tuning).
  */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -34,7 +38,7 @@ import { cosineSimilarity, embeddingSampleRate, SpeakerEncoder } from '../src/sp
 import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../test/helpers/app.js';
 import { modelFile } from '../test/helpers/models.js';
 import { collect, loadKokoro, measure } from '../test/helpers/tts.js';
-import { errorRate } from './lib/wer.js';
+import { characterLanguages, errorRate, normalizeText } from './lib/wer.js';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const threads = Number(process.env.VOXD_THREADS ?? 2);
@@ -170,6 +174,14 @@ const roundTripEspeak: Record<string, string[]> = {
   sk: ['Zajtra pôjdeme vlakom do Bratislavy.', 'Dnes je veľmi pekné počasie.'],
   hr: ['Sutra idemo vlakom u Zagreb.', 'Danas je vrijeme vrlo lijepo.'],
 };
+/** Per-voice round trip, English: first words that are plosives or short function words (where first words were lost). */
+const perVoiceEnglish = [
+  'Please leave a message after the tone and we will call you back as soon as possible.',
+  'Book a table for two at the new place downtown tonight.',
+  'To get there, take the bus to the last stop and walk for a few minutes.',
+  'Do not forget to bring your keys when you go out.',
+  'Go to the desk on the left and ask for a visitor badge.',
+];
 /** Whisper's language code where the synthesis language differs. */
 const whisperLanguage = (language: string): string => ({ 'en-us': 'en', 'en-gb': 'en', 'pt-br': 'pt', nb: 'no' })[language] ?? language;
 const clonedVoiceSentences = ['Good evening, and welcome to the reading of tonight.', 'The weather was cold, but the people in the square were happy.'];
@@ -355,6 +367,42 @@ const loadAverageAtStart = loadavg();
 const kokoro = await loadKokoro(threads);
 // Warm-up: the first run of a session allocates its buffers.
 await collect(kokoro.synthesize({ text: 'Warm up.', language: 'en-us', voice: { id: 'af_heart' } }));
+
+const voicesArgument = process.argv.indexOf('--voices');
+if (voicesArgument >= 0) {
+  const wanted = process.argv[voicesArgument + 1]?.split(',');
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+  const resultsFile = path.join(benchDir, 'results', 'tts-voices.json');
+  type VoiceTrip = RoundTrip & { voice: string; firstWordLost: number };
+  // A run of some voices replaces their rows and keeps the others'.
+  const voices: VoiceTrip[] = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { voices: VoiceTrip[] }).voices : [];
+  // Written after every voice: a long run that is stopped keeps what it measured.
+  const write = (): void => {
+    const english = voices.filter((v) => v.language.startsWith('en'));
+    writeFileSync(resultsFile, JSON.stringify({
+      generatedAt: new Date().toISOString(),
+      machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+      notes: ['Each Kokoro voice in its own language through the engine (as POST /v1/audio/tts streams it); whisper base (greedy, language given) transcribes; WER (CER for ja, zh) per voice. firstWordLost: sentences whose transcript starts with another word (space-delimited languages).'],
+      summary: { voices: voices.length, maxEnglishWer: Math.max(...english.map((v) => v.rate)), voicesLosingFirstWord: voices.filter((v) => v.firstWordLost > 0).map((v) => v.voice) },
+      voices,
+    }, null, 2) + '\n');
+  };
+  for (const voice of wanted ? wanted.map((id) => kokoro.voices().find((v) => v.id === id)!) : kokoro.voices()) {
+    const language = voice.languages[0]!;
+    const trip = await roundTrip(kokoro, language, language.startsWith('en') ? perVoiceEnglish : roundTripKokoro[language]!, voice.id, transcriber);
+    // A space-delimited transcript whose first word is not the text's: the first word was lost (or misheard).
+    const firstWord = (text: string): string => normalizeText(text).split(' ')[0] ?? '';
+    const firstWordLost = characterLanguages.has(whisperLanguage(language)) ? 0 : trip.samples.filter((s) => firstWord(s.text) !== firstWord(s.transcript)).length;
+    const row = { voice: voice.id, firstWordLost, ...trip };
+    const index = voices.findIndex((v) => v.voice === voice.id);
+    if (index >= 0) voices[index] = row;
+    else voices.push(row);
+    process.stdout.write(`${voice.id}: ${trip.metric} ${trip.rate}, first word lost in ${firstWordLost}/${trip.samples.length}\n`);
+    write();
+  }
+  await kokoro.close();
+  process.exit(0);
+}
 
 const speedArgument = process.argv.indexOf('--speed');
 if (speedArgument >= 0) {

@@ -52,9 +52,10 @@ want="$(sha256sum package-lock.json | cut -d' ' -f1) node-abi-$(node -p process.
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm dependencies"
   # Any native addon built by an install script uses the headers of the running Node, whatever nodedir an npmrc names
-  # (node-gyp never downloads headers). better-sqlite3 needs none: its prebuilt Node-API binary is used
+  # (node-gyp never downloads headers). node-gyp's own variable: npm 11 warns about npm_config_nodedir ("Unknown env
+  # config"), which is not an npm setting. better-sqlite3 needs none: its prebuilt Node-API binary is used
   # (package.json denies the node-gyp rebuild npm would infer from its binding.gyp).
-  npm_config_nodedir="$(dirname "$(dirname "$(command -v node)")")" npm ci --no-fund --no-audit
+  npm_package_config_node_gyp_nodedir="$(dirname "$(dirname "$(command -v node)")")" npm ci --no-fund --no-audit
   echo "$want" > "$stamp"
 fi
 # npm puts node_modules/.bin first on PATH for its scripts: with this link `npm start` and `npm test`, run from a plain
@@ -73,6 +74,11 @@ npm run build --silent
 
 # Development checkouts sit beside ../shared, whose verified weights the local model source uses.
 if [ -z "${VOXD_LOCAL_MODEL_DIRS:-}" ] && [ -d ../shared/models ]; then export VOXD_LOCAL_MODEL_DIRS="$(cd ../shared/models && pwd)"; fi
+# A host without network gets its models from an archive made elsewhere with `voxd models export FILE`.
+if [ -n "${VOXD_MODELS_ARCHIVE:-}" ]; then
+  log "installing models from $VOXD_MODELS_ARCHIVE"
+  node dist/src/cli/main.js models import "$VOXD_MODELS_ARCHIVE"
+fi
 log "fetching default models"
 node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad whisper-base resemblyzer-ge2e pyannote-segmentation-3 campplus dtln deepfilternet3 kokoro-82m kokoro-voices}
 log "setup done"

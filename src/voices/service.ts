@@ -17,6 +17,7 @@ import { VoxError } from '../errors.js';
 import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
 import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { ApiKeyRecord, Scratch, Store, VoiceRecord } from '../storage/store.js';
+import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
 
 export const referenceSampleRate = 16000;
 const minReferenceSeconds = 3;
@@ -46,8 +47,11 @@ export interface VoiceProfile {
 /** Something computed once from a new profile's processed clips (speaker embedding, engine statistics). */
 export interface VoiceAnalyzer {
   name: string;
-  /** Throws VoxError('unsupported_value') to reject the clips (e.g. several speakers). */
-  analyse(clips: Waveform[], signal: AbortSignal): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
+  /**
+   * `previous`: the analyses of the analyzers before this one, by name (e.g. `speaker` for the embedding).
+   * Throws VoxError('unsupported_value') to reject the clips (e.g. several speakers).
+   */
+  analyse(clips: Waveform[], signal: AbortSignal, previous: Record<string, unknown>): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
 }
 
 export interface BuiltinVoiceSource {
@@ -59,7 +63,6 @@ export interface BuiltinVoiceSource {
   referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform[]>;
 }
 
-type Derived = { analysis: Record<string, unknown>; files: Record<string, Buffer> };
 type DeriveFunction = (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>;
 
 export interface CreateVoiceFields {
@@ -101,6 +104,8 @@ function embeddingOf(speakerAnalysis: unknown): Float32Array | undefined {
 }
 
 export class VoiceService {
+  private lastReference: { voiceId: string; clips: Promise<Waveform[]> } | undefined;
+
   constructor(
     private readonly deps: {
       store: Store;
@@ -109,9 +114,16 @@ export class VoiceService {
       analyzers: VoiceAnalyzer[];
       builtins: BuiltinVoiceSource[];
       speakerEncoder: () => Promise<SpeakerEncoder>;
+      /** Where built-in voices' analyses are kept (beside the models). */
+      builtinStore: BuiltinAnalysisStore;
       maxAudioSeconds: number;
     },
   ) {}
+
+  /** Analyses of built-in voices this process computed instead of reading them from the store. */
+  get builtinAnalysesComputed(): number {
+    return this.deps.builtinStore.computed;
+  }
 
   toProfile(record: VoiceRecord): VoiceProfile {
     return {
@@ -205,7 +217,7 @@ export class VoiceService {
         await writeFile(path.join(staging, `reference-${index + 1}.flac`), await encodeWaveform(clip, { format: 'flac' }));
       }
       for (const analyzer of this.deps.analyzers) {
-        const result = await analyzer.analyse(clips, context.signal);
+        const result = await analyzer.analyse(clips, context.signal, analysis);
         analysis[analyzer.name] = result.analysis;
         for (const [file, bytes] of Object.entries(result.files ?? {})) await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
       }
@@ -287,8 +299,9 @@ export class VoiceService {
   /**
    * Derived data of a profile computed on first use (e.g. an engine's statistics of the speaker) and kept: for a cloned
    * profile, JSON in its record and arrays as blobs under its prefix (so deleting the profile removes them); for a
-   * built-in voice, under `builtin/<voice_id>/`, computed from speech synthesised in that voice. Files are written before
-   * the record names them: a crash in between leaves files nothing refers to, which the next use computes and writes again.
+   * built-in voice, in the built-in analysis store beside the models, computed from speech synthesised in that voice
+   * (normally already there: prepared at pull time or at start). Files are written before the record names them: a crash
+   * in between leaves files nothing refers to, which the next use computes and writes again.
    */
   async derived(voiceId: string, caller: ApiKeyRecord, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
     const source = await this.builtinSourceOf(voiceId);
@@ -311,8 +324,27 @@ export class VoiceService {
    * embedding of its reference speech, computed once and kept.
    */
   async speakerEmbedding(voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<Float32Array | undefined> {
-    if (!(await this.builtinSourceOf(voiceId))) return embeddingOf((await this.record(voiceId, caller)).analysis.speaker);
-    const { analysis } = await this.derived(voiceId, caller, 'speaker', async (clips) => {
+    const source = await this.builtinSourceOf(voiceId);
+    if (!source) return embeddingOf((await this.record(voiceId, caller)).analysis.speaker);
+    return this.builtinSpeakerEmbedding(voiceId, source, signal);
+  }
+
+  /**
+   * The speaker embeddings of one engine's built-in voices whose gender is known, as far as they are prepared (read
+   * only: a request never waits for their computation).
+   */
+  async builtinEmbeddings(engine: string): Promise<Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }>> {
+    const found: Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }> = [];
+    for (const voice of await this.builtinVoices()) {
+      if (voice.engine !== engine || !voice.gender_estimate) continue;
+      const embedding = embeddingOf((await this.deps.builtinStore.read(voice.voice_id, 'speaker'))?.analysis);
+      if (embedding) found.push({ voiceId: voice.voice_id, gender: voice.gender_estimate, embedding });
+    }
+    return found;
+  }
+
+  private async builtinSpeakerEmbedding(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Float32Array | undefined> {
+    const { analysis } = await this.derivedBuiltin(voiceId, source, 'speaker', async (clips) => {
       const encoder = await this.deps.speakerEncoder();
       const embeddings: Float32Array[] = [];
       for (const clip of clips) embeddings.push(await encoder.embedUtterance(clip, signal));
@@ -327,19 +359,21 @@ export class VoiceService {
   }
 
   private async derivedBuiltin(voiceId: string, source: BuiltinVoiceSource, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
-    const blobs = this.deps.store.blobs;
-    const prefix = `builtin/${voiceId}/${name}`;
-    if (await blobs.exists(`${prefix}.json`)) {
-      const stored = JSON.parse((await blobs.readBytes(`${prefix}.json`)).toString('utf8')) as { analysis: Record<string, unknown>; files: string[] };
-      const files: Record<string, Buffer> = {};
-      for (const file of stored.files) files[file] = await blobs.readBytes(`${prefix}-${file}`);
-      return { analysis: stored.analysis, files };
+    const stored = await this.deps.builtinStore.read(voiceId, name);
+    if (stored) return stored;
+    return this.deps.builtinStore.write(voiceId, name, await compute(await this.builtinReferenceSpeech(voiceId, source, signal)));
+  }
+
+  /** The last built-in voice's reference speech is kept: its analyses (embedding, conversion statistics) share it. */
+  private async builtinReferenceSpeech(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Waveform[]> {
+    if (this.lastReference?.voiceId !== voiceId) {
+      const clips = source.referenceSpeech(voiceId, signal);
+      this.lastReference = { voiceId, clips };
+      clips.catch(() => {
+        if (this.lastReference?.clips === clips) this.lastReference = undefined;
+      });
     }
-    const computed = await compute(await source.referenceSpeech(voiceId, signal));
-    for (const [file, bytes] of Object.entries(computed.files)) await blobs.putBytes(`${prefix}-${file}`, bytes);
-    // The index is written last: an interrupted computation is simply redone.
-    await blobs.putBytes(`${prefix}.json`, Buffer.from(JSON.stringify({ analysis: computed.analysis, files: Object.keys(computed.files) })));
-    return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
+    return this.lastReference.clips;
   }
 
   private async rejectBuiltin(voiceId: string): Promise<void> {

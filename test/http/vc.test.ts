@@ -1,6 +1,6 @@
 /** Voice conversion through HTTP: a real clip re-voiced as a profile cloned from real clips, and as a built-in voice. */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeFile } from '../../src/audio/decode.js';
@@ -80,14 +80,17 @@ describe('POST /v1/audio/vc', () => {
     for (const key of ['similarity_to_target', 'similarity_to_source', 'f0_correlation']) assert.equal(typeof body[key], 'number');
   });
 
-  test('a built-in voice as target: analysed once from its own speech, then converted toward it', async () => {
+  test('a built-in voice as target: analysed once from its own speech (kept beside the models), then converted toward it', async () => {
     const first = await convert({ target_voice_id: 'af_heart', response_format: 'json' });
     assert.equal(first.statusCode, 200, first.body);
     const body = first.json();
     assert.ok(body.similarity_to_target > body.source_similarity_to_target, `to target ${body.similarity_to_target}, source was ${body.source_similarity_to_target}`);
-    // The analysis is stored with the built-in voice and reused.
-    assert.ok(await t.container.store.blobs.exists('builtin/af_heart/world-dsp.json'));
+    // The analysis is stored beside the models and reused.
+    const stores = path.join(t.config.modelsDir, '.builtin-voices');
+    assert.ok(readdirSync(stores).some((store) => existsSync(path.join(stores, store, 'af_heart', 'world-dsp.json'))));
+    const computed = t.container.voices.builtinAnalysesComputed;
     const second = await convert({ target_voice_id: 'af_heart', response_format: 'json' });
+    assert.equal(t.container.voices.builtinAnalysesComputed, computed);
     assert.equal(second.statusCode, 200);
     assert.equal(second.json().similarity_to_target, body.similarity_to_target);
   });

@@ -70,6 +70,21 @@ describe('voices API', () => {
     assert.equal((await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth })).statusCode, 404);
   });
 
+  test('built-in voices are listed best first (Kokoro\'s grades); capabilities name a default voice per language', async () => {
+    const auth = { authorization: `Bearer ${t.key}` };
+    const ids = ((await t.app.inject({ method: 'GET', url: '/v1/voices?type=builtin', headers: auth })).json().voices as Array<{ voice_id: string }>).map((v) => v.voice_id);
+    assert.deepEqual(ids.slice(0, 2), ['af_heart', 'af_bella']);
+    assert.ok(ids.indexOf('af_nicole') < ids.indexOf('af_alloy') && ids.indexOf('af_alloy') < ids.indexOf('am_adam'), 'graded order');
+    const english = ((await t.app.inject({ method: 'GET', url: '/v1/voices?language=en-us', headers: auth })).json().voices as Array<{ voice_id: string }>).map((v) => v.voice_id);
+    assert.equal(english[0], 'af_heart');
+    const defaults = (await t.app.inject({ method: 'GET', url: '/v1/capabilities' })).json().tts.default_voices as Record<string, string>;
+    assert.equal(defaults['en-us'], 'af_heart');
+    assert.equal(defaults['en-gb'], 'bf_emma');
+    assert.equal(defaults.fr, 'ff_siwis');
+    assert.equal(defaults.de, 'espeak-de');
+    for (const voice of Object.values(defaults)) assert.ok(ids.includes(voice), `${voice} is a listed voice`);
+  });
+
   test('consent missing or false -> 400', async () => {
     for (const fields of [{ name: 'x' }, { name: 'x', consent: 'false' }] as Array<Record<string, string>>) {
       const r = await post(form(fields, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]));

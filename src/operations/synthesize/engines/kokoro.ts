@@ -1,8 +1,8 @@
 /**
  * Kokoro-82M v1.0 (int8, rewritten at pull time, see src/models/convert/kokoro.ts) on onnxruntime-node in a worker
  * thread (src/models/onnx-worker.ts), 24 kHz.
- * Text is normalised, split into sentences (a long first sentence is split after its first clause or first words so
- * the first audio comes early), phonemised by espeak-ng (or pinyin for Mandarin) and synthesised piece by piece; the
+ * Text is normalised, split into sentences (a long first sentence is split after a long first clause so the first
+ * audio comes early), phonemised by espeak-ng (or pinyin for Mandarin) and synthesised piece by piece; the
  * next piece is phonemised while the current one runs. Silence at joins is trimmed (the model starts every run with
  * about 0.2 s of it). Emotions: see ../emotion.ts.
  */
@@ -25,14 +25,15 @@ export const kokoroStyleSize = 256;
 /** Phoneme ids per run (the model's context is 512 positions including the two pads). */
 const maxTokens = 500;
 /**
- * Target length (characters) of the first piece of a long first sentence: two or three words, about a second of speech,
- * which one run makes in a few hundred milliseconds (time to first audio).
+ * A long first sentence is cut after its first clause when that clause is at least this long, so the first audio comes
+ * after one clause's run (time to first audio). It is never cut between words, nor after a short clause: a run of a few
+ * words is spoken as an utterance of its own and loses its first word on some voices (whisper heard "Please leave a
+ * message" cut after four words as "Plays leave ..." from af_alloy, am_echo, am_liam, am_onyx and "Play as leave ..."
+ * from af_jessica, af_river; the whole sentence in one run was heard right from all of them; the decoder's shortened
+ * lead-in and the trimmed leading silence made no difference).
  */
-const firstPieceCharacters = 14;
-/**
- * A first sentence up to this long is not cut: cutting costs intonation (each run has its own F0 contour, and the
- * emotions' F0 range then acts on short pieces) and such a sentence is a run of at most ~3 s of speech.
- */
+const firstClauseCharacters = 30;
+/** A first sentence up to this long is not cut (a run of at most ~3 s of speech). */
 const wholeFirstSentenceCharacters = 48;
 /** Silence kept at a chunk's start, and at its end when the chunk stops inside a sentence (joins without gaps). */
 const joinSilenceSeconds = { leading: 0.04, trailing: 0.1 };
@@ -43,6 +44,24 @@ interface Piece {
   text: string;
   endsSentence: boolean;
 }
+
+/**
+ * Kokoro's published overall grade per voice (VOICES.md of Kokoro-82M v1.0; the English ones as kokoro-js 1.2.1 ships
+ * them). Voices are listed best first; those without a grade come after the graded ones.
+ */
+const voiceGrades: Record<string, string> = {
+  af_heart: 'A', af_bella: 'A-', af_nicole: 'B-', af_aoede: 'C+', af_kore: 'C+', af_sarah: 'C+', af_alloy: 'C', af_nova: 'C', af_sky: 'C-', af_jessica: 'D', af_river: 'D',
+  am_fenrir: 'C+', am_michael: 'C+', am_puck: 'C+', am_echo: 'D', am_eric: 'D', am_liam: 'D', am_onyx: 'D', am_santa: 'D-', am_adam: 'F+',
+  bf_emma: 'B-', bf_isabella: 'C', bf_alice: 'D', bf_lily: 'D', bm_fable: 'C', bm_george: 'C', bm_lewis: 'D+', bm_daniel: 'D',
+  ff_siwis: 'B-', hf_alpha: 'C', hf_beta: 'C', hm_omega: 'C', hm_psi: 'C', if_sara: 'C', im_nicola: 'C',
+  jf_alpha: 'C+', jf_gongitsune: 'C', jf_tebukuro: 'C', jf_nezumi: 'C-', jm_kumo: 'C-',
+  zf_xiaobei: 'D', zf_xiaoni: 'D', zf_xiaoxiao: 'D', zf_xiaoyi: 'D', zm_yunjian: 'D', zm_yunxi: 'D', zm_yunxia: 'D', zm_yunyang: 'D',
+};
+/** A grade as a number to sort by (A = 12 ... F = 0, + and - a third of a step). */
+const gradeScore = (grade: string | undefined): number =>
+  grade === undefined ? -1 : (4 - 'ABCDF'.indexOf(grade[0]!)) * 3 + (grade[1] === '+' ? 1 : grade[1] === '-' ? -1 : 0);
+/** Voice ids best first (a stable sort: equal grades keep the catalog's order). */
+const voicesBestFirst = [...kokoroVoiceNames].sort((a, b) => gradeScore(voiceGrades[b]) - gradeScore(voiceGrades[a]));
 
 const languageByPrefix: Record<string, string> = { a: 'en-us', b: 'en-gb', e: 'es', f: 'fr', h: 'hi', i: 'it', j: 'ja', p: 'pt-br', z: 'zh' };
 const defaultVoices: Record<string, string> = {
@@ -95,8 +114,9 @@ export class KokoroSynthesizer implements Synthesizer {
     return Object.keys(defaultVoices);
   }
 
+  /** Best first, by Kokoro's published grades. */
   voices(): BuiltinVoice[] {
-    return kokoroVoiceNames.map((id) => ({
+    return voicesBestFirst.map((id) => ({
       id,
       name: id.slice(3).replace(/^./, (c) => c.toUpperCase()),
       engine: 'kokoro',
@@ -181,25 +201,14 @@ export class KokoroSynthesizer implements Synthesizer {
     return outputs.audio!.data as Float32Array;
   }
 
-  /**
-   * Sentences; a long first sentence is cut after its first clause, or else after its first few words, so the first
-   * run is short (time to first audio). The cut costs a little intonation at that one boundary.
-   */
+  /** Sentences; a long first sentence is cut after a long first clause (time to first audio, see firstClauseCharacters). */
   private plan(text: string): Piece[] {
     const sentences = splitSentences(text).map((sentence) => ({ text: sentence, endsSentence: true }));
     const first = sentences[0];
     if (!first || first.text.length <= wholeFirstSentenceCharacters) return sentences;
     const clauses = splitClauses(first.text);
-    const lead = clauses[0]!;
-    if (clauses.length > 1 && lead.length >= firstPieceCharacters / 2 && lead.length <= firstPieceCharacters * 2) {
-      return [{ text: lead, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
-    }
-    const words = first.text.split(' ');
-    let cut = 0;
-    let length = 0;
-    while (cut < words.length - 2 && length < firstPieceCharacters) length += words[cut++]!.length + 1;
-    if (cut === 0) return sentences;
-    return [{ text: words.slice(0, cut).join(' '), endsSentence: false }, { text: words.slice(cut).join(' '), endsSentence: true }, ...sentences.slice(1)];
+    if (clauses.length < 2 || clauses[0]!.length < firstClauseCharacters) return sentences;
+    return [{ text: clauses[0]!, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
   }
 
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
