@@ -4,6 +4,7 @@
  */
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
+import { minSpokenClauseCharacters } from './text/sentences.js';
 import type { SynthesizedChunk } from './synthesizer.js';
 
 /** Audio formats of a speech stream: raw 16-bit PCM, or a codec streamed as it encodes. */
@@ -13,11 +14,6 @@ export type SpeechStreamFormat = (typeof speechStreamFormats)[number];
 /** A sentence ends at . ! ? … (then whitespace, so "3.5" and "e.g." mid-token are not cut) or at CJK full stops. */
 const sentenceBoundary = /[.!?…]["'”»)]*\s+|[。！？]/gu;
 const clauseBoundary = /[,;:—–]\s+|[、，；：]/gu;
-/**
- * A clause is spoken on its own only when it is at least this long: a run of a few words is spoken as an utterance of its
- * own and loses its first word on some Kokoro voices (see the Kokoro engine's first-clause cut).
- */
-const minClauseCharacters = 30;
 /** Without a sentence end, text this long is cut at its last clause anyway (an LLM that never ends a sentence). */
 const longBufferCharacters = 220;
 
@@ -31,7 +27,7 @@ export function takeSpeakable(buffer: string, options: { final: boolean; clauseO
   const sentenceEnds = ends(sentenceBoundary);
   let cut = sentenceEnds.at(-1) ?? -1;
   if (options.clauseOk) {
-    const clauseEnds = ends(clauseBoundary).filter((end) => buffer.slice(0, end).trim().length >= minClauseCharacters);
+    const clauseEnds = ends(clauseBoundary).filter((end) => buffer.slice(0, end).trim().length >= minSpokenClauseCharacters);
     cut = Math.min(...[...sentenceEnds, ...clauseEnds].filter((end) => /[\p{L}\p{N}]/u.test(buffer.slice(0, end))), Infinity);
   }
   else if (cut < 0 && buffer.length >= longBufferCharacters) cut = ends(clauseBoundary).at(-1) ?? -1;

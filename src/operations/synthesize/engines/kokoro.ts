@@ -15,7 +15,7 @@ import { kokoroVoiceNames } from '../../../models/catalog.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
-import { splitClauses, splitSentences } from '../text/sentences.js';
+import { minSpokenClauseCharacters, splitClauses, splitSentences } from '../text/sentences.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
 import { WorkerSession } from '../../../models/onnx-worker.js';
@@ -24,15 +24,6 @@ export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
 /** Phoneme ids per run (the model's context is 512 positions including the two pads). */
 const maxTokens = 500;
-/**
- * A long first sentence is cut after its first clause when that clause is at least this long, so the first audio comes
- * after one clause's run (time to first audio). It is never cut between words, nor after a short clause: a run of a few
- * words is spoken as an utterance of its own and loses its first word on some voices (whisper heard "Please leave a
- * message" cut after four words as "Plays leave ..." from af_alloy, am_echo, am_liam, am_onyx and "Play as leave ..."
- * from af_jessica, af_river; the whole sentence in one run was heard right from all of them; the decoder's shortened
- * lead-in and the trimmed leading silence made no difference).
- */
-const firstClauseCharacters = 30;
 /** A first sentence up to this long is not cut (a run of at most ~3 s of speech). */
 const wholeFirstSentenceCharacters = 48;
 /** Silence kept at a chunk's start, and at its end when the chunk stops inside a sentence (joins without gaps). */
@@ -201,13 +192,13 @@ export class KokoroSynthesizer implements Synthesizer {
     return outputs.audio!.data as Float32Array;
   }
 
-  /** Sentences; a long first sentence is cut after a long first clause (time to first audio, see firstClauseCharacters). */
+  /** Sentences; a long first sentence is cut after a long first clause (time to first audio; see minSpokenClauseCharacters). */
   private plan(text: string): Piece[] {
     const sentences = splitSentences(text).map((sentence) => ({ text: sentence, endsSentence: true }));
     const first = sentences[0];
     if (!first || first.text.length <= wholeFirstSentenceCharacters) return sentences;
     const clauses = splitClauses(first.text);
-    if (clauses.length < 2 || clauses[0]!.length < firstClauseCharacters) return sentences;
+    if (clauses.length < 2 || clauses[0]!.length < minSpokenClauseCharacters) return sentences;
     return [{ text: clauses[0]!, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
   }
 

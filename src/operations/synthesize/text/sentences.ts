@@ -1,5 +1,14 @@
 /** Splitting normalised text into sentences and, inside a sentence, into clauses (the units synthesis streams by). */
 
+/**
+ * A clause is spoken as a run of its own (to start audio early) only when it is at least this long: a run of a few words is
+ * spoken as an utterance of its own and loses its first word on some Kokoro voices (whisper heard "Please leave a message"
+ * cut after four words as "Plays leave ..." from af_alloy, am_echo, am_liam, am_onyx and "Play as leave ..." from
+ * af_jessica, af_river; the whole sentence in one run was heard right from all of them; the decoder's shortened lead-in and
+ * the trimmed leading silence made no difference).
+ */
+export const minSpokenClauseCharacters = 30;
+
 const sentenceEnd = /(?<=[.!?…]["'”»)]*)\s+|(?<=[。！？])/u;
 const clauseEnd = /(?<=[,;:—–、，；：])\s*/u;
 
