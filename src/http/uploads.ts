@@ -34,7 +34,7 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
   });
 
   /** Starts streaming a file part to a temp file; returns the body's marker for it, the write, and a way to fail it. */
-  function save(request: FastifyRequest, part: MultipartFile): { marker: string; written: Promise<void>; abandon: (error: Error) => void } {
+  function save(request: FastifyRequest, part: MultipartFile): { marker: string; written: Promise<void>; abandon: (error: Error) => void; sinkIdle: () => boolean } {
     const path = options.scratch.path();
     const list = request.uploads.get(part.fieldname) ?? [];
     const upload = { field: part.fieldname, path, filename: part.filename || part.fieldname, mimetype: part.mimetype, bytes: 0 };
@@ -56,7 +56,7 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
     })();
     written.catch(() => undefined);
     // The body carries a marker for schema validation; services read the file from request.uploads.
-    return { marker: `upload:${list.length - 1}`, written, abandon };
+    return { marker: `upload:${list.length - 1}`, written, abandon, sinkIdle: () => sink.writableLength === 0 && !sink.writableNeedDrain };
   }
 
   const removeUploads = async (request: FastifyRequest): Promise<void> => {
@@ -70,7 +70,7 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
     // onResponse nor onRequestAbort runs).
     reply.raw.once('close', () => void removeUploads(request));
     const fields = new Map<string, unknown[]>();
-    const writes: Array<{ file: Readable; written: Promise<void>; abandon: (error: Error) => void }> = [];
+    const writes: Array<{ file: Readable; written: Promise<void>; abandon: (error: Error) => void; sinkIdle: () => boolean }> = [];
     try {
       // Files are written while the next parts are read (the parser waits for each file to be consumed anyway).
       for await (const part of request.parts()) {
@@ -83,10 +83,17 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
         fields.set(part.fieldname, [...(fields.get(part.fieldname) ?? []), value]);
       }
       // The parser is done. A file part the body ended inside of never ends, and the plugin drops its error when it came
-      // before the part reached this loop (the whole body in one read): fail such a write here instead of waiting forever.
-      await new Promise((resolve) => setImmediate(resolve));
-      for (const { file, abandon } of writes) {
-        if (!file.readableEnded && (file.destroyed || file.readableLength === 0)) abandon(new Error('Part terminated early due to unexpected end of multipart data'));
+      // before the part reached this loop (the whole body in one read): such a write is failed here instead of waited for
+      // forever. A part is stuck when nothing of it is buffered and the file it goes to has taken everything, yet it has not
+      // ended; a complete part still being written (its file behind, so it is paused) is not.
+      for (const { file, written, abandon, sinkIdle } of writes) {
+        for (let settled = false; !settled; ) {
+          settled = await Promise.race([written.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(resolve, 20, false))]);
+          if (!settled && !file.readableEnded && (file.destroyed || (file.readableLength === 0 && sinkIdle()))) {
+            abandon(new Error('Part terminated early due to unexpected end of multipart data'));
+            settled = true;
+          }
+        }
       }
       await Promise.all(writes.map((w) => w.written));
     } catch (error) {
