@@ -139,22 +139,24 @@ async function concurrent(url: string, english: Utterance[], sessions: number, s
   const t0 = performance.now();
   await Promise.all(Array.from({ length: sessions }, async (_, s) => {
     const client = await session(url, { input_audio_transcription: { language: 'en' }, turn_detection: { type: 'server_vad', silence_duration_ms: silenceSeconds * 1000 } });
-    const ends: number[] = [];
+    // When each 40 ms piece of the session's audio was sent, by its index.
+    const sentAt: number[] = [];
     let index = s;
     // Sessions start staggered, as independent users would.
     await sleep(s * 700);
     while (performance.now() - t0 < seconds * 1000) {
       const utterance = english[index++ % english.length]!;
-      const sent = await client.streamPcm16(Buffer.concat([utterance.pcm, silence(1)]), { sampleRate, pieceMs: 40 });
-      ends.push(sent[Math.ceil((utterance.seconds * 1000) / 40) - 1] ?? performance.now());
+      sentAt.push(...(await client.streamPcm16(Buffer.concat([utterance.pcm, silence(1)]), { sampleRate, pieceMs: 40 })));
     }
-    await client.streamPcm16(silence(1), { sampleRate, pieceMs: 40 });
-    const deadline = performance.now() + 20_000;
-    while (client.events.filter((e) => e.type === completedType).length < ends.length && performance.now() < deadline) await sleep(100);
-    const completed = client.events.filter((e) => e.type === completedType);
-    completed.forEach((event, i) => {
-      if (ends[i] !== undefined) latencies.push({ ms: event.receivedAtMs - ends[i]!, atSeconds: (ends[i]! - t0) / 1000 });
-    });
+    sentAt.push(...(await client.streamPcm16(silence(1), { sampleRate, pieceMs: 40 })));
+    const committed = (): number => client.events.filter((e) => e.type === 'input_audio_buffer.committed').length;
+    const deadline = performance.now() + 30_000;
+    while (client.events.filter((e) => e.type === completedType).length < committed() && performance.now() < deadline) await sleep(100);
+    // Each turn's latency from the end of its speech (audio_end_ms less the silence that closed it), as for one utterance.
+    for (const event of client.events.filter((e) => e.type === completedType && (e.transcript as string) !== '')) {
+      const speechEndAt = sentAt[Math.max(0, Math.floor(((event.audio_end_ms as number) - silenceSeconds * 1000) / 40))];
+      if (speechEndAt !== undefined) latencies.push({ ms: event.receivedAtMs - speechEndAt, atSeconds: (speechEndAt - t0) / 1000 });
+    }
     const byItem = new Map<string, number[]>();
     for (const delta of client.events.filter((e) => e.type === deltaType)) byItem.set(delta.item_id as string, [...(byItem.get(delta.item_id as string) ?? []), delta.receivedAtMs]);
     for (const times of byItem.values()) partialIntervals.push(...times.slice(1).map((t, i) => t - times[i]!));

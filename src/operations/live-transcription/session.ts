@@ -385,7 +385,7 @@ export class LiveTranscriptionSession {
     // Spanish utterance cut into four turns at pauses: 75% WER with it, 33% without; no other utterance changed).
     const prompt = this.settings.prompt.slice(-promptCharacters);
     return this.deps.scheduler.run('transcribe', samples.length / liveSampleRate, joined, (slotSignal) =>
-      this.deps.transcriber.transcribe(samples, { language: this.settings.language, temperature: 0, draft, ...(prompt ? { prompt } : {}), ...(slotSignal ? { signal: slotSignal } : {}) }));
+      this.deps.transcriber.transcribe(samples, { language: this.settings.language, temperature: 0, draft, lowLatency: true, ...(prompt ? { prompt } : {}), ...(slotSignal ? { signal: slotSignal } : {}) }));
   }
 }
 

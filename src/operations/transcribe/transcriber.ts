@@ -38,6 +38,11 @@ export interface TranscribeChunkOptions {
    * re-decodes a full decoding may run.
    */
   draft?: boolean;
+  /**
+   * Latency counts (live finals): a decoding that runs on past the speech is trimmed of what it made up instead of being
+   * decoded again with the model's whole window.
+   */
+  lowLatency?: boolean;
   signal?: AbortSignal;
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { decodeFile } from '../../../src/audio/decode.js';
-import { compressionRatio, compressionRatioThreshold, looksRunOn, loops, maxTokens, WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
+import { compressionRatio, compressionRatioThreshold, looksRunOn, loops, maxTokens, WhisperCppTranscriber, withoutRunOn } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
 import { modelFile } from '../../helpers/models.js';
@@ -25,6 +25,11 @@ test('a decoding that fits the audio is accepted, also when its last end time fa
 
 test('a segment repeated (case and spacing aside) is a run-on', () => {
   assert.equal(looksRunOn(result([[0, 5, ' Der Raum wurde genutzt.'], [5, 5.2, 'der raum wurde genutzt. ']]), 5.3), true);
+});
+
+test('for live finals a run-on is trimmed of what was made up: repeated segments and segments past the speech', () => {
+  const trimmed = withoutRunOn(result([[0, 4, ' He began a confused complaint.'], [4.1, 4.3, ' The horizon.'], [5.02, 5.3, ' He began a confused complaint.'], [5.2, 5.38, ' Thank you.']]), 5.38);
+  assert.deepEqual(trimmed.segments.map((s) => s.text), [' He began a confused complaint.', ' The horizon.']);
 });
 
 test('a segment starting where the audio has ended is a run-on', () => {

@@ -83,6 +83,19 @@ export function looksRunOn(result: WhisperResult, audioSeconds: number): boolean
   return result.segments.some((segment) => segment.text.trim().length > 0 && segment.startSeconds >= audioSeconds - 0.2);
 }
 
+/** A run-on decoding without what it made up: segments that repeat an earlier one, and segments that start past the speech. */
+export function withoutRunOn(result: WhisperResult, audioSeconds: number): WhisperResult {
+  const seen = new Set<string>();
+  const segments = result.segments.filter((segment) => {
+    const text = segment.text.trim().toLowerCase();
+    if (text.length === 0) return true;
+    if (seen.has(text) || segment.startSeconds >= audioSeconds - 0.2) return false;
+    seen.add(text);
+    return true;
+  });
+  return { ...result, segments };
+}
+
 /**
  * OpenAI Whisper's test for a repetition loop: decoded text that zlib compresses more than 2.4 times. whisper.cpp's own
  * fallback test (token entropy over the last 32 tokens) misses a whole sentence said over and over (one 25.8 s chunk of
@@ -196,6 +209,8 @@ export class WhisperCppTranscriber implements Transcriber {
       if (audioSeconds <= reducedContextMaxSeconds) {
         const reduced = await decode(reducedContext(audioSeconds), temperature, prompt, fallback);
         if (!looksRunOn(reduced, audioSeconds)) return reduced;
+        // The full window costs 2-3 s on a short turn (realtime bench: 2 of 3 turns of a continuous session).
+        if (options.lowLatency) return withoutRunOn(reduced, audioSeconds);
       }
       // 0: the model's full 30 s window.
       return decode(0, temperature, prompt, fallback);
