@@ -112,6 +112,19 @@ describe('realtime transcription socket', () => {
     await client.close();
   });
 
+  test('Chinese comes back in the script the language tag asks for, as from the file path (simplified for zh)', async () => {
+    for (const [language, pattern] of [['zh', /换一首歌/], ['zh-TW', /換一首歌/]] as const) {
+      const client = await connect();
+      client.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { language } } });
+      await client.waitFor('transcription_session.updated');
+      await client.streamPcm16(await pcm16('asr/firered/IT0011W0001.wav', 24000), { sampleRate: 24000, realTime: false });
+      client.send({ type: 'input_audio_buffer.commit' });
+      const completed = await client.waitFor(completedType, { timeoutMs: 60_000 });
+      assert.match(completed.transcript as string, pattern);
+      await client.close();
+    }
+  });
+
   test('binary messages are audio in the session format; clear drops what is not committed', async () => {
     const client = await connect();
     client.send({ type: 'transcription_session.update', session: { turn_detection: null, input_audio_transcription: { language: 'en' } } });

@@ -114,6 +114,8 @@ function applyUpdate(current: LiveTranscriptionSettings, fields: TranscriptionSe
   if (fields.input_audio_transcription !== undefined) {
     const transcription = fields.input_audio_transcription ?? {};
     settings.language = transcription.language ?? 'auto';
+    // Derived again from the new language (the service keeps the tag as given).
+    delete settings.languageTag;
     settings.prompt = transcription.prompt ?? '';
   }
   if (fields.turn_detection !== undefined) {

@@ -44,7 +44,7 @@ export class LiveTranscriptionService {
     const language = settings.language === 'auto' ? 'auto' : baseLanguage(settings.language);
     if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) throw unsupportedValue('session.input_audio_transcription.language', settings.language, whisperLanguages);
     if (settings.diarize && !this.deps.speakerEncoder) throw new VoxError('not_implemented', 'Speaker labels need the speaker-embedding model, which is not installed.', { param: 'session.diarize' });
-    return { ...settings, language };
+    return { ...settings, language, ...(language === 'auto' ? {} : { languageTag: settings.languageTag ?? settings.language }) };
   }
 
   private engine(): Promise<Transcriber> {

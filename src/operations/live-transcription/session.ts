@@ -14,6 +14,7 @@ import { VoxError } from '../../errors.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { SpeakerEncoder } from '../../speakers/embedding.js';
 import { SampleWindow } from '../transcribe/chunks.js';
+import { scriptConverter } from '../transcribe/script.js';
 import type { ChunkTranscript, Transcriber } from '../transcribe/transcriber.js';
 import { OnlineSpeakers } from '../../speakers/online-clustering.js';
 
@@ -31,6 +32,8 @@ export interface TurnDetection {
 export interface LiveTranscriptionSettings {
   /** ISO 639-1 code, or 'auto' to detect per turn. */
   language: string;
+  /** The client's language tag as given (e.g. 'zh-TW'): chooses the script of Chinese text. */
+  languageTag?: string;
   prompt: string;
   /** null: the client commits turns itself. */
   turnDetection: TurnDetection | null;
@@ -312,8 +315,9 @@ export class LiveTranscriptionSession {
     const startSeconds = turn.startSample / liveSampleRate;
     const endSeconds = endSample / liveSampleRate;
     // Whisper may place a last word's end in the padding past the audio: times stay inside the turn.
+    const toScript = this.toScript(transcript.language);
     const words = transcript.segments.flatMap((segment) => segment.words).map((w) => ({
-      word: w.text,
+      word: toScript(w.text),
       start: round(Math.min(Math.max(offsetSeconds + w.startSeconds, startSeconds), endSeconds)),
       end: round(Math.min(Math.max(offsetSeconds + w.endSeconds, startSeconds), endSeconds)),
       confidence: round(w.probability),
@@ -321,7 +325,7 @@ export class LiveTranscriptionSession {
     return {
       type: 'completed',
       itemId: turn.itemId,
-      transcript: transcript.segments.map((s) => s.text).join('').trim(),
+      transcript: toScript(transcript.segments.map((s) => s.text).join('').trim()),
       language: transcript.language,
       words,
       ...(this.settings.includeLogprobs ? { logprobs: words.map((w) => logprob(w.word, w.confidence)) } : {}),
@@ -355,7 +359,7 @@ export class LiveTranscriptionSession {
     void this.decode(this.audio.take(turn.decodeFromSample, endSample), true, partial.signal)
       .then((transcript) => {
         if (this.turn !== turn || partial.signal.aborted) return;
-        const text = transcript.segments.map((s) => s.text).join('').trim();
+        const text = this.toScript(transcript.language)(transcript.segments.map((s) => s.text).join('').trim());
         // Nothing usable (a loop dropped, or no words yet): not a partial, so the next may come sooner.
         if (text === '') {
           turn.lastPartialAtMs -= (partialIntervalSeconds - emptyDraftRetrySeconds) * 1000;
@@ -376,6 +380,11 @@ export class LiveTranscriptionSession {
         this.deps.runningDrafts.delete(partial);
         if (turn.partial === partial) turn.partial = undefined;
       });
+  }
+
+  /** Chinese in the script the client's tag asks for (simplified by default), as the file path writes it. */
+  private toScript(language: string): (text: string) => string {
+    return scriptConverter(language, this.settings.languageTag ?? language) ?? ((text) => text);
   }
 
   private decode(samples: Float32Array, draft: boolean, signal: AbortSignal): Promise<ChunkTranscript> {
