@@ -1,6 +1,6 @@
 /** Builds the real app on a fresh data dir for a test file. */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -12,6 +12,19 @@ import { packageRoot } from '../../src/version.js';
 export const sharedDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'));
 export const evalDir = path.join(sharedDir, 'eval');
 export const sharedModelsDir = path.join(sharedDir, 'models');
+
+/** A diarization file of ../shared/eval (manifest.json `diar`). */
+export interface DiarizationEntry {
+  id: string;
+  audio: string;
+  rttm: string;
+  uem?: string;
+  num_speakers: number;
+}
+
+export function diarizationEntries(): DiarizationEntry[] {
+  return (JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { diar: DiarizationEntry[] }).diar;
+}
 
 export interface TestApp {
   app: FastifyInstance;

@@ -7,17 +7,10 @@ import { decodeFile } from '../../src/audio/decode.js';
 import { SileroVad, speechSegments } from '../../src/audio/vad.js';
 import { diarize } from '../../src/speakers/diarization.js';
 import { SpeakerEncoder } from '../../src/speakers/embedding.js';
-import { evalDir, sharedModelsDir } from '../helpers/app.js';
+import { diarizationEntries, evalDir, sharedModelsDir, type DiarizationEntry } from '../helpers/app.js';
 import { ge2eModelPath } from '../helpers/models.js';
 
-interface DiarEntry {
-  id: string;
-  audio: string;
-  rttm: string;
-  uem?: string;
-  num_speakers: number;
-}
-const files = (JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { diar: DiarEntry[] }).diar;
+const files = diarizationEntries();
 
 describe('diarization with GE2E windows and agglomerative clustering', () => {
   let encoder: SpeakerEncoder;
@@ -31,7 +24,7 @@ describe('diarization with GE2E windows and agglomerative clustering', () => {
     await vad.close();
   });
 
-  async function run(entry: DiarEntry, numSpeakers?: number) {
+  async function run(entry: DiarizationEntry, numSpeakers?: number) {
     const waveform = await decodeFile(path.join(evalDir, entry.audio), { sampleRate: 16000, channels: 1 });
     const regions = speechSegments(await vad.probabilities(waveform.samples), waveform.samples.length / 16000);
     const result = await diarize(encoder, waveform, regions, numSpeakers === undefined ? {} : { numSpeakers });

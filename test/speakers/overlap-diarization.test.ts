@@ -5,18 +5,11 @@ import { after, before, describe, test } from 'node:test';
 import { diarizationErrorRate, parseRttm, parseUem } from '../../bench/lib/der.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { DiarizationModels, OverlapDiarizer, type OverlapDiarizationOptions } from '../../src/speakers/overlap-diarization.js';
-import { evalDir } from '../helpers/app.js';
+import { diarizationEntries, evalDir, type DiarizationEntry } from '../helpers/app.js';
 import { camppModelPath, segmentationModelPath } from '../helpers/models.js';
 
-interface DiarEntry {
-  id: string;
-  audio: string;
-  rttm: string;
-  uem?: string;
-  num_speakers: number;
-}
-const files = (JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { diar: DiarEntry[] }).diar;
-const entry = (id: string): DiarEntry => files.find((f) => f.id === id)!;
+const files = diarizationEntries();
+const entry = (id: string): DiarizationEntry => files.find((f) => f.id === id)!;
 
 /** Seconds where turns of two different speakers are active at once. */
 function overlapSeconds(turns: Array<{ speaker: string; startSeconds: number; endSeconds: number }>): number {
@@ -32,7 +25,7 @@ describe('overlap-aware diarization (segmentation-3.0 + CAM++) on real audio', (
   });
   after(() => models.close());
 
-  async function run(item: DiarEntry, speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number } = {}, blockSamples = 16000 * 10, options: OverlapDiarizationOptions = {}) {
+  async function run(item: DiarizationEntry, speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number } = {}, blockSamples = 16000 * 10, options: OverlapDiarizationOptions = {}) {
     const samples = (await decodeFile(path.join(evalDir, item.audio), { sampleRate: 16000, channels: 1 })).samples;
     const diarizer = new OverlapDiarizer(models, options);
     for (let i = 0; i < samples.length; i += blockSamples) await diarizer.addAudio(samples.subarray(i, i + blockSamples));

@@ -1,6 +1,6 @@
 /** Transcribe: an upload through POST /v1/audio/transcribe, read along with playback. */
 import { useRef, useState } from 'preact/hooks';
-import { toSrt, toVtt } from '../../src/operations/transcribe/formats';
+import { toSrt, toVtt, type Transcript, type TranscriptSegment as Segment } from '../../src/operations/transcribe/formats';
 import { api, type Capabilities } from './api';
 import { ErrorMessage, Field, fieldId, invalidIf } from './fields';
 import { saveText, useAction, useObjectUrl } from './hooks';
@@ -8,34 +8,6 @@ import { saveText, useAction, useObjectUrl } from './hooks';
 const form = 'transcribe';
 /** Distinct on light and dark backgrounds; speakers past the eighth reuse them. */
 const speakerColours = 8;
-
-interface Word {
-  word: string;
-  start: number;
-  end: number;
-  confidence: number;
-  speaker: string | null;
-}
-
-interface Segment {
-  id: number;
-  start: number;
-  end: number;
-  text: string;
-  speaker: string | null;
-  confidence: number;
-  words?: Word[];
-}
-
-/** The default JSON response of POST /v1/audio/transcribe. */
-interface Transcript {
-  text: string;
-  language: string;
-  duration: number;
-  segments: Segment[];
-  speakers: Array<{ id: string }>;
-  warnings: string[];
-}
 
 const clock = (seconds: number): string => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
 const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
