@@ -11,7 +11,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { VoxError } from '../../errors.js';
-import { floatTensor, int64Tensor, intAttribute, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
+import { floatTensor, floatValueInfo, int64Tensor, intAttribute, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
 import { readTorchZipStateDict, type NamedTensor } from './torch-legacy.js';
 
 export const camppMelBins = 80;
@@ -170,16 +170,9 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
       name: 'campplus_speaker_embedding',
       node: g.nodes,
       initializer: g.initializers,
-      input: [valueInfo('fbank', ['batch', 'feature_frames', camppMelBins])],
-      output: [valueInfo('frames', ['batch', camppFrameChannels, 'frames']), valueInfo('embedding', ['batch', camppEmbeddingSize])],
+      input: [floatValueInfo('fbank', ['batch', 'feature_frames', camppMelBins])],
+      output: [floatValueInfo('frames', ['batch', camppFrameChannels, 'frames']), floatValueInfo('embedding', ['batch', camppEmbeddingSize])],
     },
   });
   return onnx.ModelProto.encode(model).finish();
-}
-
-function valueInfo(name: string, dims: Array<string | number>) {
-  return {
-    name,
-    type: { tensorType: { elemType: onnx.TensorProto.DataType.FLOAT, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } },
-  };
 }
