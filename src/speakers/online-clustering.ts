@@ -2,10 +2,8 @@
  * Speaker labels for utterances that arrive one by one (live transcription): each utterance joins the most similar known
  * speaker, or starts a new one when none is similar enough. Labels never change once given, so a live client can show them.
  */
-import { cosineSimilarity, embeddingSampleRate, normalise, type SpeakerEncoder } from './embedding.js';
+import { cosineSimilarity, embeddingSampleRate, normalise, sameSpeakerSimilarity, type SpeakerEncoder } from './embedding.js';
 
-/** Same-speaker utterances score 0.82-0.93 with the GE2E encoder, different speakers at most ~0.7 (see voices/speaker-analyzer). */
-const sameSpeakerSimilarity = 0.72;
 
 interface KnownSpeaker {
   label: string;
