@@ -14,6 +14,7 @@ import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import { DiarizationModels, OverlapDiarizer, overlapDistanceThreshold } from '../src/speakers/overlap-diarization.js';
 import { packageRoot } from '../src/version.js';
+import { buildConversation, levelled, random, trimmed } from './lib/conversations.js';
 import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
@@ -38,41 +39,6 @@ interface BenchFile {
   speakers: number;
 }
 
-/** Mulberry32: a small seeded generator, so the generated set is identical on every machine. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The clip without its leading and trailing silence (20 ms frames under -40 dB of the clip's peak frame). */
-function trimmed(samples: Float32Array): Float32Array {
-  const frame = 320;
-  const levels: number[] = [];
-  for (let i = 0; i + frame <= samples.length; i += frame) {
-    let sum = 0;
-    for (let j = i; j < i + frame; j++) sum += samples[j]! ** 2;
-    levels.push(10 * Math.log10(sum / frame + 1e-12));
-  }
-  const floor = Math.max(...levels) - 40;
-  const first = levels.findIndex((l) => l > floor);
-  const last = levels.length - 1 - [...levels].reverse().findIndex((l) => l > floor);
-  return samples.slice(first * frame, (last + 1) * frame);
-}
-
-/** Same RMS for every clip (-25 dBFS), so an overlap is not just a loud voice over a quiet one. */
-function levelled(samples: Float32Array): Float32Array {
-  let sum = 0;
-  for (const v of samples) sum += v * v;
-  const gain = 10 ** (-25 / 20) / Math.sqrt(sum / samples.length || 1);
-  return samples.map((v) => v * gain);
-}
-
 async function generatedConversations(): Promise<BenchFile[]> {
   // Clean single-speaker clips of at least 3 s; the stereo file's channels are one conversation, so not used here.
   const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
@@ -91,28 +57,7 @@ async function generatedConversations(): Promise<BenchFile[]> {
       const speaker = speakers[Math.floor(next() * speakers.length)]!;
       if (!chosen.includes(speaker)) chosen.push(speaker);
     }
-    const placed: Array<{ speaker: string; start: number; clip: Float32Array }> = [];
-    let cursor = 0.5 * sampleRate;
-    let previous = -1;
-    for (let turn = 0; turn < 8; turn++) {
-      let who = Math.floor(next() * count);
-      if (who === previous) who = (who + 1) % count;
-      previous = who;
-      const clips = bySpeaker.get(chosen[who]!)!;
-      const source = clips[Math.floor(next() * clips.length)]!;
-      // An excerpt of 2-5 s (the whole clip when shorter).
-      const length = Math.min(source.length, Math.round((2 + 3 * next()) * sampleRate));
-      const offset = Math.floor(next() * (source.length - length));
-      const clip = source.subarray(offset, offset + length);
-      // A third of the turns start over the end of the previous one (0.3-1.2 s of overlap), the rest after a pause.
-      const gapSeconds = next() < 1 / 3 ? -(0.3 + 0.9 * next()) : 0.2 + 0.8 * next();
-      const start = turn === 0 ? cursor : Math.max(placed.at(-1)!.start + 0.5 * sampleRate, cursor + Math.round(gapSeconds * sampleRate));
-      placed.push({ speaker: chosen[who]!, start, clip });
-      cursor = Math.max(cursor, start + clip.length);
-    }
-    const samples = new Float32Array(cursor + 0.5 * sampleRate);
-    for (const p of placed) for (let i = 0; i < p.clip.length; i++) samples[p.start + i] = samples[p.start + i]! + p.clip[i]!;
-    const reference = placed.map((p) => ({ speaker: p.speaker, startSeconds: p.start / sampleRate, endSeconds: (p.start + p.clip.length) / sampleRate }));
+    const { samples, reference } = buildConversation(bySpeaker, chosen, next);
     files.push({ id: `generated/${count}spk-${n}`, samples, reference, speakers: count });
   }
   return files;

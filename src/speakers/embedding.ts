@@ -174,8 +174,9 @@ export function partialStarts(sampleCount: number): number[] {
 }
 
 function meanOf(vectors: Float32Array[]): Float32Array {
-  const mean = new Float32Array(embeddingSize);
-  for (const v of vectors) for (let i = 0; i < embeddingSize; i++) mean[i] = mean[i]! + v[i]! / vectors.length;
+  const size = vectors[0]?.length ?? 0;
+  const mean = new Float32Array(size);
+  for (const v of vectors) for (let i = 0; i < size; i++) mean[i] = mean[i]! + v[i]! / vectors.length;
   return mean;
 }
 

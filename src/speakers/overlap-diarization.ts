@@ -7,11 +7,8 @@
  * CAM++ network once per chunk, window embeddings pooled from its frames): what is kept per chunk is one byte per
  * 17 ms frame and one 192-float embedding per 0.75 s of speech, so memory stays flat on long recordings.
  */
-import { fbank, subtractBinMeans } from '../audio/fbank.js';
-import { VoxError } from '../errors.js';
-import { camppBatchNormEpsilon, camppEmbeddingSize, camppFrameChannels, camppMelBins } from '../models/convert/campp-to-onnx.js';
-import { readModel } from '../models/convert/onnx-graph.js';
 import { WorkerSession } from '../models/onnx-worker.js';
+import { CamppEncoder } from './campplus.js';
 import { assignToNearest, centroidsOf, clusterEmbeddings, renumber, smoothLabels, type ClusteringOptions } from './clustering.js';
 
 export const diarizationSampleRate = 16000;
@@ -28,8 +25,6 @@ const powersetSpeakerCount = [0, 1, 1, 1, 2, 2, 2];
 const chunkSamples = segmentationFrameSamples * 3600;
 /** The last chunk takes what is left when under this much would remain (never a stub too short to analyse). */
 const minTailSamples = segmentationWindowSamples;
-/** CAM++ frames: the network halves the 10 ms fbank rate. */
-const embeddingFrameSeconds = 0.02;
 
 /** CAM++ distance threshold for a new speaker, with its 0.5 cosine cut; see bench/diarization.ts for the measurement. */
 export const overlapDistanceThreshold = 0.5;
@@ -61,56 +56,29 @@ export interface OverlappingTurn {
   endSeconds: number;
 }
 
-interface PoolingHead {
-  /** [192, 1024] */
-  weight: Float32Array;
-  mean: Float32Array;
-  variance: Float32Array;
-}
-
 interface EmbeddedWindow {
   centreSeconds: number;
   embedding: Float32Array;
 }
 
-/** The two models, loaded once and shared by every diarizer. */
+/** The two models, loaded once and shared by every diarizer (CAM++ also embeds voice profiles). */
 export class DiarizationModels {
   private constructor(
     readonly segmentation: WorkerSession,
-    readonly embedding: WorkerSession,
-    readonly head: PoolingHead,
+    readonly encoder: CamppEncoder,
   ) {}
 
   static async load(paths: { segmentation: string; campplus: string }, options: { threads?: number } = {}): Promise<DiarizationModels> {
-    // No memory arena: it would keep the peak of a minute-long CAM++ run (over 300 MB) for the process's life.
-    const sessionOptions = { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, executionMode: 'sequential' as const, enableCpuMemArena: false };
-    const [segmentation, embedding, head] = await Promise.all([
-      WorkerSession.create('segmentation-3.0', paths.segmentation, sessionOptions),
-      WorkerSession.create('CAM++', paths.campplus, sessionOptions),
-      readPoolingHead(paths.campplus),
+    const [segmentation, encoder] = await Promise.all([
+      WorkerSession.create('segmentation-3.0', paths.segmentation, { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, executionMode: 'sequential', enableCpuMemArena: false }),
+      CamppEncoder.load(paths.campplus, options),
     ]);
-    return new DiarizationModels(segmentation, embedding, head);
+    return new DiarizationModels(segmentation, encoder);
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.segmentation.close(), this.embedding.close()]);
+    await Promise.all([this.segmentation.close(), this.encoder.close()]);
   }
-}
-
-/** The dense layer after statistics pooling, read from the converted model's initializers. */
-async function readPoolingHead(camppPath: string): Promise<PoolingHead> {
-  const model = await readModel(camppPath);
-  const initializer = (name: string, length: number): Float32Array => {
-    const tensor = model.graph?.initializer?.find((t) => t.name === name);
-    if (!tensor?.rawData || tensor.rawData.length !== length * 4) throw new VoxError('internal', `CAM++ model lacks its ${name} initializer.`);
-    // Copied: the protobuf bytes need not be 4-byte aligned.
-    return new Float32Array(Uint8Array.from(tensor.rawData).buffer);
-  };
-  return {
-    weight: initializer('dense_weight', camppEmbeddingSize * 2 * camppFrameChannels),
-    mean: initializer('dense_mean', camppEmbeddingSize),
-    variance: initializer('dense_var', camppEmbeddingSize),
-  };
 }
 
 /**
@@ -243,41 +211,7 @@ export class OverlapDiarizer {
 
   /** CAM++ once over the chunk, then statistics pooling and the dense layer per window. */
   private async embedSpans(samples: Float32Array, spans: Array<{ startSeconds: number; endSeconds: number }>, signal?: AbortSignal): Promise<Float32Array[]> {
-    signal?.throwIfAborted();
-    const features = subtractBinMeans(fbank(samples, { sampleRate: diarizationSampleRate, melBins: camppMelBins }));
-    const output = await this.models.embedding.run({ fbank: this.models.embedding.tensor('float32', features.data, [1, features.frames, camppMelBins]) });
-    const frames = output.frames!;
-    const frameCount = frames.dims[2] ?? 0;
-    const data = frames.data as Float32Array;
-    return spans.map((span) => {
-      const first = Math.min(frameCount - 2, Math.max(0, Math.round(span.startSeconds / embeddingFrameSeconds)));
-      const end = Math.max(first + 2, Math.min(frameCount, Math.round(span.endSeconds / embeddingFrameSeconds)));
-      return this.pool(data, frameCount, first, end);
-    });
-  }
-
-  private pool(data: Float32Array, frameCount: number, first: number, end: number): Float32Array {
-    const n = end - first;
-    const statistics = new Float64Array(2 * camppFrameChannels);
-    for (let c = 0; c < camppFrameChannels; c++) {
-      const row = c * frameCount;
-      let sum = 0;
-      for (let t = first; t < end; t++) sum += data[row + t]!;
-      const mean = sum / n;
-      let squares = 0;
-      for (let t = first; t < end; t++) squares += (data[row + t]! - mean) ** 2;
-      statistics[c] = mean;
-      statistics[camppFrameChannels + c] = Math.sqrt(squares / (n - 1));
-    }
-    const { weight, mean, variance } = this.models.head;
-    const embedding = new Float32Array(camppEmbeddingSize);
-    for (let o = 0; o < camppEmbeddingSize; o++) {
-      let dot = 0;
-      const row = o * 2 * camppFrameChannels;
-      for (let i = 0; i < 2 * camppFrameChannels; i++) dot += weight[row + i]! * statistics[i]!;
-      embedding[o] = (dot - mean[o]!) / Math.sqrt(variance[o]! + camppBatchNormEpsilon);
-    }
-    return embedding;
+    return this.models.encoder.embedSpans(await this.models.encoder.frames(samples, signal), spans);
   }
 
   /** Speaker turns from the frame counts and the labelled windows. */
