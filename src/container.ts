@@ -112,7 +112,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     async () => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
     (m) => m.close(),
   );
-  const diarization = new LoadedModel('pyannote-segmentation-3+campplus', ['transcribe'], async () => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(await models.require('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(await models.require('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }), (m) => m.close());
+  const diarization = new LoadedModel('pyannote-segmentation-3+campplus', ['transcribe', 'voices'], async () => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(await models.require('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(await models.require('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }), (m) => m.close());
   const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
     await Promise.all([models.require('deepfilternet3'), models.require('dtln'), models.require('spleeter-2stems')]);
     return (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir);
@@ -146,10 +146,11 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     builtinAnalysisDir(config.modelsDir, builtinAnalysisModels.flatMap((id) => models.spec(id).files.map((f) => f.sha256 ?? f.sha1 ?? f.name))),
     (analysis) => metrics.builtinVoiceAnalyses.inc({ analysis }),
   );
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get()), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), builtinStore, maxAudioSeconds: config.maxAudioSeconds });
+  const campplus = async () => (await diarization.get()).encoder;
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get()) }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get()), speakerNaming: { voices, encoder: campplus } }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),

@@ -85,8 +85,10 @@ export class JobService {
   async submit(runnerName: RunnerName, params: Record<string, unknown>, context: OperationContext, webhookUrl: string | undefined): Promise<JobRecord> {
     const runner = this.options.runners[runnerName];
     if (webhookUrl !== undefined) await checkWebhookUrl(webhookUrl, this.options.webhookPolicy);
-    const voiceId = runner.voiceOf?.(params);
-    if (voiceId !== undefined) await this.options.voices.profile(voiceId, context.apiKey);
+    const voice = runner.voiceOf?.(params);
+    if (voice !== undefined) await this.options.voices.speechProfile(voice.voiceId, context.apiKey, voice.param);
+    const speakerVoices = runner.speakerVoicesOf?.(params) ?? [];
+    if (speakerVoices.length > 0) await this.options.voices.identificationProfiles(speakerVoices, context.apiKey);
     let inputSeconds: number | null = null;
     for (const field of runner.audioFields) {
       const admitted = await admitAudio(uploadedFile(context.inputs, field), this.options.limits, context.signal);

@@ -8,14 +8,19 @@ import type { OperationContext, OperationResult } from './context.js';
 import type { VoiceConversionService, ConvertFields } from './convert/service.js';
 import type { SeparateFields, SeparationService } from './separate/service.js';
 import { openaiVoiceId, type OpenaiSpeechFields, type SynthesisService, type SynthesizeFields } from './synthesize/service.js';
-import type { TranscribeFields, TranscriptionService } from './transcribe/service.js';
+import { speakerVoiceIds, type TranscribeFields, type TranscriptionService } from './transcribe/service.js';
 
 export interface OperationRunner {
   operation: Operation;
   /** Multipart file fields holding audio (checked and measured before a job is accepted). */
   audioFields: readonly string[];
-  /** The voice the request names, if any: checked before a job is accepted, so an unknown voice is a 404 at once. */
-  voiceOf?: (params: Record<string, unknown>) => string;
+  /**
+   * The voice the request speaks in, if any, and the field naming it: checked before a job is accepted, so an unknown
+   * voice is a 404 (and one made for identification only a 422) at once.
+   */
+  voiceOf?: (params: Record<string, unknown>) => { voiceId: string; param: string };
+  /** The voice profiles the request names speakers after (speaker_voice_ids), checked before a job is accepted too. */
+  speakerVoicesOf?: (params: Record<string, unknown>) => string[];
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
@@ -35,11 +40,13 @@ export function operationRunners(services: OperationServices): Record<RunnerName
     transcribe: {
       operation: 'transcribe',
       audioFields: ['audio'],
+      speakerVoicesOf: (params) => speakerVoiceIds(params.speaker_voice_ids as TranscribeFields['speaker_voice_ids']),
       run: (params, context) => services.transcription.transcribe(params as TranscribeFields, context),
     },
     transcriptions: {
       operation: 'transcribe',
       audioFields: ['file'],
+      speakerVoicesOf: (params) => speakerVoiceIds(params.speaker_voice_ids as TranscribeFields['speaker_voice_ids']),
       run: (params, context) =>
         services.transcription.transcribe(
           { ...params, timestamp_granularities: (params['timestamp_granularities[]'] ?? params.timestamp_granularities) as string | string[] | undefined },
@@ -50,19 +57,19 @@ export function operationRunners(services: OperationServices): Record<RunnerName
     tts: {
       operation: 'tts',
       audioFields: [],
-      voiceOf: (params) => String(params.voice_id),
+      voiceOf: (params) => ({ voiceId: String(params.voice_id), param: 'voice_id' }),
       run: (params, context) => services.synthesis.synthesize(params as unknown as SynthesizeFields, context),
     },
     speech: {
       operation: 'tts',
       audioFields: [],
-      voiceOf: (params) => openaiVoiceId(String(params.voice)),
+      voiceOf: (params) => ({ voiceId: openaiVoiceId(String(params.voice)), param: 'voice' }),
       run: (params, context) => services.synthesis.synthesizeOpenai(params as unknown as OpenaiSpeechFields, context),
     },
     vc: {
       operation: 'vc',
       audioFields: ['audio'],
-      voiceOf: (params) => String(params.target_voice_id),
+      voiceOf: (params) => ({ voiceId: String(params.target_voice_id), param: 'target_voice_id' }),
       run: (params, context) => services.conversion.convert(params as unknown as ConvertFields, context),
     },
     separate: {

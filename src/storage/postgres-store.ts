@@ -9,7 +9,7 @@
  * ISO-8601 strings; every time comes from the caller at millisecond precision, so the round trip is exact.
  */
 import pg from 'pg';
-import type { ApiKeyRecord, BlobStore, FileRecord, JobRecord, JobRepository, KeyRepository, Scope, Store, VoiceRecord, VoiceRepository, WebhookDeliveryRecord, WebhookRepository } from './store.js';
+import type { ApiKeyRecord, BlobStore, FileRecord, JobRecord, JobRepository, KeyRepository, Scope, Store, VoicePurpose, VoiceRecord, VoiceRepository, WebhookDeliveryRecord, WebhookRepository } from './store.js';
 
 /** Ordered schema migrations; the index + 1 is the version stored in voxd_schema. Ids compare byte-wise (C), as in SQLite. */
 const migrations: string[] = [
@@ -39,6 +39,7 @@ const migrations: string[] = [
      created_at TIMESTAMPTZ NOT NULL);
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
    CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);`,
+  `ALTER TABLE voices ADD COLUMN purpose TEXT NOT NULL DEFAULT 'speech';`,
 ];
 
 /** Held while migrating, so that processes starting together apply each migration once. */
@@ -163,6 +164,7 @@ interface VoiceRow {
   created_at: Date;
   blob_prefix: string;
   analysis: Record<string, unknown>;
+  purpose: VoicePurpose;
 }
 
 const voiceFromRow = (row: VoiceRow): VoiceRecord => ({
@@ -178,14 +180,15 @@ const voiceFromRow = (row: VoiceRow): VoiceRecord => ({
   createdAt: isoRequired(row.created_at),
   blobPrefix: row.blob_prefix,
   analysis: row.analysis,
+  purpose: row.purpose,
 });
 
 function postgresVoices(pool: pg.Pool): VoiceRepository {
   return {
     insert: async (record) => {
       await pool.query(
-        `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis, purpose)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
         [
           record.id,
           record.ownerKeyId,
@@ -199,6 +202,7 @@ function postgresVoices(pool: pg.Pool): VoiceRepository {
           record.createdAt,
           record.blobPrefix,
           jsonParam(record.analysis),
+          record.purpose,
         ],
       );
     },

@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { newWebhookSecret } from '../auth/webhook-secret.js';
 import { DiskBlobStore } from './disk-blobs.js';
-import type { ApiKeyRecord, BlobStore, FileRecord, JobRecord, JobRepository, Scope, Store, VoiceRecord, WebhookDeliveryRecord, WebhookRepository } from './store.js';
+import type { ApiKeyRecord, BlobStore, FileRecord, JobRecord, JobRepository, Scope, Store, VoicePurpose, VoiceRecord, WebhookDeliveryRecord, WebhookRepository } from './store.js';
 
 /** Ordered schema migrations; the index + 1 is the schema version stored in user_version. */
 const migrations: Array<string | ((db: Database.Database) => void)> = [
@@ -38,6 +38,7 @@ const migrations: Array<string | ((db: Database.Database) => void)> = [
      payload TEXT NOT NULL, status TEXT NOT NULL, attempts TEXT NOT NULL, next_attempt_at TEXT NOT NULL, created_at TEXT NOT NULL);
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
    CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);`,
+  `ALTER TABLE voices ADD COLUMN purpose TEXT NOT NULL DEFAULT 'speech';`,
 ];
 
 interface KeyRow {
@@ -76,6 +77,7 @@ interface VoiceRow {
   created_at: string;
   blob_prefix: string;
   analysis: string;
+  purpose: VoicePurpose;
 }
 
 const voiceFromRow = (row: VoiceRow): VoiceRecord => ({
@@ -91,6 +93,7 @@ const voiceFromRow = (row: VoiceRow): VoiceRecord => ({
   createdAt: row.created_at,
   blobPrefix: row.blob_prefix,
   analysis: JSON.parse(row.analysis) as Record<string, unknown>,
+  purpose: row.purpose,
 });
 
 const voiceToRow = (record: VoiceRecord): VoiceRow => ({
@@ -106,6 +109,7 @@ const voiceToRow = (record: VoiceRecord): VoiceRow => ({
   created_at: record.createdAt,
   blob_prefix: record.blobPrefix,
   analysis: JSON.stringify(record.analysis),
+  purpose: record.purpose,
 });
 
 const keyFromRow = (row: KeyRow): ApiKeyRecord => ({
@@ -404,8 +408,8 @@ export function openSqliteStore(dataDir: string, blobs: BlobStore = new DiskBlob
   const expiredFiles = db.prepare<[string], FileRow>('SELECT * FROM files WHERE expires_at <= ?');
   const deleteFile = db.prepare('DELETE FROM files WHERE id = ?');
   const insertVoice = db.prepare(
-    `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis)
-     VALUES (@id, @owner_key_id, @name, @languages, @gender_estimate, @description, @labels, @reference_seconds, @engine, @created_at, @blob_prefix, @analysis)`,
+    `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis, purpose)
+     VALUES (@id, @owner_key_id, @name, @languages, @gender_estimate, @description, @labels, @reference_seconds, @engine, @created_at, @blob_prefix, @analysis, @purpose)`,
   );
   const voiceById = db.prepare<[string], VoiceRow>('SELECT * FROM voices WHERE id = ?');
   const allVoices = db.prepare<[], VoiceRow>('SELECT * FROM voices ORDER BY created_at, id');

@@ -45,9 +45,14 @@ export interface VoiceRecord {
   createdAt: string;
   /** Blob key prefix holding the processed clips and every derived file. */
   blobPrefix: string;
-  /** Derived data (speaker embedding, engine statistics), JSON. */
+  /** Derived data (speaker embeddings, engine statistics), JSON. */
   analysis: Record<string, unknown>;
+  /** `speech`: a voice to speak in (TTS and voice-conversion target) and to name speakers; `identify`: only the latter. */
+  purpose: VoicePurpose;
 }
+
+export const voicePurposes = ['speech', 'identify'] as const;
+export type VoicePurpose = (typeof voicePurposes)[number];
 
 export interface VoiceRepository {
   insert(record: VoiceRecord): Promise<void>;

@@ -15,8 +15,9 @@ import { durationSeconds, rmsDb, type Waveform } from '../audio/waveform.js';
 import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
 import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
+import type { CamppEncoder } from '../speakers/campplus.js';
 import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
-import type { ApiKeyRecord, Scratch, Store, VoiceRecord } from '../storage/store.js';
+import type { ApiKeyRecord, Scratch, Store, VoicePurpose, VoiceRecord } from '../storage/store.js';
 import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
 
 export const referenceSampleRate = 16000;
@@ -42,6 +43,7 @@ export interface VoiceProfile {
   labels: Record<string, string>;
   reference_seconds: number;
   engine: string;
+  purpose: VoicePurpose;
 }
 
 /** Something computed once from a new profile's processed clips (speaker embedding, engine statistics). */
@@ -71,6 +73,7 @@ export interface CreateVoiceFields {
   description?: string;
   labels?: string;
   consent?: boolean;
+  purpose?: VoicePurpose;
 }
 
 export interface PatchVoiceFields {
@@ -94,14 +97,17 @@ function parseLabels(text: string | undefined): Record<string, string> {
 }
 
 /** The same answer for a voice that does not exist and for another key's voice: ids reveal nothing. */
-function voiceNotFound(voiceId: string): VoxError {
-  return new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param: 'voice_id' });
+function voiceNotFound(voiceId: string, param = 'voice_id'): VoxError {
+  return new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param });
 }
 
-function embeddingOf(speakerAnalysis: unknown): Float32Array | undefined {
-  const embedding = (speakerAnalysis as { embedding?: number[] } | undefined)?.embedding;
+function embeddingOf(speakerAnalysis: unknown, key: 'embedding' | 'campplus_embedding' = 'embedding'): Float32Array | undefined {
+  const embedding = (speakerAnalysis as Partial<Record<typeof key, number[]>> | undefined)?.[key];
   return embedding ? Float32Array.from(embedding) : undefined;
 }
+
+/** Embeddings are kept to six decimals: JSON of a fraction of the size, far below what similarities resolve. */
+export const storedEmbedding = (embedding: Float32Array): number[] => Array.from(embedding, (v) => Math.round(v * 1e6) / 1e6);
 
 export class VoiceService {
   private lastReference: { voiceId: string; clips: Promise<Waveform[]> } | undefined;
@@ -114,6 +120,8 @@ export class VoiceService {
       analyzers: VoiceAnalyzer[];
       builtins: BuiltinVoiceSource[];
       speakerEncoder: () => Promise<SpeakerEncoder>;
+      /** CAM++: the embeddings that name diarized speakers. */
+      campplus: () => Promise<CamppEncoder>;
       /** Where built-in voices' analyses are kept (beside the models). */
       builtinStore: BuiltinAnalysisStore;
       maxAudioSeconds: number;
@@ -137,6 +145,7 @@ export class VoiceService {
       labels: record.labels,
       reference_seconds: Math.round(record.referenceSeconds * 100) / 100,
       engine: record.engine,
+      purpose: record.purpose,
     };
   }
 
@@ -159,9 +168,9 @@ export class VoiceService {
    * A cloned profile's record if the caller may use it (its owner or an admin key), else 404: every lookup of a cloned
    * voice by id goes through here.
    */
-  async record(voiceId: string, caller: ApiKeyRecord): Promise<VoiceRecord> {
+  async record(voiceId: string, caller: ApiKeyRecord, param = 'voice_id'): Promise<VoiceRecord> {
     const record = await this.deps.store.voices.get(voiceId);
-    if (!record || !mayAccess(caller, record.ownerKeyId)) throw voiceNotFound(voiceId);
+    if (!record || !mayAccess(caller, record.ownerKeyId)) throw voiceNotFound(voiceId, param);
     return record;
   }
 
@@ -171,13 +180,52 @@ export class VoiceService {
     return builtin ?? this.toProfile(await this.record(voiceId, caller));
   }
 
+  /** A voice to speak in (TTS, or a conversion target): a profile made for identification only is refused (422). */
+  async speechProfile(voiceId: string, caller: ApiKeyRecord, param = 'voice_id'): Promise<VoiceProfile> {
+    const profile = await this.profile(voiceId, caller);
+    if (profile.purpose === 'identify') {
+      throw new VoxError('unsupported_value', `Voice '${voiceId}' was created to name speakers in transcripts (purpose=identify), not to speak in: use it in speaker_voice_ids, or create a voice with purpose=speech.`, { param });
+    }
+    return profile;
+  }
+
+  /**
+   * The profiles that may name the speakers of a transcript, checked before any work: cloned profiles the caller may use
+   * (404 otherwise, as for any voice lookup); built-in voices have no recording of a person to match (422).
+   */
+  async identificationProfiles(voiceIds: string[], caller: ApiKeyRecord): Promise<VoiceRecord[]> {
+    const builtin = new Set((await this.builtinVoices()).map((v) => v.voice_id));
+    const records: VoiceRecord[] = [];
+    for (const voiceId of voiceIds) {
+      if (builtin.has(voiceId)) {
+        throw new VoxError('unsupported_value', `'${voiceId}' is a built-in voice: it has no reference recording of a person to recognise. List cloned voices in speaker_voice_ids.`, { param: 'speaker_voice_ids' });
+      }
+      records.push(await this.record(voiceId, caller, 'speaker_voice_ids'));
+    }
+    return records;
+  }
+
+  /**
+   * A cloned profile's CAM++ embedding: made at creation; a profile made before CAM++ gets it from its reference clips
+   * on first use, stored with its other speaker analysis.
+   */
+  async identificationEmbedding(record: VoiceRecord, signal?: AbortSignal): Promise<Float32Array> {
+    const stored = embeddingOf(record.analysis.speaker, 'campplus_embedding');
+    if (stored) return stored;
+    const embedding = await (await this.deps.campplus()).embedSpeaker(await this.referenceClips(record, signal), signal);
+    const current = (await this.deps.store.voices.get(record.id)) ?? record;
+    await this.deps.store.voices.update(record.id, { analysis: { ...current.analysis, speaker: { ...(current.analysis.speaker as Record<string, unknown> | undefined), campplus_embedding: storedEmbedding(embedding) } } });
+    return embedding;
+  }
+
   async get(voiceId: string, caller: ApiKeyRecord): Promise<OperationResult> {
     return { kind: 'json', body: await this.profile(voiceId, caller) };
   }
 
   async create(fields: CreateVoiceFields, context: OperationContext): Promise<OperationResult> {
     if (fields.consent !== true) {
-      throw new VoxError('invalid_request', "'consent' must be true: confirm that the speaker agreed to having their voice cloned.", { param: 'consent' });
+      const use = fields.purpose === 'identify' ? 'recognised in recordings' : 'cloned';
+      throw new VoxError('invalid_request', `'consent' must be true: confirm that the speaker agreed to having their voice ${use}.`, { param: 'consent' });
     }
     const name = fields.name.trim();
     if (name.length === 0) throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
@@ -234,6 +282,7 @@ export class VoiceService {
         createdAt: new Date().toISOString(),
         blobPrefix,
         analysis,
+        purpose: fields.purpose ?? 'speech',
       };
       await this.deps.store.blobs.putDirectory(blobPrefix, staging);
       await this.deps.store.voices.insert(record);
@@ -348,7 +397,7 @@ export class VoiceService {
       const encoder = await this.deps.speakerEncoder();
       const embeddings: Float32Array[] = [];
       for (const clip of clips) embeddings.push(await encoder.embedUtterance(clip, signal));
-      return { analysis: { embedding: Array.from(averageEmbedding(embeddings), (v) => Math.round(v * 1e6) / 1e6) }, files: {} };
+      return { analysis: { embedding: storedEmbedding(averageEmbedding(embeddings)) }, files: {} };
     }, signal);
     return embeddingOf(analysis);
   }

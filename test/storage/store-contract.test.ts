@@ -9,11 +9,12 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { text } from 'node:stream/consumers';
 import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import pg from 'pg';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { localScratch } from '../../src/storage/scratch.js';
 import { openStore } from '../../src/storage/open.js';
-import type { ApiKeyRecord, JobRecord, Operation, Scratch, Store, VoiceRecord, WebhookDeliveryRecord } from '../../src/storage/store.js';
+import type { ApiKeyRecord, JobRecord, Operation, Scratch, Store, VoicePurpose, VoiceRecord, WebhookDeliveryRecord } from '../../src/storage/store.js';
 import { makeTempDir } from '../helpers/app.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { startSeaweedfs } from '../helpers/seaweedfs.js';
@@ -24,6 +25,8 @@ interface Backend {
   stop(): Promise<void>;
   /** The environment of a fresh, empty store (its own database and blob location). */
   freshEnv(): Promise<Record<string, string>>;
+  /** Runs SQL on the store's database directly (as rows written by an older version). */
+  execute(config: Config, sql: string): Promise<void>;
 }
 
 const sqliteBackend: Backend = {
@@ -31,6 +34,14 @@ const sqliteBackend: Backend = {
   start: async () => undefined,
   stop: async () => undefined,
   freshEnv: async () => ({}),
+  execute: async (config, sql) => {
+    const db = new Database(path.join(config.dataDir, 'voxd.sqlite'));
+    try {
+      db.exec(sql);
+    } finally {
+      db.close();
+    }
+  },
 };
 
 function postgresS3Backend(): Backend {
@@ -56,6 +67,15 @@ function postgresS3Backend(): Backend {
       const url = new URL(postgres!.url);
       url.pathname = `/${name}`;
       return { VOXD_DATABASE_URL: url.toString(), VOXD_BLOB_URL: `s3://${s3!.bucket}/${name}`, VOXD_S3_ENDPOINT: s3!.endpoint };
+    },
+    execute: async (config, sql) => {
+      const client = new pg.Client({ connectionString: config.databaseUrl! });
+      await client.connect();
+      try {
+        await client.query(sql);
+      } finally {
+        await client.end();
+      }
     },
   };
 }
@@ -107,6 +127,7 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
     /** Another handle on the same data, as a second process would hold. */
     let other: Store;
     let work: string;
+    let config: Config;
 
     before(() => backend.start());
     after(async () => {
@@ -120,7 +141,7 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
     /** Runs `body` on a fresh, empty store. */
     const fresh = (body: () => Promise<void>) => async () => {
       const dataDir = makeTempDir('contract');
-      const config = loadConfig({ VOXD_DATA_DIR: dataDir, ...(await backend.freshEnv()) });
+      config = loadConfig({ VOXD_DATA_DIR: dataDir, ...(await backend.freshEnv()) });
       // Opened together on an empty database, as processes starting at once: each migration runs once.
       const handles = await Promise.all([openStore(config), openStore(config)]);
       [store, other] = handles as [Store, Store];
@@ -182,7 +203,7 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
     test(
       'voices: insert, get, list, update, delete',
       fresh(async () => {
-        const voice = (id: string, createdAt: string): VoiceRecord => ({
+        const voice = (id: string, createdAt: string, purpose: VoicePurpose = 'speech'): VoiceRecord => ({
           id,
           ownerKeyId: 'key_a',
           name: `Voice ${id}`,
@@ -195,19 +216,33 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
           createdAt,
           blobPrefix: `voices/${id}`,
           analysis: { embedding: [0.5, -0.25], stats: { f0: 180.5 } },
+          purpose,
         });
         await store.voices.insert(voice('voice_2', at(2)));
-        await store.voices.insert(voice('voice_1', at(1)));
-        assert.deepEqual(await other.voices.get('voice_1'), voice('voice_1', at(1)));
+        await store.voices.insert(voice('voice_1', at(1), 'identify'));
+        assert.deepEqual(await other.voices.get('voice_1'), voice('voice_1', at(1), 'identify'));
+        assert.equal((await other.voices.get('voice_2'))?.purpose, 'speech');
         assert.equal(await store.voices.get('voice_missing'), undefined);
         assert.deepEqual((await store.voices.list()).map((v) => v.id), ['voice_1', 'voice_2']);
         const updated = await store.voices.update('voice_1', { name: 'Renamed', labels: { accent: 'irish' } });
-        assert.deepEqual(updated, { ...voice('voice_1', at(1)), name: 'Renamed', labels: { accent: 'irish' } });
+        assert.deepEqual(updated, { ...voice('voice_1', at(1), 'identify'), name: 'Renamed', labels: { accent: 'irish' } });
         assert.deepEqual(await store.voices.get('voice_1'), updated);
         assert.equal(await store.voices.update('voice_missing', { name: 'x' }), undefined);
         assert.equal(await store.voices.delete('voice_1'), true);
         assert.equal(await store.voices.delete('voice_1'), false);
         assert.deepEqual((await store.voices.list()).map((v) => v.id), ['voice_2']);
+      }),
+    );
+
+    test(
+      'voices: a profile stored before purposes existed is a voice to speak in, its analysis untouched (no CAM++ embedding yet)',
+      fresh(async () => {
+        // The columns of the voices table before the purpose migration.
+        await backend.execute(config, `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis)
+          VALUES ('voice_old', 'key_a', 'Old', '["en"]', 'female', '', '{}', 12.5, 'clone', '${at(1)}', 'voices/voice_old', '{"speaker":{"embedding":[0.5,-0.25],"model":"resemblyzer-ge2e"}}')`);
+        const old = await store.voices.get('voice_old');
+        assert.equal(old?.purpose, 'speech');
+        assert.deepEqual(old?.analysis, { speaker: { embedding: [0.5, -0.25], model: 'resemblyzer-ge2e' } });
       }),
     );
 

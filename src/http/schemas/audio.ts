@@ -1,7 +1,7 @@
 /** Request schemas (TypeBox): validation and the OpenAPI document come from the same definitions. */
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats, contentTypes } from '../../audio/encode.js';
-import { transcriptionResponseFormats } from '../../operations/transcribe/service.js';
+import { maxSpeakerVoices, transcriptionResponseFormats } from '../../operations/transcribe/service.js';
 import { emotions, maxTextCharacters } from '../../operations/synthesize/service.js';
 import { stemFormats } from '../../operations/separate/service.js';
 import { binaryContent, maxIdLength, openObject } from './common.js';
@@ -27,6 +27,9 @@ export const transcribeBody = Type.Object({
   timestamp_granularities: Type.Optional(granularities),
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  speaker_voice_ids: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Array(Type.String({ maxLength: maxIdLength }), { maxItems: maxSpeakerVoices })], {
+    description: `Cloned voice profiles to name the speakers after (comma list or repeated field, at most ${maxSpeakerVoices}; needs diarize=true): a matched speaker gets speaker_name and voice_id.`,
+  })),
   ...jobFields,
 });
 export type TranscribeBody = Static<typeof transcribeBody>;

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { maxLanguageLength } from './audio.js';
 import { binaryContent, maxIdLength, openObject } from './common.js';
+import { voicePurposes, type VoicePurpose } from '../../storage/store.js';
 
 const fileField = Type.String({ format: 'binary' });
 
@@ -10,7 +11,8 @@ export const createVoiceBody = Type.Object({
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: 'Main language of the speaker (ISO 639-1).' })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   labels: Type.Optional(Type.String({ maxLength: 10000, description: 'JSON object of string labels, e.g. {"accent": "scottish"}.' })),
-  consent: Type.Optional(Type.Boolean({ description: 'Must be true: the caller asserts the speaker agreed to be cloned.' })),
+  consent: Type.Optional(Type.Boolean({ description: 'Must be true: the caller asserts the speaker agreed to be cloned (or, with purpose=identify, recognised).' })),
+  purpose: Type.Optional(Type.Unsafe<VoicePurpose>({ type: 'string', enum: [...voicePurposes], description: 'speech (default): a voice to speak in and to name speakers; identify: only to name speakers in transcripts (speaker_voice_ids).' })),
 });
 export type CreateVoiceBody = Static<typeof createVoiceBody>;
 
@@ -41,6 +43,7 @@ const voiceProfile = openObject({
   labels: Type.Record(Type.String(), Type.String()),
   reference_seconds: Type.Number(),
   engine: Type.String(),
+  purpose: Type.Unsafe<VoicePurpose>({ type: 'string', enum: [...voicePurposes] }),
 }, 'A voice profile');
 export const voiceResponse = { ...voiceProfile, description: 'The voice profile' };
 export const createdVoiceResponse = { ...voiceProfile, description: 'The new voice profile' };

@@ -57,7 +57,7 @@ export class VoiceConversionService {
 
   async convert(fields: ConvertFields, context: OperationContext): Promise<OperationResult> {
     // 404 for an unknown voice (or another key's), before the upload is looked at.
-    await this.deps.voices.profile(fields.target_voice_id, context.apiKey);
+    await this.deps.voices.speechProfile(fields.target_voice_id, context.apiKey, 'target_voice_id');
     const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
     const loadConverter = this.deps.converter;
     if (!loadConverter) throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');

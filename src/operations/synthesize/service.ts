@@ -149,6 +149,7 @@ export class SynthesisService {
       labels: {},
       reference_seconds: 0,
       engine: v.engine,
+      purpose: 'speech',
     }));
   }
 
@@ -166,7 +167,7 @@ export class SynthesisService {
 
   /** A short sample of a voice in its first language. */
   async preview(voiceId: string, context: OperationContext): Promise<OperationResult> {
-    const profile = await this.deps.voices.profile(voiceId, context.apiKey);
+    const profile = await this.deps.voices.speechProfile(voiceId, context.apiKey);
     const language = profile.languages[0] ?? 'en-us';
     const text = matchingSentences[language] ?? matchingSentences[language.split('-')[0]!] ?? 'Hello! This is a short preview of my voice.';
     return this.synthesize({ text, voice_id: voiceId, language, format: 'mp3' }, context);
@@ -180,7 +181,7 @@ export class SynthesisService {
     }
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
-    const profile = await this.deps.voices.profile(fields.voice_id, context.apiKey);
+    const profile = await this.deps.voices.speechProfile(fields.voice_id, context.apiKey);
     const plan = await this.plan(profile, fields.language, context.apiKey);
     // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
     const spokenText = normalizeText(text, plan.language);
@@ -255,7 +256,7 @@ export class SynthesisService {
   async openStream(fields: Omit<SynthesizeFields, 'text' | 'format' | 'sample_rate' | 'stream'>, caller: ApiKeyRecord): Promise<SpeechStream> {
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
-    const profile = await this.deps.voices.profile(fields.voice_id, caller);
+    const profile = await this.deps.voices.speechProfile(fields.voice_id, caller);
     const plan = await this.plan(profile, fields.language, caller);
     return new SpeechStream({
       engine: plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine,

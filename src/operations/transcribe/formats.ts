@@ -6,6 +6,9 @@ export interface TranscriptWord {
   end: number;
   confidence: number;
   speaker: string | null;
+  /** With speaker_voice_ids: the profile the speaker was matched to (null: not matched). */
+  speaker_name?: string | null;
+  voice_id?: string | null;
 }
 
 export interface TranscriptSegment {
@@ -14,6 +17,8 @@ export interface TranscriptSegment {
   end: number;
   text: string;
   speaker: string | null;
+  speaker_name?: string | null;
+  voice_id?: string | null;
   confidence: number;
   words: TranscriptWord[];
   avg_logprob: number;
@@ -27,8 +32,11 @@ export interface Transcript {
   language_probability: number;
   duration: number;
   segments: TranscriptSegment[];
-  /** total_overlap_seconds: how much of the speaker's speech another speaker talks over. */
-  speakers: Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number }>;
+  /**
+   * total_overlap_seconds: how much of the speaker's speech another speaker talks over. With speaker_voice_ids, the
+   * matched profile's name and id and the CAM++ similarity of the speaker to it (all null: not matched).
+   */
+  speakers: Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number; speaker_name?: string | null; voice_id?: string | null; voice_similarity?: number | null }>;
   model: string;
   warnings: string[];
 }
@@ -46,9 +54,13 @@ function clock(seconds: number, decimalSeparator: ',' | '.'): string {
 }
 
 /** What a subtitle cue needs of a segment: the web studio renders its exports from the JSON response with these too. */
-type Cue = Pick<TranscriptSegment, 'start' | 'end' | 'text' | 'speaker'>;
+type Cue = Pick<TranscriptSegment, 'start' | 'end' | 'text' | 'speaker' | 'speaker_name'>;
 
-const cueText = (segment: Cue): string => `${segment.speaker ? `[${segment.speaker}] ` : ''}${segment.text.trim()}`;
+/** A named speaker's cue shows the name. */
+const cueText = (segment: Cue): string => {
+  const label = segment.speaker_name ?? segment.speaker;
+  return `${label ? `[${label}] ` : ''}${segment.text.trim()}`;
+};
 
 export function toSrt(segments: Cue[]): string {
   return segments
@@ -69,6 +81,7 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
     end: round(s.end),
     text: s.text,
     speaker: s.speaker,
+    ...(s.speaker_name !== undefined ? { speaker_name: s.speaker_name, voice_id: s.voice_id ?? null } : {}),
     confidence: round(s.confidence),
     ...(granularities.word ? { words: s.words.map((w) => ({ ...w, start: round(w.start), end: round(w.end), confidence: round(w.confidence) })) } : {}),
     ...(verbose ? { avg_logprob: round(s.avg_logprob), no_speech_prob: round(s.no_speech_prob), temperature: s.temperature } : {}),

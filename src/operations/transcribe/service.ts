@@ -7,8 +7,12 @@ import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
-import { transcribeFile, type Diarizer } from './pipeline.js';
+import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
+import { nameSpeakers } from './speaker-names.js';
 import type { Transcriber } from './transcriber.js';
+import type { CamppEncoder } from '../../speakers/campplus.js';
+import type { VoiceRecord } from '../../storage/store.js';
+import type { VoiceService } from '../../voices/service.js';
 
 export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
 export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
@@ -24,6 +28,16 @@ export interface TranscribeFields {
   timestamp_granularities?: string | string[];
   prompt?: string;
   temperature?: number;
+  speaker_voice_ids?: string | string[];
+}
+
+/** Profiles one transcript may name its speakers after. */
+export const maxSpeakerVoices = 20;
+
+/** speaker_voice_ids as a list: a comma list, repeated fields, or both; duplicates dropped. */
+export function speakerVoiceIds(value: string | string[] | undefined): string[] {
+  const list = (Array.isArray(value) ? value : value === undefined ? [] : [value]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  return [...new Set(list)];
 }
 
 export interface TranscriptionDependencies {
@@ -35,6 +49,8 @@ export interface TranscriptionDependencies {
   transcriber?: () => Promise<Transcriber>;
   /** Undefined when no speaker-embedding model is installed: diarize=true answers 501. */
   diarizer?: () => Promise<Diarizer>;
+  /** Speakers named after voice profiles (speaker_voice_ids): the profiles and the CAM++ encoder. */
+  speakerNaming?: { voices: Pick<VoiceService, 'identificationProfiles' | 'identificationEmbedding'>; encoder: () => Promise<CamppEncoder> };
 }
 
 function parseGranularities(value: string | string[] | undefined, openaiCompatible: boolean): { word: boolean; segment: boolean } {
@@ -71,6 +87,15 @@ export class TranscriptionService {
     if ((numSpeakers ?? minSpeakers ?? maxSpeakers) !== undefined && !diarize) {
       throw new VoxError('invalid_request', 'num_speakers, min_speakers and max_speakers need diarize=true.', { param: 'diarize' });
     }
+    const speakerVoices = speakerVoiceIds(fields.speaker_voice_ids);
+    if (speakerVoices.length > 0 && !diarize) throw new VoxError('invalid_request', 'speaker_voice_ids needs diarize=true: speakers are named after diarization.', { param: 'diarize' });
+    if (speakerVoices.length > maxSpeakerVoices) {
+      throw new VoxError('invalid_request', `speaker_voice_ids lists ${speakerVoices.length} voices; at most ${maxSpeakerVoices} are matched.`, { param: 'speaker_voice_ids' });
+    }
+    const naming = this.deps.speakerNaming;
+    if (speakerVoices.length > 0 && !naming) throw new VoxError('not_implemented', 'Naming speakers after voice profiles is not available on this server.', { param: 'speaker_voice_ids' });
+    // Unknown, another key's or built-in voices fail before the upload is looked at.
+    const speakerProfiles = speakerVoices.length > 0 ? await naming!.voices.identificationProfiles(speakerVoices, context.apiKey) : [];
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
     const uploadField = options.uploadField ?? 'audio';
@@ -81,6 +106,9 @@ export class TranscriptionService {
 
     const transcript = await this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
       const [transcriber, vad, diarizer] = await Promise.all([loadTranscriber(), this.deps.vad(), diarize ? makeDiarizer!() : undefined]);
+      // The turns are kept for naming the speakers afterwards.
+      let turns: SpeakerTurn[] = [];
+      const keepingTurns: Diarizer | undefined = diarizer && { addAudio: (samples, s) => diarizer.addAudio(samples, s), finish: async (o, s) => (turns = await diarizer.finish(o, s)) };
       const startedAt = performance.now();
       const result = await transcribeFile({ transcriber, vad }, {
         path: input.path,
@@ -88,7 +116,7 @@ export class TranscriptionService {
         languageTag: fields.language || 'auto',
         ...(fields.prompt ? { prompt: fields.prompt } : {}),
         ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
-        ...(diarizer ? { diarizer } : {}),
+        ...(keepingTurns ? { diarizer: keepingTurns } : {}),
         speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },
         maxAudioSeconds: this.deps.limits.maxAudioSeconds,
         param: uploadField,
@@ -96,12 +124,20 @@ export class TranscriptionService {
         ...(context.onProgress ? { onProgress: context.onProgress } : {}),
         ...(signal ? { signal } : {}),
       });
+      const transcript = speakerProfiles.length > 0 ? await this.nameSpeakers(result, naming!, speakerProfiles, { path: input.path, turns, signal }) : result;
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       this.deps.metrics.recordInference({ operation: 'transcribe', engine: transcriber.engine, model: transcriber.modelId }, elapsedSeconds, result.duration);
       context.log.info({ op: 'transcribe', engine: transcriber.engine, model: transcriber.modelId, audio_seconds: result.duration, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(result.duration, 1e-9) }, 'transcribed');
-      return result;
+      return transcript;
     });
     return this.render(transcript, format, granularities, options.openaiCompatible ?? false);
+  }
+
+  private async nameSpeakers(transcript: Transcript, naming: NonNullable<TranscriptionDependencies['speakerNaming']>, records: VoiceRecord[], recording: { path: string; turns: SpeakerTurn[]; signal: AbortSignal | undefined }): Promise<Transcript> {
+    const encoder = await naming.encoder();
+    const profiles = [];
+    for (const record of records) profiles.push({ record, embedding: await naming.voices.identificationEmbedding(record, recording.signal) });
+    return nameSpeakers(transcript, { encoder, profiles, path: recording.path, turns: recording.turns, maxAudioSeconds: this.deps.limits.maxAudioSeconds, ...(recording.signal ? { signal: recording.signal } : {}) });
   }
 
   private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean): OperationResult {
