@@ -5,14 +5,14 @@ import { unsupportedValue, VoxError } from '../../errors.js';
 import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
+import type { CamppEncoder } from '../../speakers/campplus.js';
+import type { VoiceRecord } from '../../storage/store.js';
+import type { VoiceService } from '../../voices/service.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
 import { nameSpeakers } from './speaker-names.js';
 import type { Transcriber } from './transcriber.js';
-import type { CamppEncoder } from '../../speakers/campplus.js';
-import type { VoiceRecord } from '../../storage/store.js';
-import type { VoiceService } from '../../voices/service.js';
 
 export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
 export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
