@@ -2,28 +2,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, test, type TestContext } from 'node:test';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { buildTestApp, evalDir, listen, makeTempDir, type TestApp } from '../helpers/app.js';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { buildTestApp, evalDir, listen, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
+import { durationOf, failedResource, launchChromium, openStudio, rmsOf, screenshot, unlabelledControls, useKey } from './browser.js';
 
-const chromiumPath = '/usr/bin/chromium';
 const clip = path.join(evalDir, 'asr/pv_leopard/test.wav');
-/** What Chromium logs for an API answer of 4xx: expected when a test provokes one, an error anywhere else. */
-const failedResource = /^Failed to load resource: the server responded with a status of (400|401)/;
-const screenshots = makeTempDir('web-screenshots');
-
-/** Resolves once the element knows its duration. */
-const durationOf = (audio: Locator): Promise<number> =>
-  audio.evaluate((element: HTMLAudioElement) =>
-    element.readyState >= 1 ? element.duration : new Promise<number>((resolve) => element.addEventListener('loadedmetadata', () => resolve(element.duration), { once: true })));
-
-/** Form controls a screen reader would announce without a name. */
-const unlabelledControls = (page: Page): Promise<string[]> =>
-  page.evaluate(() =>
-    [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea')]
-      .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
-      .map((control) => control.outerHTML));
 
 describe('web studio in Chromium', () => {
   let server: TestApp;
@@ -34,38 +19,14 @@ describe('web studio in Chromium', () => {
     await Promise.all(['kokoro-82m', 'kokoro-voices', 'whisper-base', 'silero-vad', 'pyannote-segmentation-3', 'campplus'].map((id) => modelFile(id, '')));
     server = await buildTestApp();
     origin = `http://${await listen(server)}`;
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
     await server?.close();
   });
 
-  /** A fresh tab on the studio, collecting what the console reports as errors. */
-  async function open(width = 1280): Promise<{ page: Page; consoleErrors: string[] }> {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
-    const consoleErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
-    });
-    page.on('pageerror', (error) => consoleErrors.push(String(error)));
-    await page.goto(`${origin}/`);
-    return { page, consoleErrors };
-  }
-
-  async function useKey(page: Page, key: string): Promise<void> {
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Use key' }).click();
-  }
-
-  async function screenshot(t: TestContext, page: Page, name: string): Promise<void> {
-    const file = path.join(screenshots, `${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    t.diagnostic(`screenshot: ${file}`);
-  }
+  const open = (width?: number) => openStudio(browser, origin, width);
 
   test('the page loads in under a second without console errors, labels every control, is usable by keyboard at phone width, and keeps the key in this tab only', async (t) => {
     const { page, consoleErrors } = await open(390);
@@ -105,11 +66,7 @@ describe('web studio in Chromium', () => {
     const seconds = await durationOf(audio);
     assert.ok(seconds > 1.5 && seconds < 10, `${seconds} s`);
     // The bytes the page plays, decoded by the browser: speech, not silence.
-    const rms = await audio.evaluate(async (element: HTMLAudioElement) => {
-      const buffer = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(await (await fetch(element.src)).arrayBuffer());
-      const samples = buffer.getChannelData(0);
-      return Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / samples.length);
-    });
+    const rms = await rmsOf(audio);
     assert.ok(rms > 0.01, `rms ${rms}`);
     assert.match(await page.locator('.engine').textContent() ?? '', /kokoro/);
     assert.equal(await page.getByRole('link', { name: 'Download mp3' }).getAttribute('download'), 'speech.mp3');

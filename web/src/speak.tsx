@@ -1,8 +1,8 @@
 /** Speak: text to speech with POST /v1/audio/tts, in a voice picked from GET /v1/voices. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, apiJson, type Capabilities, type Voice } from './api';
+import { api, jsonBody, type Capabilities, type Voice } from './api';
 import { Download, ErrorMessage, Field, fieldId, invalidIf } from './fields';
-import { useAction, useObjectUrl } from './hooks';
+import { useAction, useObjectUrl, type VoiceList } from './hooks';
 
 const form = 'speak';
 /** Raw PCM has no header a browser can play: it is offered as a download only. */
@@ -18,9 +18,7 @@ function voiceLabel(voice: Voice): string {
   return [voice.name, voice.languages.join(', '), voice.gender_estimate].filter(Boolean).join(' · ');
 }
 
-export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: Capabilities | null }) {
-  const [voices, setVoices] = useState<Voice[]>([]);
-  const loading = useAction();
+export function Speak({ apiKey, capabilities, voices: { voices, busy: loadingVoices, error: voicesError } }: { apiKey: string; capabilities: Capabilities | null; voices: VoiceList }) {
   const [languageFilter, setLanguageFilter] = useState('');
   const [genderFilter, setGenderFilter] = useState('');
   const [voiceId, setVoiceId] = useState('');
@@ -35,11 +33,6 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
   const sample = useAction();
   const [sampleUrl, setSampleBlob] = useObjectUrl();
 
-  useEffect(() => {
-    setVoices([]);
-    if (apiKey) void loading.run(async () => setVoices((await apiJson<{ voices: Voice[] }>('/v1/voices')).voices));
-  }, [apiKey]);
-
   const voiceLanguages = useMemo(() => [...new Set(voices.flatMap((v) => v.languages))].sort(), [voices]);
   const shown = voices.filter((v) => (!languageFilter || v.languages.includes(languageFilter)) && (!genderFilter || v.gender_estimate === genderFilter));
   // The picked voice follows the filters: a voice they hide is not sent.
@@ -53,7 +46,7 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
       setSpeechBlob(null);
       setSpeech(null);
       const body = { text, voice_id: voiceId, emotion, speed, format, ...(language ? { language } : {}) };
-      const response = await api('/v1/audio/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await api('/v1/audio/tts', { method: 'POST', ...jsonBody(body) });
       setSpeechBlob(await response.blob());
       const warnings = response.headers.get('x-voxd-warnings');
       setSpeech({ format, engine: response.headers.get('x-voxd-engine'), warnings: warnings ? warnings.split(' | ') : [] });
@@ -90,7 +83,7 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
               </select>
             </div>
           </div>
-          <Field form={form} param="voice_id" label="Voice" hint={loading.busy ? 'Loading voices…' : apiKey ? `${shown.length} of ${voices.length} voices` : 'Save an API key to list the voices.'}>
+          <Field form={form} param="voice_id" label="Voice" hint={loadingVoices ? 'Loading voices…' : apiKey ? `${shown.length} of ${voices.length} voices` : 'Save an API key to list the voices.'}>
             <div class="inline">
               <select id={fieldId(form, 'voice_id')} value={voiceId} onChange={(e) => setVoiceId(e.currentTarget.value)} {...invalidIf(synthesis.error, form, 'voice_id')}>
                 {(['builtin', 'cloned'] as const).map((type) => {
@@ -108,7 +101,7 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
             </div>
           </Field>
           {sampleUrl && <audio class="sample" controls autoPlay src={sampleUrl} aria-label="Voice sample" />}
-          <ErrorMessage form="speak-voices" error={loading.error ?? sample.error} />
+          <ErrorMessage form="speak-voices" error={voicesError ?? sample.error} />
         </fieldset>
 
         <Field form={form} param="text" label="Text" hint={maxCharacters ? `${characters} / ${maxCharacters} characters` : undefined}>
