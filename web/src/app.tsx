@@ -6,8 +6,9 @@ import { useAction, useVoices } from './hooks';
 import { Separate } from './separate';
 import { Speak } from './speak';
 import { Transcribe } from './transcribe';
+import { Voices } from './voices';
 
-const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate' } as const;
+const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', voices: 'Voices' } as const;
 type Page = keyof typeof pages;
 const pageFromHash = (): Page => {
   const name = location.hash.slice(2);
@@ -93,6 +94,9 @@ export function App() {
         </div>
         <div hidden={page !== 'separate'}>
           <Separate capabilities={capabilities} />
+        </div>
+        <div hidden={page !== 'voices'}>
+          <Voices voices={voices} />
         </div>
       </main>
     </>

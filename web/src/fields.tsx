@@ -1,6 +1,6 @@
 /** Form pieces the pages share: labelled fields the API's error `param` marks, and the error line. */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, isFinal, type Job } from './api';
 import { useRecorder } from './hooks';
 
@@ -59,7 +59,12 @@ export function AudioInput({ form, param, label, error, files, onFiles, multiple
   record?: boolean;
 }) {
   const [dragging, setDragging] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
   const recorder = useRecorder((file) => onFiles([file]));
+  // Files cleared by the page (after a voice is made) or replaced by a drop or a recording: the input shows none.
+  useEffect(() => {
+    if (input.current && [...(input.current.files ?? [])].some((file) => !files.includes(file))) input.current.value = '';
+  }, [files]);
   const choose = (list: FileList | null | undefined) => onFiles([...(list ?? [])].slice(0, multiple ? undefined : 1));
   return (
     <div
@@ -77,7 +82,7 @@ export function AudioInput({ form, param, label, error, files, onFiles, multiple
     >
       <Field form={form} param={param} label={label} hint={files.length > 0 ? files.map(describeFile).join(', ') : `Choose ${multiple ? 'files' : 'a file'} or drop ${multiple ? 'them' : 'it'} here${record ? ', or record' : ''}.`}>
         <div class="inline">
-          <input id={fieldId(form, param)} type="file" accept="audio/*,video/*" multiple={multiple} onChange={(e) => choose(e.currentTarget.files)} {...invalidIf(error, form, param)} />
+          <input ref={input} id={fieldId(form, param)} type="file" accept="audio/*,video/*" multiple={multiple} onChange={(e) => choose(e.currentTarget.files)} {...invalidIf(error, form, param)} />
           {record && (
             <button type="button" class="secondary" aria-pressed={recorder.recording} onClick={() => void (recorder.recording ? recorder.stop() : recorder.start())}>
               {recorder.recording ? 'Stop recording' : 'Record'}
