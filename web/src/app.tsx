@@ -2,13 +2,14 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiJson, storedKey, storeKey, type Capabilities } from './api';
 import { ErrorMessage } from './fields';
+import { Convert } from './convert';
 import { useAction, useVoices } from './hooks';
 import { Separate } from './separate';
 import { Speak } from './speak';
 import { Transcribe } from './transcribe';
 import { Voices } from './voices';
 
-const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', voices: 'Voices' } as const;
+const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', convert: 'Convert', voices: 'Voices' } as const;
 type Page = keyof typeof pages;
 const pageFromHash = (): Page => {
   const name = location.hash.slice(2);
@@ -94,6 +95,9 @@ export function App() {
         </div>
         <div hidden={page !== 'separate'}>
           <Separate capabilities={capabilities} />
+        </div>
+        <div hidden={page !== 'convert'}>
+          <Convert voices={voices.voices} />
         </div>
         <div hidden={page !== 'voices'}>
           <Voices voices={voices} />
