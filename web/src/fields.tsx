@@ -84,7 +84,7 @@ export function AudioInput({ form, param, label, error, files, onFiles, multiple
         <div class="inline">
           <input ref={input} id={fieldId(form, param)} type="file" accept="audio/*,video/*" multiple={multiple} onChange={(e) => choose(e.currentTarget.files)} {...invalidIf(error, form, param)} />
           {record && (
-            <button type="button" class="secondary" aria-pressed={recorder.recording} onClick={() => void (recorder.recording ? recorder.stop() : recorder.start())}>
+            <button type="button" class="secondary" onClick={() => void (recorder.recording ? recorder.stop() : recorder.start())}>
               {recorder.recording ? 'Stop recording' : 'Record'}
             </button>
           )}

@@ -2,7 +2,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { toSrt, toVtt, type Transcript, type TranscriptSegment as Segment } from '../../src/operations/transcribe/formats';
 import { api, type Capabilities } from './api';
-import { ErrorMessage, Field, fieldId, invalidIf } from './fields';
+import { AudioInput, ErrorMessage, Field, fieldId, invalidIf } from './fields';
 import { saveText, useAction, useObjectUrl } from './hooks';
 
 const form = 'transcribe';
@@ -67,7 +67,6 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
 export function Transcribe({ capabilities }: { capabilities: Capabilities | null }) {
   const [file, setFile] = useState<File | null>(null);
   const [fileUrl, setFileBlob] = useObjectUrl();
-  const [dragging, setDragging] = useState(false);
   const [language, setLanguage] = useState('auto');
   const [diarize, setDiarize] = useState(false);
   const [numSpeakers, setNumSpeakers] = useState('');
@@ -76,7 +75,7 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
   const [currentSeconds, setCurrentSeconds] = useState(0);
   const audio = useRef<HTMLAudioElement>(null);
 
-  const choose = (chosen: File | null | undefined) => {
+  const choose = ([chosen]: File[]) => {
     setFile(chosen ?? null);
     setFileBlob(chosen ?? null);
     setTranscript(null);
@@ -116,23 +115,7 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
     <section aria-labelledby="transcribe-heading">
       <h2 id="transcribe-heading">Transcribe</h2>
       <form class="panel" onSubmit={submit} noValidate>
-        <div
-          class={`dropzone${dragging ? ' dragging' : ''}`}
-          onDragOver={(e) => {
-            e.preventDefault();
-            setDragging(true);
-          }}
-          onDragLeave={() => setDragging(false)}
-          onDrop={(e) => {
-            e.preventDefault();
-            setDragging(false);
-            choose(e.dataTransfer?.files[0]);
-          }}
-        >
-          <Field form={form} param="audio" label="Audio or video file" hint={file ? `${file.name} (${(file.size / 1e6).toFixed(1)} MB)` : 'Choose a file or drop it here.'}>
-            <input id={fieldId(form, 'audio')} type="file" accept="audio/*,video/*" onChange={(e) => choose(e.currentTarget.files?.[0])} {...invalidIf(transcription.error, form, 'audio')} />
-          </Field>
-        </div>
+        <AudioInput form={form} param="audio" label="Audio or video file" error={transcription.error} files={file ? [file] : []} onFiles={choose} record />
         <div class="row">
           <Field form={form} param="language" label="Language">
             <select id={fieldId(form, 'language')} value={language} onChange={(e) => setLanguage(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'language')}>

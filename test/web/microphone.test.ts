@@ -1,0 +1,63 @@
+/** Microphone recording in the studio, through Chromium's fake capture device playing an eval clip. */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { buildTestApp, evalDir, listen, type TestApp } from '../helpers/app.js';
+import { modelFile } from '../helpers/models.js';
+import { launchChromium, openStudio, screenshot, useKey } from './browser.js';
+
+/** "Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel." (5.9 s) */
+const clip = path.join(evalDir, 'asr/pv_leopard/test.wav');
+
+describe('microphone recording in Chromium', () => {
+  let server: TestApp;
+  let browser: Browser;
+  let origin: string;
+
+  before(async () => {
+    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx')]);
+    server = await buildTestApp();
+    origin = `http://${await listen(server)}`;
+    // Its own browser: the fake microphone plays the clip (in a loop) to every page that asks for one, without a prompt.
+    browser = await launchChromium(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${clip}`]);
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('a recording on the Transcribe page transcribes to the words spoken into the microphone', async (t) => {
+    const { page, consoleErrors } = await openStudio(browser, origin);
+    await useKey(page, server.key);
+    await page.getByRole('link', { name: 'Transcribe' }).click();
+    const region = page.getByRole('region', { name: 'Transcribe' });
+    await region.getByRole('button', { name: 'Record', exact: true }).click();
+    await region.getByRole('status').filter({ hasText: 'Recording from the microphone' }).waitFor();
+    await page.waitForTimeout(6500);
+    await region.getByRole('button', { name: 'Stop recording' }).click();
+    await region.getByText(/^recording\.webm \(0\.\d MB\)$/).waitFor();
+    await page.getByRole('button', { name: 'Transcribe', exact: true }).click();
+    const transcript = page.locator('.transcript');
+    await transcript.waitFor({ timeout: 90_000 });
+    const text = (await transcript.textContent()) ?? '';
+    assert.match(text, /apostle of the middle classes/i);
+    const played = page.getByLabel('Uploaded audio');
+    assert.ok(await played.evaluate((element: HTMLAudioElement) => element.src.startsWith('blob:')), 'the recording can be played back');
+    await screenshot(t, page, 'transcribe-microphone');
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+
+  test('the Convert page records too', async () => {
+    const { page, consoleErrors } = await openStudio(browser, origin);
+    await page.getByRole('link', { name: 'Convert' }).click();
+    const region = page.getByRole('region', { name: 'Convert' });
+    await region.getByRole('button', { name: 'Record', exact: true }).click();
+    await page.waitForTimeout(1000);
+    await region.getByRole('button', { name: 'Stop recording' }).click();
+    await region.getByText(/^recording\.webm \(0\.\d MB\)$/).waitFor();
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+});
