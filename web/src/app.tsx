@@ -4,12 +4,13 @@ import { apiJson, storedKey, storeKey, type Capabilities } from './api';
 import { ErrorMessage } from './fields';
 import { Convert } from './convert';
 import { useAction, useVoices } from './hooks';
+import { Jobs } from './jobs';
 import { Separate } from './separate';
 import { Speak } from './speak';
 import { Transcribe } from './transcribe';
 import { Voices } from './voices';
 
-const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', convert: 'Convert', voices: 'Voices' } as const;
+const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', convert: 'Convert', voices: 'Voices', jobs: 'Jobs' } as const;
 type Page = keyof typeof pages;
 const pageFromHash = (): Page => {
   const name = location.hash.slice(2);
@@ -101,6 +102,9 @@ export function App() {
         </div>
         <div hidden={page !== 'voices'}>
           <Voices voices={voices} />
+        </div>
+        <div hidden={page !== 'jobs'}>
+          <Jobs apiKey={apiKey} visible={page === 'jobs'} />
         </div>
       </main>
     </>

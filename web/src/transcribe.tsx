@@ -1,8 +1,9 @@
 /** Transcribe: an upload through POST /v1/audio/transcribe, read along with playback. */
+import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { toSrt, toVtt, type Transcript, type TranscriptSegment as Segment } from '../../src/operations/transcribe/formats';
-import { api, type Capabilities } from './api';
-import { AudioInput, ErrorMessage, Field, fieldId, invalidIf } from './fields';
+import { runOperation, type Capabilities, type Job } from './api';
+import { AudioInput, ErrorMessage, Field, fieldId, invalidIf, JobChoice, JobProgress } from './fields';
 import { saveText, useAction, useObjectUrl } from './hooks';
 
 const form = 'transcribe';
@@ -41,19 +42,21 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
                   {clock(segment.start)}
                 </button>{' '}
                 {(segment.words ?? [{ word: segment.text, start: segment.start, end: segment.end, confidence: segment.confidence, speaker }]).map((word) => (
-                  // Out of the tab order (a long transcript would be hundreds of stops): the time buttons seek by keyboard.
-                  <button
-                    key={`${word.start}-${word.word}`}
-                    type="button"
-                    tabIndex={-1}
-                    class="word"
-                    style={{ '--confidence': word.confidence }}
-                    title={`${clock(word.start)} · confidence ${percent(word.confidence)}`}
-                    aria-current={word === current ? 'true' : undefined}
-                    onClick={() => seek(word.start)}
-                  >
-                    {word.word.trim()}
-                  </button>
+                  // A space between words, so the transcript copies as text. Out of the tab order (a long transcript would
+                  // be hundreds of stops): the time buttons seek by keyboard.
+                  <Fragment key={`${word.start}-${word.word}`}>
+                    <button
+                      type="button"
+                      tabIndex={-1}
+                      class="word"
+                      style={{ '--confidence': word.confidence }}
+                      title={`${clock(word.start)} · confidence ${percent(word.confidence)}`}
+                      aria-current={word === current ? 'true' : undefined}
+                      onClick={() => seek(word.start)}
+                    >
+                      {word.word.trim()}
+                    </button>{' '}
+                  </Fragment>
                 ))}
               </p>
             ))}
@@ -70,6 +73,8 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
   const [language, setLanguage] = useState('auto');
   const [diarize, setDiarize] = useState(false);
   const [numSpeakers, setNumSpeakers] = useState('');
+  const [asJob, setAsJob] = useState(false);
+  const [job, setJob] = useState<Job | null>(null);
   const transcription = useAction();
   const [transcript, setTranscript] = useState<Transcript | null>(null);
   const [currentSeconds, setCurrentSeconds] = useState(0);
@@ -85,12 +90,13 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
     event.preventDefault();
     void transcription.run(async () => {
       setTranscript(null);
+      setJob(null);
       const body = new FormData();
       if (file) body.append('audio', file);
       body.append('language', language);
       body.append('diarize', String(diarize));
       if (diarize && numSpeakers) body.append('num_speakers', numSpeakers);
-      setTranscript((await (await api('/v1/audio/transcribe', { method: 'POST', body })).json()) as Transcript);
+      setTranscript(await runOperation<Transcript>('/v1/audio/transcribe', body, asJob, setJob));
     });
   };
 
@@ -131,7 +137,9 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
             <input id={fieldId(form, 'num_speakers')} type="number" min={1} max={32} inputMode="numeric" disabled={!diarize} value={numSpeakers} onInput={(e) => setNumSpeakers(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'num_speakers')} />
           </Field>
         </div>
+        <JobChoice form={form} checked={asJob} onChange={setAsJob} />
         <button type="submit" disabled={transcription.busy}>{transcription.busy ? 'Transcribing…' : 'Transcribe'}</button>
+        <JobProgress job={job} />
         <ErrorMessage form={form} error={transcription.error} />
       </form>
 
