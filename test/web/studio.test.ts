@@ -130,7 +130,7 @@ describe('web studio in Chromium', () => {
     const { page, consoleErrors } = await open();
     await page.getByRole('link', { name: 'Transcribe' }).click();
     const bytes = readFileSync(clip).toString('base64');
-    await page.locator('.dropzone').evaluate((zone, base64) => {
+    await page.getByRole('region', { name: 'Transcribe' }).locator('.dropzone').evaluate((zone, base64) => {
       const transfer = new DataTransfer();
       transfer.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], 'dropped.wav', { type: 'audio/wav' }));
       zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
