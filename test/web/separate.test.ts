@@ -69,6 +69,9 @@ describe('Separate page in Chromium', () => {
     assert.ok(state.every((s) => s.paused) && Math.min(...times) > 0.3, `played: ${times.join(', ')}`);
     assert.ok(Math.max(...times) - Math.min(...times) < 0.1, `in sync: ${times.join(', ')}`);
     await screenshot(t, page, 'separate');
+    await page.setViewportSize({ width: 390, height: 900 });
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the mixer fits a phone');
+    await screenshot(t, page, 'separate-phone');
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download dialogue' }).click()]);
     assert.equal(download.suggestedFilename(), 'dialogue.wav');
