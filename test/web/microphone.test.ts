@@ -1,4 +1,4 @@
-/** Microphone recording in the studio, through Chromium's fake capture device playing an eval clip. */
+/** The microphone in the studio (recording, and live transcription over the realtime socket), through Chromium's fake capture device playing an eval clip. */
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -10,7 +10,7 @@ import { launchChromium, openStudio, screenshot, useKey } from './browser.js';
 /** "Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel." (5.9 s) */
 const clip = path.join(evalDir, 'asr/pv_leopard/test.wav');
 
-describe('microphone recording in Chromium', () => {
+describe('the microphone in Chromium', () => {
   let server: TestApp;
   let browser: Browser;
   let origin: string;
@@ -57,6 +57,25 @@ describe('microphone recording in Chromium', () => {
     await page.waitForTimeout(1000);
     await region.getByRole('button', { name: 'Stop recording' }).click();
     await region.getByText(/^recording\.webm \(0\.\d MB\)$/).waitFor();
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  });
+
+  test('live mode streams the microphone over the realtime socket: turns appear as they are spoken, Stop finishes the last one', async (t) => {
+    const { page, consoleErrors } = await openStudio(browser, origin);
+    await useKey(page, server.key);
+    await page.getByRole('link', { name: 'Transcribe' }).click();
+    await page.getByRole('region', { name: 'Transcribe' }).getByLabel('Language', { exact: true }).selectOption('en');
+    await page.getByRole('button', { name: 'Start live transcription' }).click();
+    await page.getByRole('status').filter({ hasText: 'Listening' }).waitFor();
+    // The clip once and a bit: the fake microphone loops it with hardly a pause, so Stop ends the turn.
+    await page.waitForTimeout(7000);
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+    const live = page.getByLabel('Live transcript');
+    await live.locator('.segment.final', { hasText: /apostle of the middle classes/i }).first().waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Start live transcription' }).waitFor({ timeout: 20_000 });
+    assert.equal(await live.locator('.segment.partial').count(), 0, 'every turn left is final');
+    await screenshot(t, page, 'transcribe-live');
     assert.deepEqual(consoleErrors, []);
     await page.close();
   });

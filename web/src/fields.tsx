@@ -8,6 +8,9 @@ import { useRecorder } from './hooks';
 export const fieldId = (form: string, param: string): string => `${form}-${param}`;
 const errorId = (form: string): string => `${form}-error`;
 
+/** Speaker colours of a transcript (styles.css): distinct on light and dark backgrounds; speakers past the eighth reuse them. */
+export const speakerColours = 8;
+
 /** Attributes marking a control invalid when the API's last error names its param. */
 export function invalidIf(error: unknown, form: string, param: string): Record<string, string> {
   return error instanceof ApiError && error.param === param ? { 'aria-invalid': 'true', 'aria-errormessage': errorId(form) } : {};
