@@ -41,10 +41,11 @@ export const durationOf = (audio: Locator): Promise<number> =>
   audio.evaluate((element: HTMLAudioElement) =>
     element.readyState >= 1 ? element.duration : new Promise<number>((resolve) => element.addEventListener('loadedmetadata', () => resolve(element.duration), { once: true })));
 
-/** RMS of the audio an element plays, decoded by the browser from the bytes it plays. */
-export const rmsOf = (audio: Locator): Promise<number> =>
-  audio.evaluate(async (element: HTMLAudioElement) => {
-    const buffer = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(await (await fetch(element.src)).arrayBuffer());
+/** RMS of the audio an element plays or a link downloads, decoded by the browser from those bytes. */
+export const rmsOf = (audioOrLink: Locator): Promise<number> =>
+  audioOrLink.evaluate(async (element: HTMLAudioElement | HTMLAnchorElement) => {
+    const url = element instanceof HTMLAnchorElement ? element.href : element.src;
+    const buffer = await new OfflineAudioContext(1, 1, 24000).decodeAudioData(await (await fetch(url)).arrayBuffer());
     const samples = buffer.getChannelData(0);
     return Math.sqrt(samples.reduce((sum, x) => sum + x * x, 0) / samples.length);
   });

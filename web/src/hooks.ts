@@ -2,8 +2,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiJson, type Voice } from './api';
 
-/** A blob's object URL, revoked when replaced or when the component goes away. */
-export function useObjectUrl(): [string | null, (blob: Blob | null) => void] {
+/** A blob's (or a MediaSource's) object URL, revoked when replaced or when the component goes away. */
+export function useObjectUrl(): [string | null, (blob: Blob | MediaSource | null) => void] {
   const [url, setUrl] = useState<string | null>(null);
   useEffect(() => () => {
     if (url) URL.revokeObjectURL(url);

@@ -7,6 +7,22 @@ import { useAction, useObjectUrl, type VoiceList } from './hooks';
 const form = 'speak';
 /** Raw PCM has no header a browser can play: it is offered as a download only. */
 const playable = (format: string): boolean => format !== 'pcm';
+/** MP3 is played while it streams (Media Source Extensions take MPEG audio as it comes); other formats once complete. */
+const streamable = (format: string): boolean => format === 'mp3' && typeof MediaSource !== 'undefined' && MediaSource.isTypeSupported('audio/mpeg');
+
+/** Feeds a response body to a MediaSource the audio element plays from; resolves with the whole file once it has arrived. */
+async function appendAll(media: MediaSource, body: ReadableStream<Uint8Array<ArrayBuffer>>): Promise<Blob> {
+  if (media.readyState !== 'open') await new Promise((resolve) => media.addEventListener('sourceopen', resolve, { once: true }));
+  const buffer = media.addSourceBuffer('audio/mpeg');
+  const parts: Uint8Array<ArrayBuffer>[] = [];
+  for await (const chunk of body) {
+    parts.push(chunk);
+    buffer.appendBuffer(chunk);
+    await new Promise((resolve) => buffer.addEventListener('updateend', resolve, { once: true }));
+  }
+  media.endOfStream();
+  return new Blob(parts, { type: 'audio/mpeg' });
+}
 
 interface Speech {
   format: string;
@@ -30,6 +46,7 @@ export function Speak({ apiKey, capabilities, voices: { voices, busy: loadingVoi
   const synthesis = useAction();
   const [speech, setSpeech] = useState<Speech | null>(null);
   const [speechUrl, setSpeechBlob] = useObjectUrl();
+  const [streamUrl, setStreamSource] = useObjectUrl();
   const sample = useAction();
   const [sampleUrl, setSampleBlob] = useObjectUrl();
 
@@ -45,11 +62,22 @@ export function Speak({ apiKey, capabilities, voices: { voices, busy: loadingVoi
     void synthesis.run(async () => {
       setSpeechBlob(null);
       setSpeech(null);
-      const body = { text, voice_id: voiceId, emotion, speed, format, ...(language ? { language } : {}) };
+      setStreamSource(null);
+      const streamed = streamable(format);
+      const body = { text, voice_id: voiceId, emotion, speed, format, ...(language ? { language } : {}), ...(streamed ? { stream: true } : {}) };
       const response = await api('/v1/audio/tts', { method: 'POST', ...jsonBody(body) });
-      setSpeechBlob(await response.blob());
       const warnings = response.headers.get('x-voxd-warnings');
-      setSpeech({ format, engine: response.headers.get('x-voxd-engine'), warnings: warnings ? warnings.split(' | ') : [] });
+      const answered = { format, engine: response.headers.get('x-voxd-engine'), warnings: warnings ? warnings.split(' | ') : [] };
+      if (!streamed || !response.body) {
+        setSpeechBlob(await response.blob());
+        setSpeech(answered);
+        return;
+      }
+      // The player shows at once and starts as soon as the first piece has arrived; the download once it is all here.
+      const media = new MediaSource();
+      setStreamSource(media);
+      setSpeech(answered);
+      setSpeechBlob(await appendAll(media, response.body));
     });
   };
 
@@ -134,10 +162,10 @@ export function Speak({ apiKey, capabilities, voices: { voices, busy: loadingVoi
         <ErrorMessage form={form} error={synthesis.error} />
       </form>
 
-      {speech && speechUrl && (
+      {speech && (speechUrl || streamUrl) && (
         <section class="panel result" aria-labelledby="speech-heading">
           <h3 id="speech-heading">Speech</h3>
-          {playable(speech.format) ? <audio controls src={speechUrl} aria-label="Synthesized speech" /> : <p>Raw PCM cannot play in a browser: download it.</p>}
+          {playable(speech.format) ? <audio controls autoPlay={streamUrl !== null} src={streamUrl ?? speechUrl ?? undefined} aria-label="Synthesized speech" /> : <p>Raw PCM cannot play in a browser: download it.</p>}
           <dl class="facts">
             <dt>Engine</dt>
             <dd class="engine">{speech.engine ?? 'not reported'}</dd>
@@ -147,7 +175,7 @@ export function Speak({ apiKey, capabilities, voices: { voices, busy: loadingVoi
               {speech.warnings.map((w) => <li key={w}>{w}</li>)}
             </ul>
           )}
-          <Download href={speechUrl} filename={`speech.${speech.format}`}>Download {speech.format}</Download>
+          {speechUrl ? <Download href={speechUrl} filename={`speech.${speech.format}`}>Download {speech.format}</Download> : <p class="hint" role="status">Playing while the rest is made…</p>}
         </section>
       )}
     </section>
