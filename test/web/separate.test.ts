@@ -34,7 +34,7 @@ describe('Separate page in Chromium', () => {
     await server?.close();
   });
 
-  test('four stems appear with their waveforms; solo, gain and play-all drive every stem together; a stem downloads', async (t) => {
+  test('four stems appear with their waveforms; solo, gain, play-all and the position slider drive every stem together; a stem downloads', async (t) => {
     const { page, consoleErrors } = await openStudio(browser, origin);
     await useKey(page, server.key);
     await page.getByRole('link', { name: 'Separate' }).click();
@@ -68,6 +68,9 @@ describe('Separate page in Chromium', () => {
     const times = state.map((s) => s.time);
     assert.ok(state.every((s) => s.paused) && Math.min(...times) > 0.3, `played: ${times.join(', ')}`);
     assert.ok(Math.max(...times) - Math.min(...times) < 0.1, `in sync: ${times.join(', ')}`);
+    // The position slider (the keyboard's way to seek) moves every stem.
+    await page.getByLabel('Position').fill('2');
+    assert.deepEqual((await mediaState()).map((s) => Math.round(s.time * 10) / 10), [2, 2, 2, 2]);
     await screenshot(t, page, 'separate');
     await page.setViewportSize({ width: 390, height: 900 });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the mixer fits a phone');

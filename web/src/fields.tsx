@@ -8,6 +8,9 @@ import { useRecorder } from './hooks';
 export const fieldId = (form: string, param: string): string => `${form}-${param}`;
 const errorId = (form: string): string => `${form}-error`;
 
+/** Seconds as m:ss. */
+export const clock = (seconds: number): string => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
+
 /** Speaker colours of a transcript (styles.css): distinct on light and dark backgrounds; speakers past the eighth reuse them. */
 export const speakerColours = 8;
 

@@ -2,7 +2,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import WaveSurfer from 'wavesurfer.js';
 import { api, apiFile, runOperation, type Capabilities, type Job } from './api';
-import { AudioInput, Download, ErrorMessage, fieldId, invalidIf, JobChoice, JobProgress } from './fields';
+import { AudioInput, clock, Download, ErrorMessage, fieldId, invalidIf, JobChoice, JobProgress } from './fields';
 import { saveBlob, useAction } from './hooks';
 
 const form = 'separate';
@@ -34,7 +34,7 @@ interface Mix {
 
 const unmixed: Mix = { gain: 1, muted: false, solo: false };
 
-function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded }: {
+function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded, onTime }: {
   stem: Stem;
   colour: number;
   mix: Mix;
@@ -43,6 +43,8 @@ function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded }
   media: (element: HTMLAudioElement | null) => void;
   onSeek: (seconds: number) => void;
   onEnded: () => void;
+  /** Set on one stem: its playing position stands for all of them. */
+  onTime?: (seconds: number) => void;
 }) {
   const container = useRef<HTMLDivElement>(null);
   const audio = useRef<HTMLAudioElement>(null);
@@ -87,6 +89,7 @@ function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded }
         }}
         aria-label={`${name} stem`}
         onEnded={onEnded}
+        onTimeUpdate={onTime && ((e) => onTime(e.currentTarget.currentTime))}
       />
       <div class="inline mixer">
         <button type="button" class="secondary" aria-pressed={mix.muted} onClick={() => onMix({ ...mix, muted: !mix.muted })}>Mute <span class="visually-hidden">{name}</span></button>
@@ -112,6 +115,7 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
   const [stems, setStems] = useState<Stem[]>([]);
   const [mixes, setMixes] = useState<Record<string, Mix>>({});
   const [playing, setPlaying] = useState(false);
+  const [position, setPosition] = useState(0);
   const players = useRef(new Map<string, HTMLAudioElement>());
 
   const allStems = capabilities?.separate.stems ?? [];
@@ -133,6 +137,7 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
       setStems([]);
       setJob(null);
       setPlaying(false);
+      setPosition(0);
       const separated = await runOperation<Separation>('/v1/audio/separate', fields(), asJob, setJob);
       const files = await Promise.all(separated.stems.map((info) => apiFile(info.url)));
       setMixes(Object.fromEntries(separated.stems.map((info) => [info.name, unmixed])));
@@ -150,7 +155,10 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
 
   // Read when called: a waveform's click handler outlives the render that made it.
   const media = () => [...players.current.values()];
-  const seekAll = (seconds: number) => media().forEach((element) => (element.currentTime = seconds));
+  const seekAll = (seconds: number) => {
+    media().forEach((element) => (element.currentTime = seconds));
+    setPosition(seconds);
+  };
   const playAll = async () => {
     seekAll(media()[0]?.currentTime ?? 0);
     setPlaying(true);
@@ -203,6 +211,12 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
           <h3 id="stems-heading">Stems</h3>
           <div class="inline">
             <button type="button" onClick={() => void (playing ? pauseAll() : playAll())}>{playing ? 'Pause all' : 'Play all'}</button>
+            {/* The keyboard's way to seek (a click on any waveform does the same). */}
+            <label for="separate-position">Position</label>
+            <input id="separate-position" class="position" type="range" min={0} max={result.duration} step={0.1} value={position} onInput={(e) => seekAll(Number(e.currentTarget.value))} />
+            <span class="gain">{clock(position)} / {clock(result.duration)}</span>
+          </div>
+          <div class="inline">
             <button type="button" class="secondary" onClick={downloadZip} disabled={zip.busy}>{zip.busy ? 'Preparing zip…' : 'Download all (zip)'}</button>
             <small class="hint">The zip is made by separating again on the server.</small>
           </div>
@@ -226,6 +240,7 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
                   media={(element) => (element ? players.current.set(stem.info.name, element) : players.current.delete(stem.info.name))}
                   onSeek={seekAll}
                   onEnded={() => setPlaying(false)}
+                  {...(i === 0 ? { onTime: setPosition } : {})}
                 />
               );
             })}

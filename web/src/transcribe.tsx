@@ -3,13 +3,12 @@ import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { toSrt, toVtt, type Transcript, type TranscriptSegment as Segment } from '../../src/operations/transcribe/formats';
 import { runOperation, type Capabilities, type Job } from './api';
-import { AudioInput, ErrorMessage, Field, fieldId, invalidIf, JobChoice, JobProgress, speakerColours } from './fields';
+import { AudioInput, clock, ErrorMessage, Field, fieldId, invalidIf, JobChoice, JobProgress, speakerColours } from './fields';
 import { LiveTranscription } from './live';
 import { saveText, useAction, useObjectUrl } from './hooks';
 
 const form = 'transcribe';
 
-const clock = (seconds: number): string => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
 const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
 
 /** Consecutive segments of one speaker, shown as one turn. */
@@ -141,7 +140,6 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
         <JobProgress job={job} />
         <ErrorMessage form={form} error={transcription.error} />
       </form>
-      <LiveTranscription language={language} diarize={diarize} />
 
       {transcript && (
         <section class="panel result" aria-labelledby="transcript-heading">
@@ -165,6 +163,7 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
           </div>
         </section>
       )}
+      <LiveTranscription language={language} diarize={diarize} />
     </section>
   );
 }
