@@ -79,4 +79,16 @@ describe('the microphone in Chromium', () => {
     assert.deepEqual(consoleErrors, []);
     await page.close();
   });
+
+  test('a key the realtime socket refuses (no transcribe scope) is reported on the live panel', async () => {
+    const { page, consoleErrors } = await openStudio(browser, origin);
+    await useKey(page, await server.keyWith(['tts']));
+    await page.getByRole('link', { name: 'Transcribe' }).click();
+    await page.getByRole('button', { name: 'Start live transcription' }).click();
+    await page.locator('#live-error', { hasText: 'The live session could not be opened: check the API key (it needs the transcribe scope).' }).waitFor();
+    await page.getByRole('button', { name: 'Start live transcription' }).waitFor();
+    // What Chromium logs for the refused upgrade.
+    assert.ok(consoleErrors.every((error) => /WebSocket connection to .* failed/.test(error)), consoleErrors.join('\n'));
+    await page.close();
+  });
 });

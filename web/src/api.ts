@@ -57,7 +57,6 @@ export interface Capabilities {
   tts: { languages: string[]; emotions: string[]; formats: string[]; max_text_characters: number };
   transcribe: { languages: string[] };
   separate: { stems: string[]; formats: string[] };
-  vc: { formats: string[] };
 }
 
 export interface Voice {
@@ -66,13 +65,12 @@ export interface Voice {
   type: 'builtin' | 'cloned';
   languages: string[];
   gender_estimate: 'female' | 'male' | null;
-  created_at: string | null;
   description: string;
   labels: Record<string, string>;
   reference_seconds: number;
 }
 
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface Job {
   id: string;

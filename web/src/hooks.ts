@@ -59,6 +59,9 @@ export function useVoices(apiKey: string): VoiceList {
   return { voices, busy: loading.busy, error: loading.error, reload };
 }
 
+/** What the page says when the browser refuses the microphone (no device, or permission denied). */
+export const microphoneError = (caught: unknown): Error => new Error(`The microphone could not be used (${caught instanceof Error ? caught.message : String(caught)}).`);
+
 /** Microphone recording with MediaRecorder: `start` asks for the microphone, `stop` hands over the recording as a file. */
 export function useRecorder(onRecorded: (file: File) => void): { recording: boolean; error: unknown; start: () => Promise<void>; stop: () => void } {
   const recorder = useRef<MediaRecorder | null>(null);
@@ -82,7 +85,7 @@ export function useRecorder(onRecorded: (file: File) => void): { recording: bool
       recorder.current = media;
       setRecording(true);
     } catch (caught) {
-      setError(new Error(`The microphone could not be used (${caught instanceof Error ? caught.message : String(caught)}).`));
+      setError(microphoneError(caught));
     }
   };
   const stop = () => {

@@ -2,6 +2,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, storedKey } from './api';
 import { ErrorMessage, speakerColours } from './fields';
+import { microphoneError } from './hooks';
 import workletUrl from './pcm16-worklet.ts?worker&url';
 
 /** The session's default input format, pcm16, is 24 kHz mono. */
@@ -86,7 +87,7 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
       stream?.getTracks().forEach((track) => track.stop());
       void context?.close();
       setState('idle');
-      setError(new Error(`The microphone could not be used (${caught instanceof Error ? caught.message : String(caught)}).`));
+      setError(microphoneError(caught));
       return;
     }
     const audio = context;
@@ -115,7 +116,9 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
     };
     // Pulled by the destination so it runs; it writes no output, so nothing is heard.
     audio.createMediaStreamSource(microphone).connect(writer).connect(audio.destination);
+    let opened = false;
     socket.onopen = () => {
+      opened = true;
       socket.send(JSON.stringify({ type: 'transcription_session.update', session: { input_audio_transcription: language === 'auto' ? {} : { language }, diarize } }));
       setState('live');
     };
@@ -125,8 +128,9 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
       session.current = null;
       setState('idle');
       setTurns((all) => all.filter((t) => t.final || t.text));
-      // 1000: closed by Stop. 1006 before it opened: the upgrade was refused (a key the server does not accept).
-      if (event.code !== 1000) setError(new ApiError(event.code === 1006 ? 'The live session could not be opened: check the API key (it needs the transcribe scope).' : `The live session ended (${event.code}${event.reason ? `: ${event.reason}` : ''}).`));
+      // 1000: closed by Stop. Closed before it opened: the upgrade was refused (the browser does not say why).
+      if (event.code === 1000) return;
+      setError(new ApiError(opened ? `The live session ended (${event.code}${event.reason ? `: ${event.reason}` : ''}).` : 'The live session could not be opened: check the API key (it needs the transcribe scope).'));
     };
   };
 
