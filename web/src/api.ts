@@ -120,5 +120,6 @@ export async function runOperation<T>(path: string, body: FormData, asJob: boole
     onJob(job);
   }
   if (job.status === 'succeeded') return job.result as T;
-  throw new ApiError(job.error?.message ?? `The job ended ${job.status}.`, job.error?.param ?? null);
+  if (!isFinal(job)) throw new ApiError(`The connection to job ${job.id} was lost while it was ${job.status}: the Jobs page shows how it ends.`);
+  throw new ApiError(job.error?.message ?? `The job was ${job.status}.`, job.error?.param ?? null);
 }
