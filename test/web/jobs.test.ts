@@ -1,5 +1,6 @@
-/** Jobs in the studio: a long transcription run as a job with a progress bar fed by the job's events; the Jobs page lists and cancels. */
+/** Jobs in the studio: a long transcription run as a job with a progress bar fed by the job's events; the Jobs page lists, cancels and downloads results. */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { buildTestApp, listen, type TestApp } from '../helpers/app.js';
@@ -14,7 +15,7 @@ describe('jobs in Chromium', () => {
   let consoleErrors: string[];
 
   before(async () => {
-    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx')]);
+    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', '')]);
     server = await buildTestApp();
     // The in-process job worker, as `voxd serve` runs it.
     server.container.startBackground();
@@ -23,9 +24,9 @@ describe('jobs in Chromium', () => {
     await useKey(page, server.key);
   });
   after(async () => {
-    assert.deepEqual(consoleErrors, []);
     await browser?.close();
     await server?.close();
+    assert.deepEqual(consoleErrors, []);
   });
 
   test('a transcription run as a job shows its progress, then the transcript; the Jobs page lists it as succeeded', async (t) => {
@@ -56,6 +57,10 @@ describe('jobs in Chromium', () => {
     await page.getByRole('link', { name: 'Jobs' }).click();
     const job = page.getByRole('list', { name: 'Jobs' }).getByRole('listitem').first();
     await job.filter({ hasText: 'transcribe' }).filter({ hasText: 'succeeded' }).filter({ hasText: 'speech-3.wav' }).waitFor();
+    // Its result stays available from the list (as the JSON the synchronous call answers).
+    const [download] = await Promise.all([page.waitForEvent('download'), job.getByRole('button', { name: /^Download result/ }).click()]);
+    assert.match(download.suggestedFilename(), /^job_[0-9a-f]{32}\.json$/);
+    assert.match((JSON.parse(readFileSync(await download.path(), 'utf8')) as { text: string }).text, /ask not what your country can do for you/i);
   });
 
   test('a running job is cancelled from the Jobs page; the page that started it shows that it was', async (t) => {
@@ -79,5 +84,23 @@ describe('jobs in Chromium', () => {
     await page.getByRole('link', { name: 'Transcribe' }).click();
     await page.locator('#transcribe-error', { hasText: 'The job was cancelled.' }).waitFor();
     assert.equal(await transcribe.locator('.job-progress').count(), 0);
+  });
+
+  test('a job whose result is a file (speech made with async=true through the API) downloads it from the Jobs page', async () => {
+    const accepted = await server.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${server.key}` },
+      payload: { text: 'Results of jobs can be fetched later.', voice_id: 'af_heart', format: 'wav', async: true },
+    });
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    await page.getByRole('link', { name: 'Jobs' }).click();
+    const job = page.getByRole('list', { name: 'Jobs' }).getByRole('listitem').filter({ hasText: 'tts' });
+    // Read again every 2 s while the job is active: it turns succeeded without a click.
+    const download = job.getByRole('button', { name: /^Download result/ });
+    await download.waitFor({ timeout: 60_000 });
+    const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+    assert.match(file.suggestedFilename(), /\.wav$/);
+    assert.equal(readFileSync(await file.path()).subarray(0, 4).toString(), 'RIFF');
   });
 });

@@ -29,9 +29,9 @@ describe('Voices and Convert pages in Chromium', () => {
     await useKey(page, server.key);
   });
   after(async () => {
-    assert.deepEqual(consoleErrors, []);
     await browser?.close();
     await server?.close();
+    assert.deepEqual(consoleErrors, []);
   });
 
   test('a voice cloned from two clips needs the consent box, then is listed; renaming and labelling it shows at once', async (t) => {

@@ -78,7 +78,7 @@ export interface Job {
   status: JobStatus;
   progress: { stage: string; fraction: number } | null;
   created_at: string;
-  input: { filename?: string; duration_seconds?: number };
+  input: { filename?: string | null; duration_seconds?: number | null };
   result: unknown;
   error: { message?: string; param?: string | null } | null;
   cancel_requested: boolean;

@@ -1,18 +1,33 @@
 /** Jobs: the key's jobs (GET /v1/jobs) with their status and progress; queued and running ones can be cancelled. */
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiJson, isFinal, type Job } from './api';
+import { api, apiFile, apiJson, isFinal, type Job } from './api';
 import { ErrorMessage } from './fields';
-import { useAction } from './hooks';
+import { saveBlob, saveText, useAction } from './hooks';
 
 /** How often the list is read again while a job on it is still active and the page is shown. */
 const refreshMilliseconds = 2000;
 
 const time = (iso: string): string => new Date(iso).toLocaleString();
 
+/** A succeeded job's result as the API keeps it: a file (audio, zip), a text (srt, vtt, text) or the JSON answer. */
+type JobResult = { object: 'file'; url: string } | { object: 'text'; content_type: string; text: string } | Record<string, unknown>;
+
+const textExtensions: Record<string, string> = { 'application/x-subrip': 'srt', 'text/vtt': 'vtt' };
+
+async function saveResult(job: Job): Promise<void> {
+  const result = job.result as JobResult;
+  if (result.object === 'file' && typeof result.url === 'string') {
+    const file = await apiFile(result.url);
+    saveBlob(file.name, file);
+  } else if (result.object === 'text' && typeof result.text === 'string') saveText(`${job.id}.txt`, result.text, String(result.content_type));
+  else saveText(`${job.id}.json`, `${JSON.stringify(result, null, 2)}\n`, 'application/json');
+}
+
 export function Jobs({ apiKey, visible }: { apiKey: string; visible: boolean }) {
   const [jobs, setJobs] = useState<Job[] | null>(null);
   const loading = useAction();
   const cancelling = useAction();
+  const saving = useAction();
 
   const load = () => loading.run(async () => setJobs((await apiJson<{ data: Job[] }>('/v1/jobs?limit=50')).data));
   const active = jobs?.some((job) => !isFinal(job)) ?? false;
@@ -39,7 +54,7 @@ export function Jobs({ apiKey, visible }: { apiKey: string; visible: boolean }) 
           <button type="button" class="secondary" onClick={() => void load()} disabled={loading.busy || !apiKey}>Refresh</button>
           <small class="hint">{apiKey ? 'Operations run with "Run as a job" (or async=true in the API), newest first.' : 'Save an API key to list its jobs.'}</small>
         </div>
-        <ErrorMessage form="jobs" error={loading.error ?? cancelling.error} />
+        <ErrorMessage form="jobs" error={loading.error ?? cancelling.error ?? saving.error} />
         {jobs?.length === 0 && <p class="hint">No jobs yet.</p>}
         <ul class="jobs" aria-label="Jobs">
           {jobs?.map((job) => (
@@ -48,7 +63,7 @@ export function Jobs({ apiKey, visible }: { apiKey: string; visible: boolean }) 
                 <strong>{job.operation}</strong>
                 <span class="status">{job.status}</span>
                 <small class="hint">
-                  {[job.input.filename, job.input.duration_seconds === undefined ? null : `${job.input.duration_seconds.toFixed(1)} s`, time(job.created_at)].filter(Boolean).join(' · ')}
+                  {[job.input.filename, typeof job.input.duration_seconds === 'number' ? `${job.input.duration_seconds.toFixed(1)} s` : null, time(job.created_at)].filter(Boolean).join(' · ')}
                 </small>
               </div>
               {!isFinal(job) && (
@@ -59,6 +74,11 @@ export function Jobs({ apiKey, visible }: { apiKey: string; visible: boolean }) 
                     Cancel <span class="visually-hidden">{job.id}</span>
                   </button>
                 </div>
+              )}
+              {job.status === 'succeeded' && (
+                <button type="button" class="secondary" onClick={() => void saving.run(() => saveResult(job))} disabled={saving.busy}>
+                  Download result <span class="visually-hidden">of {job.id}</span>
+                </button>
               )}
               {job.error?.message && <p class="error">{job.error.message}</p>}
             </li>
