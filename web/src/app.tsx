@@ -2,13 +2,20 @@
 import { useEffect, useState } from 'preact/hooks';
 import { apiJson, storedKey, storeKey, type Capabilities } from './api';
 import { ErrorMessage } from './fields';
-import { useAction } from './hooks';
+import { Convert } from './convert';
+import { useAction, useVoices } from './hooks';
+import { Jobs } from './jobs';
+import { Separate } from './separate';
 import { Speak } from './speak';
 import { Transcribe } from './transcribe';
+import { Voices } from './voices';
 
-const pages = { speak: 'Speak', transcribe: 'Transcribe' } as const;
+const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', convert: 'Convert', voices: 'Voices', jobs: 'Jobs' } as const;
 type Page = keyof typeof pages;
-const pageFromHash = (): Page => (location.hash === '#/transcribe' ? 'transcribe' : 'speak');
+const pageFromHash = (): Page => {
+  const name = location.hash.slice(2);
+  return name in pages ? (name as Page) : 'speak';
+};
 
 function KeyForm({ apiKey, onChange }: { apiKey: string; onChange: (key: string) => void }) {
   const [draft, setDraft] = useState(apiKey);
@@ -43,6 +50,7 @@ export function App() {
   const [page, setPage] = useState(pageFromHash);
   const [capabilities, setCapabilities] = useState<Capabilities | null>(null);
   const loading = useAction();
+  const voices = useVoices(apiKey);
 
   useEffect(() => {
     const onHashChange = () => setPage(pageFromHash());
@@ -79,12 +87,24 @@ export function App() {
       </header>
       <main>
         <ErrorMessage form="capabilities" error={loading.error} />
-        {/* Both stay mounted, so a result survives a visit to the other page. */}
+        {/* All stay mounted, so a result survives a visit to another page. */}
         <div hidden={page !== 'speak'}>
-          <Speak apiKey={apiKey} capabilities={capabilities} />
+          <Speak apiKey={apiKey} capabilities={capabilities} voices={voices} />
         </div>
         <div hidden={page !== 'transcribe'}>
           <Transcribe capabilities={capabilities} />
+        </div>
+        <div hidden={page !== 'separate'}>
+          <Separate capabilities={capabilities} />
+        </div>
+        <div hidden={page !== 'convert'}>
+          <Convert voices={voices.voices} />
+        </div>
+        <div hidden={page !== 'voices'}>
+          <Voices voices={voices} />
+        </div>
+        <div hidden={page !== 'jobs'}>
+          <Jobs apiKey={apiKey} visible={page === 'jobs'} />
         </div>
       </main>
     </>

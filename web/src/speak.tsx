@@ -1,12 +1,28 @@
 /** Speak: text to speech with POST /v1/audio/tts, in a voice picked from GET /v1/voices. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, apiJson, type Capabilities, type Voice } from './api';
+import { api, jsonBody, type Capabilities, type Voice } from './api';
 import { Download, ErrorMessage, Field, fieldId, invalidIf } from './fields';
-import { useAction, useObjectUrl } from './hooks';
+import { useAction, useObjectUrl, type VoiceList } from './hooks';
 
 const form = 'speak';
 /** Raw PCM has no header a browser can play: it is offered as a download only. */
 const playable = (format: string): boolean => format !== 'pcm';
+/** MP3 is played while it streams (Media Source Extensions take MPEG audio as it comes); other formats once complete. */
+const streamable = (format: string): boolean => format === 'mp3' && typeof MediaSource !== 'undefined' && MediaSource.isTypeSupported('audio/mpeg');
+
+/** Feeds a response body to a MediaSource the audio element plays from; resolves with the whole file once it has arrived. */
+async function appendAll(media: MediaSource, body: ReadableStream<Uint8Array<ArrayBuffer>>): Promise<Blob> {
+  if (media.readyState !== 'open') await new Promise((resolve) => media.addEventListener('sourceopen', resolve, { once: true }));
+  const buffer = media.addSourceBuffer('audio/mpeg');
+  const parts: Uint8Array<ArrayBuffer>[] = [];
+  for await (const chunk of body) {
+    parts.push(chunk);
+    buffer.appendBuffer(chunk);
+    await new Promise((resolve) => buffer.addEventListener('updateend', resolve, { once: true }));
+  }
+  media.endOfStream();
+  return new Blob(parts, { type: 'audio/mpeg' });
+}
 
 interface Speech {
   format: string;
@@ -18,9 +34,7 @@ function voiceLabel(voice: Voice): string {
   return [voice.name, voice.languages.join(', '), voice.gender_estimate].filter(Boolean).join(' · ');
 }
 
-export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: Capabilities | null }) {
-  const [voices, setVoices] = useState<Voice[]>([]);
-  const loading = useAction();
+export function Speak({ apiKey, capabilities, voices: { voices, busy: loadingVoices, error: voicesError } }: { apiKey: string; capabilities: Capabilities | null; voices: VoiceList }) {
   const [languageFilter, setLanguageFilter] = useState('');
   const [genderFilter, setGenderFilter] = useState('');
   const [voiceId, setVoiceId] = useState('');
@@ -32,13 +46,9 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
   const synthesis = useAction();
   const [speech, setSpeech] = useState<Speech | null>(null);
   const [speechUrl, setSpeechBlob] = useObjectUrl();
+  const [streamUrl, setStreamSource] = useObjectUrl();
   const sample = useAction();
   const [sampleUrl, setSampleBlob] = useObjectUrl();
-
-  useEffect(() => {
-    setVoices([]);
-    if (apiKey) void loading.run(async () => setVoices((await apiJson<{ voices: Voice[] }>('/v1/voices')).voices));
-  }, [apiKey]);
 
   const voiceLanguages = useMemo(() => [...new Set(voices.flatMap((v) => v.languages))].sort(), [voices]);
   const shown = voices.filter((v) => (!languageFilter || v.languages.includes(languageFilter)) && (!genderFilter || v.gender_estimate === genderFilter));
@@ -52,11 +62,22 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
     void synthesis.run(async () => {
       setSpeechBlob(null);
       setSpeech(null);
-      const body = { text, voice_id: voiceId, emotion, speed, format, ...(language ? { language } : {}) };
-      const response = await api('/v1/audio/tts', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      setSpeechBlob(await response.blob());
+      setStreamSource(null);
+      const streamed = streamable(format);
+      const body = { text, voice_id: voiceId, emotion, speed, format, ...(language ? { language } : {}), ...(streamed ? { stream: true } : {}) };
+      const response = await api('/v1/audio/tts', { method: 'POST', ...jsonBody(body) });
       const warnings = response.headers.get('x-voxd-warnings');
-      setSpeech({ format, engine: response.headers.get('x-voxd-engine'), warnings: warnings ? warnings.split(' | ') : [] });
+      const answered = { format, engine: response.headers.get('x-voxd-engine'), warnings: warnings ? warnings.split(' | ') : [] };
+      if (!streamed || !response.body) {
+        setSpeechBlob(await response.blob());
+        setSpeech(answered);
+        return;
+      }
+      // The player shows at once and starts as soon as the first piece has arrived; the download once it is all here.
+      const media = new MediaSource();
+      setStreamSource(media);
+      setSpeech(answered);
+      setSpeechBlob(await appendAll(media, response.body));
     });
   };
 
@@ -90,7 +111,7 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
               </select>
             </div>
           </div>
-          <Field form={form} param="voice_id" label="Voice" hint={loading.busy ? 'Loading voices…' : apiKey ? `${shown.length} of ${voices.length} voices` : 'Save an API key to list the voices.'}>
+          <Field form={form} param="voice_id" label="Voice" hint={loadingVoices ? 'Loading voices…' : apiKey ? `${shown.length} of ${voices.length} voices` : 'Save an API key to list the voices.'}>
             <div class="inline">
               <select id={fieldId(form, 'voice_id')} value={voiceId} onChange={(e) => setVoiceId(e.currentTarget.value)} {...invalidIf(synthesis.error, form, 'voice_id')}>
                 {(['builtin', 'cloned'] as const).map((type) => {
@@ -108,7 +129,7 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
             </div>
           </Field>
           {sampleUrl && <audio class="sample" controls autoPlay src={sampleUrl} aria-label="Voice sample" />}
-          <ErrorMessage form="speak-voices" error={loading.error ?? sample.error} />
+          <ErrorMessage form="speak-voices" error={voicesError ?? sample.error} />
         </fieldset>
 
         <Field form={form} param="text" label="Text" hint={maxCharacters ? `${characters} / ${maxCharacters} characters` : undefined}>
@@ -141,10 +162,10 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
         <ErrorMessage form={form} error={synthesis.error} />
       </form>
 
-      {speech && speechUrl && (
+      {speech && (speechUrl || streamUrl) && (
         <section class="panel result" aria-labelledby="speech-heading">
           <h3 id="speech-heading">Speech</h3>
-          {playable(speech.format) ? <audio controls src={speechUrl} aria-label="Synthesized speech" /> : <p>Raw PCM cannot play in a browser: download it.</p>}
+          {playable(speech.format) ? <audio controls autoPlay={streamUrl !== null} src={streamUrl ?? speechUrl ?? undefined} aria-label="Synthesized speech" /> : <p>Raw PCM cannot play in a browser: download it.</p>}
           <dl class="facts">
             <dt>Engine</dt>
             <dd class="engine">{speech.engine ?? 'not reported'}</dd>
@@ -154,7 +175,7 @@ export function Speak({ apiKey, capabilities }: { apiKey: string; capabilities: 
               {speech.warnings.map((w) => <li key={w}>{w}</li>)}
             </ul>
           )}
-          <Download href={speechUrl} filename={`speech.${speech.format}`}>Download {speech.format}</Download>
+          {speechUrl ? <Download href={speechUrl} filename={`speech.${speech.format}`}>Download {speech.format}</Download> : <p class="hint" role="status">Playing while the rest is made…</p>}
         </section>
       )}
     </section>

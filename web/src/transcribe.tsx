@@ -1,15 +1,14 @@
 /** Transcribe: an upload through POST /v1/audio/transcribe, read along with playback. */
+import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { toSrt, toVtt, type Transcript, type TranscriptSegment as Segment } from '../../src/operations/transcribe/formats';
-import { api, type Capabilities } from './api';
-import { ErrorMessage, Field, fieldId, invalidIf } from './fields';
+import { runOperation, type Capabilities, type Job } from './api';
+import { AudioInput, clock, ErrorMessage, Field, fieldId, invalidIf, JobChoice, JobProgress, speakerColours } from './fields';
+import { LiveTranscription } from './live';
 import { saveText, useAction, useObjectUrl } from './hooks';
 
 const form = 'transcribe';
-/** Distinct on light and dark backgrounds; speakers past the eighth reuse them. */
-const speakerColours = 8;
 
-const clock = (seconds: number): string => `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}`;
 const percent = (fraction: number): string => `${Math.round(fraction * 100)}%`;
 
 /** Consecutive segments of one speaker, shown as one turn. */
@@ -41,19 +40,21 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
                   {clock(segment.start)}
                 </button>{' '}
                 {(segment.words ?? [{ word: segment.text, start: segment.start, end: segment.end, confidence: segment.confidence, speaker }]).map((word) => (
-                  // Out of the tab order (a long transcript would be hundreds of stops): the time buttons seek by keyboard.
-                  <button
-                    key={`${word.start}-${word.word}`}
-                    type="button"
-                    tabIndex={-1}
-                    class="word"
-                    style={{ '--confidence': word.confidence }}
-                    title={`${clock(word.start)} · confidence ${percent(word.confidence)}`}
-                    aria-current={word === current ? 'true' : undefined}
-                    onClick={() => seek(word.start)}
-                  >
-                    {word.word.trim()}
-                  </button>
+                  // A space between words, so the transcript copies as text. Out of the tab order (a long transcript would
+                  // be hundreds of stops): the time buttons seek by keyboard.
+                  <Fragment key={`${word.start}-${word.word}`}>
+                    <button
+                      type="button"
+                      tabIndex={-1}
+                      class="word"
+                      style={{ '--confidence': word.confidence }}
+                      title={`${clock(word.start)} · confidence ${percent(word.confidence)}`}
+                      aria-current={word === current ? 'true' : undefined}
+                      onClick={() => seek(word.start)}
+                    >
+                      {word.word.trim()}
+                    </button>{' '}
+                  </Fragment>
                 ))}
               </p>
             ))}
@@ -67,16 +68,17 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
 export function Transcribe({ capabilities }: { capabilities: Capabilities | null }) {
   const [file, setFile] = useState<File | null>(null);
   const [fileUrl, setFileBlob] = useObjectUrl();
-  const [dragging, setDragging] = useState(false);
   const [language, setLanguage] = useState('auto');
   const [diarize, setDiarize] = useState(false);
   const [numSpeakers, setNumSpeakers] = useState('');
+  const [asJob, setAsJob] = useState(false);
+  const [job, setJob] = useState<Job | null>(null);
   const transcription = useAction();
   const [transcript, setTranscript] = useState<Transcript | null>(null);
   const [currentSeconds, setCurrentSeconds] = useState(0);
   const audio = useRef<HTMLAudioElement>(null);
 
-  const choose = (chosen: File | null | undefined) => {
+  const choose = ([chosen]: File[]) => {
     setFile(chosen ?? null);
     setFileBlob(chosen ?? null);
     setTranscript(null);
@@ -86,12 +88,13 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
     event.preventDefault();
     void transcription.run(async () => {
       setTranscript(null);
+      setJob(null);
       const body = new FormData();
       if (file) body.append('audio', file);
       body.append('language', language);
       body.append('diarize', String(diarize));
       if (diarize && numSpeakers) body.append('num_speakers', numSpeakers);
-      setTranscript((await (await api('/v1/audio/transcribe', { method: 'POST', body })).json()) as Transcript);
+      setTranscript(await runOperation<Transcript>('/v1/audio/transcribe', body, asJob, setJob));
     });
   };
 
@@ -116,23 +119,7 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
     <section aria-labelledby="transcribe-heading">
       <h2 id="transcribe-heading">Transcribe</h2>
       <form class="panel" onSubmit={submit} noValidate>
-        <div
-          class={`dropzone${dragging ? ' dragging' : ''}`}
-          onDragOver={(e) => {
-            e.preventDefault();
-            setDragging(true);
-          }}
-          onDragLeave={() => setDragging(false)}
-          onDrop={(e) => {
-            e.preventDefault();
-            setDragging(false);
-            choose(e.dataTransfer?.files[0]);
-          }}
-        >
-          <Field form={form} param="audio" label="Audio or video file" hint={file ? `${file.name} (${(file.size / 1e6).toFixed(1)} MB)` : 'Choose a file or drop it here.'}>
-            <input id={fieldId(form, 'audio')} type="file" accept="audio/*,video/*" onChange={(e) => choose(e.currentTarget.files?.[0])} {...invalidIf(transcription.error, form, 'audio')} />
-          </Field>
-        </div>
+        <AudioInput form={form} param="audio" label="Audio or video file" error={transcription.error} files={file ? [file] : []} onFiles={choose} record />
         <div class="row">
           <Field form={form} param="language" label="Language">
             <select id={fieldId(form, 'language')} value={language} onChange={(e) => setLanguage(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'language')}>
@@ -148,7 +135,9 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
             <input id={fieldId(form, 'num_speakers')} type="number" min={1} max={32} inputMode="numeric" disabled={!diarize} value={numSpeakers} onInput={(e) => setNumSpeakers(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'num_speakers')} />
           </Field>
         </div>
+        <JobChoice form={form} checked={asJob} onChange={setAsJob} />
         <button type="submit" disabled={transcription.busy}>{transcription.busy ? 'Transcribing…' : 'Transcribe'}</button>
+        <JobProgress job={job} />
         <ErrorMessage form={form} error={transcription.error} />
       </form>
 
@@ -174,6 +163,7 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
           </div>
         </section>
       )}
+      <LiveTranscription language={language} diarize={diarize} />
     </section>
   );
 }

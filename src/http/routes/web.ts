@@ -8,8 +8,11 @@ import { packageRoot } from '../../version.js';
 
 export const builtWebDir = path.join(packageRoot, 'web', 'dist');
 
-/** The page talks to this server only: nothing is loaded or sent elsewhere (its audio plays, and is decoded, from blob: URLs). */
-const contentSecurityPolicy = "default-src 'self'; media-src 'self' blob:; connect-src 'self' blob:; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+/**
+ * The page talks to this server only: nothing is loaded or sent elsewhere (its audio plays, and is decoded, from blob: URLs).
+ * Inline styles are allowed because the waveform view (wavesurfer.js) puts a <style> element in its shadow root.
+ */
+const contentSecurityPolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; media-src 'self' blob:; connect-src 'self' blob:; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export const webRoutes: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
   if (!existsSync(path.join(root, 'index.html'))) {
