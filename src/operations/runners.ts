@@ -19,7 +19,7 @@ export interface OperationRunner {
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
-export const runnerNames = ['transcribe', 'transcriptions', 'tts', 'speech', 'vc', 'separate'] as const;
+export const runnerNames = ['transcribe', 'transcriptions', 'translations', 'tts', 'speech', 'vc', 'separate'] as const;
 export type RunnerName = (typeof runnerNames)[number];
 
 export interface OperationServices {
@@ -46,6 +46,11 @@ export function operationRunners(services: OperationServices): Record<RunnerName
           context,
           { uploadField: 'file', openaiCompatible: true },
         ),
+    },
+    translations: {
+      operation: 'transcribe',
+      audioFields: ['file'],
+      run: (params, context) => services.transcription.transcribe({ ...params, task: 'translate' }, context, { uploadField: 'file', openaiCompatible: true }),
     },
     tts: {
       operation: 'tts',

@@ -1,7 +1,7 @@
 /** Request schemas (TypeBox): validation and the OpenAPI document come from the same definitions. */
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats, contentTypes } from '../../audio/encode.js';
-import { transcriptionResponseFormats } from '../../operations/transcribe/service.js';
+import { transcriptionResponseFormats, transcriptionTasks } from '../../operations/transcribe/service.js';
 import { emotions, maxTextCharacters } from '../../operations/synthesize/service.js';
 import { stemFormats } from '../../operations/separate/service.js';
 import { binaryContent, maxIdLength, openObject } from './common.js';
@@ -19,6 +19,7 @@ const sampleRate = Type.Integer({ minimum: 8000, maximum: 192000, description: '
 export const transcribeBody = Type.Object({
   audio: fileField('Audio or video file in any format ffmpeg decodes.'),
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: "ISO 639-1 code (BCP-47 accepted, region ignored) or 'auto' (default)." })),
+  task: Type.Optional(closedSet(transcriptionTasks, 'transcribe (default) or translate: English text whatever the spoken language; language then names the source language.')),
   diarize: Type.Optional(Type.Boolean({ default: false, description: 'Label speakers.' })),
   num_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
@@ -44,6 +45,17 @@ export const openaiTranscriptionBody = Type.Object({
   ...jobFields,
 });
 export type OpenaiTranscriptionBody = Static<typeof openaiTranscriptionBody>;
+
+/** OpenAI's /v1/audio/translations form: English text from speech in any language. */
+export const openaiTranslationBody = Type.Object({
+  file: fileField('Audio file.'),
+  model: Type.Optional(Type.String({ maxLength: 200, description: 'Accepted for compatibility; the server uses its configured ASR model.' })),
+  prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt, in English.' })),
+  response_format: Type.Optional(closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.')),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  ...jobFields,
+});
+export type OpenaiTranslationBody = Static<typeof openaiTranslationBody>;
 
 export const ttsBody = Type.Object({
   text: Type.String({ minLength: 1, maxLength: maxTextCharacters, description: `Text to speak (1-${maxTextCharacters} characters).` }),

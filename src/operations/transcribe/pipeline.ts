@@ -44,6 +44,8 @@ export interface PipelineRequest {
   language: string;
   /** The caller's language tag as given (region and script kept, e.g. 'zh-TW'); chooses the script of the output. */
   languageTag?: string;
+  /** translate: English text whatever the spoken language (Whisper's translate task). Default transcribe. */
+  task?: 'transcribe' | 'translate';
   prompt?: string;
   temperature?: number;
   diarizer?: Diarizer;
@@ -91,6 +93,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   let languageProbability = request.language === 'auto' ? 0 : 1;
   let previousText = '';
   let chunkIndex = 0;
+  const translate = request.task === 'translate';
   const window = new SampleWindow();
   const runReadyChunks = async (final: boolean): Promise<void> => {
     while (chunkIndex < chunks.length) {
@@ -99,7 +102,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       if (!final && window.availableUntil < endSample) return;
       const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
       const prompt = [request.prompt, previousText].filter(Boolean).join(' ').slice(-800);
-      const result = await deps.transcriber.transcribe(samples, { language, prompt, temperature: request.temperature ?? 0, signal: request.signal });
+      const result = await deps.transcriber.transcribe(samples, { language, prompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
       if (language === 'auto') {
         // The first chunk decides, as in faster-whisper: later chunks stay consistent.
         language = result.language;
@@ -122,7 +125,8 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   }
 
   const turns = (await request.diarizer?.finish(request.speakers, request.signal)) ?? [];
-  const toScript = scriptConverter(language, request.languageTag ?? language);
+  // A translation is English: the source language's script does not apply.
+  const toScript = translate ? undefined : scriptConverter(language, request.languageTag ?? language);
   const transcriptSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
   const speakers = summarizeSpeakers(turns);
   const warnings = transcriptWarnings({

@@ -1,4 +1,4 @@
-/** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions. */
+/** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions and /v1/audio/translations. */
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import type { SileroVad } from '../../audio/vad.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
@@ -13,9 +13,12 @@ import type { Transcriber } from './transcriber.js';
 export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
 export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
 const granularityValues = ['segment', 'word'] as const;
+export const transcriptionTasks = ['transcribe', 'translate'] as const;
+export type TranscriptionTask = (typeof transcriptionTasks)[number];
 
 export interface TranscribeFields {
   language?: string;
+  task?: TranscriptionTask;
   diarize?: boolean;
   num_speakers?: number;
   min_speakers?: number;
@@ -55,6 +58,7 @@ export class TranscriptionService {
       response_formats: [...transcriptionResponseFormats],
       diarization: this.deps.diarizer !== undefined,
       timestamp_granularities: [...granularityValues],
+      tasks: [...transcriptionTasks],
     };
   }
 
@@ -73,6 +77,7 @@ export class TranscriptionService {
     }
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
+    const task = fields.task ?? 'transcribe';
     const uploadField = options.uploadField ?? 'audio';
     const input = await admitAudio(uploadedFile(context.inputs, uploadField), this.deps.limits, context.signal);
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
@@ -86,6 +91,7 @@ export class TranscriptionService {
         path: input.path,
         language,
         languageTag: fields.language || 'auto',
+        task,
         ...(fields.prompt ? { prompt: fields.prompt } : {}),
         ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
         ...(diarizer ? { diarizer } : {}),
@@ -101,10 +107,10 @@ export class TranscriptionService {
       context.log.info({ op: 'transcribe', engine: transcriber.engine, model: transcriber.modelId, audio_seconds: result.duration, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(result.duration, 1e-9) }, 'transcribed');
       return result;
     });
-    return this.render(transcript, format, granularities, options.openaiCompatible ?? false);
+    return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task);
   }
 
-  private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean): OperationResult {
+  private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean, task: TranscriptionTask): OperationResult {
     switch (format) {
       case 'text':
         return { kind: 'text', body: `${transcript.text}\n`, contentType: 'text/plain; charset=utf-8' };
@@ -116,7 +122,7 @@ export class TranscriptionService {
         return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
       case 'verbose_json': {
         const body = toJson(transcript, granularities, true) as Record<string, unknown>;
-        return { kind: 'json', body: openaiCompatible ? { task: 'transcribe', ...body, language: languageNames[transcript.language] ?? transcript.language } : body };
+        return { kind: 'json', body: openaiCompatible ? { task, ...body, language: languageNames[transcript.language] ?? transcript.language } : body };
       }
     }
   }
