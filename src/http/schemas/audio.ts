@@ -1,6 +1,7 @@
 /** Request schemas (TypeBox): validation and the OpenAPI document come from the same definitions. */
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats, contentTypes } from '../../audio/encode.js';
+import { maxKeytermCharacters, maxKeyterms } from '../../operations/transcribe/keyterms.js';
 import { transcriptionResponseFormats, transcriptionTasks } from '../../operations/transcribe/service.js';
 import { emotions, maxTextCharacters } from '../../operations/synthesize/service.js';
 import { stemFormats } from '../../operations/separate/service.js';
@@ -27,6 +28,9 @@ export const transcribeBody = Type.Object({
   response_format: Type.Optional(closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.')),
   timestamp_granularities: Type.Optional(granularities),
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
+  keyterms: Type.Optional(Type.Union([Type.String({ maxLength: 20_000 }), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })], {
+    description: `Words or phrases expected in the audio (names, jargon): up to ${maxKeyterms}, each up to ${maxKeytermCharacters} characters; the field repeated, or one value with a JSON array or a comma list. They bias the decoding, near misses are corrected to them, and found_keyterms reports them.`,
+  })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   ...jobFields,
 });

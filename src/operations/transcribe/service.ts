@@ -6,6 +6,7 @@ import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
+import { parseKeyterms } from './keyterms.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer } from './pipeline.js';
 import type { Transcriber } from './transcriber.js';
@@ -26,6 +27,8 @@ export interface TranscribeFields {
   response_format?: TranscriptionResponseFormat;
   timestamp_granularities?: string | string[];
   prompt?: string;
+  /** Repeated field, JSON array or comma list (see parseKeyterms). */
+  keyterms?: string | string[];
   temperature?: number;
 }
 
@@ -78,6 +81,7 @@ export class TranscriptionService {
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
     const task = fields.task ?? 'transcribe';
+    const keyterms = parseKeyterms(fields.keyterms);
     const uploadField = options.uploadField ?? 'audio';
     const input = await admitAudio(uploadedFile(context.inputs, uploadField), this.deps.limits, context.signal);
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
@@ -93,6 +97,7 @@ export class TranscriptionService {
         languageTag: fields.language || 'auto',
         task,
         ...(fields.prompt ? { prompt: fields.prompt } : {}),
+        ...(keyterms.length > 0 ? { keyterms } : {}),
         ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
         ...(diarizer ? { diarizer } : {}),
         speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },

@@ -1,0 +1,217 @@
+/**
+ * Key terms (names, jargon) a caller expects in the audio: they bias Whisper's decoding through its prompt, a post-pass
+ * snaps near-miss spellings in the transcript to them, and the transcript reports which of them it holds.
+ */
+import { pinyin } from 'pinyin-pro';
+import { VoxError } from '../../errors.js';
+import type { FoundKeyterm, TranscriptSegment, TranscriptWord } from './formats.js';
+
+export const maxKeyterms = 100;
+export const maxKeytermCharacters = 50;
+
+/**
+ * The terms of a request: the field repeated (one term each), or one value holding a JSON array of strings or a comma
+ * list. Blank entries are dropped and repeats (ignoring case) kept once.
+ */
+export function parseKeyterms(value: string | string[] | undefined): string[] {
+  if (value === undefined) return [];
+  let items: unknown[];
+  if (Array.isArray(value)) items = value;
+  else if (value.trim().startsWith('[')) {
+    try {
+      items = JSON.parse(value) as unknown[];
+    } catch {
+      throw new VoxError('invalid_request', 'keyterms is neither a JSON array of strings nor a comma list.', { param: 'keyterms' });
+    }
+    if (!Array.isArray(items) || items.some((item) => typeof item !== 'string')) throw new VoxError('invalid_request', 'keyterms as JSON must be an array of strings.', { param: 'keyterms' });
+  } else items = value.split(',');
+  const terms = new Map<string, string>();
+  for (const item of items as string[]) {
+    const term = item.trim().replace(/\s+/g, ' ');
+    if (term === '') continue;
+    if ([...term].length > maxKeytermCharacters) throw new VoxError('invalid_request', `Each key term may have at most ${maxKeytermCharacters} characters: '${term.slice(0, 60)}' is longer.`, { param: 'keyterms' });
+    if (!terms.has(term.toLowerCase())) terms.set(term.toLowerCase(), term);
+  }
+  if (terms.size > maxKeyterms) throw new VoxError('invalid_request', `At most ${maxKeyterms} key terms are accepted (${terms.size} given).`, { param: 'keyterms' });
+  return [...terms.values()];
+}
+
+/**
+ * Whisper conditions a decoding on at most 223 prompt tokens (half its 448-token text context, less the
+ * start-of-previous token); whisper.cpp keeps the end of a longer prompt and drops its start.
+ */
+export const promptTokenBudget = 223;
+/** The terms may take at most half of it, so the previous chunk's text keeps some room. */
+const keytermTokenBudget = Math.floor(promptTokenBudget / 2);
+/** The prompt as it was before key terms: the caller's prompt and the previous chunk's text, cut to their last characters. */
+const plainPromptCharacters = 800;
+
+/**
+ * Tokens a text may take, without the model's tokenizer: its UTF-8 bytes over 2. Whisper's tokens hold 2.3 bytes or more
+ * on every text measured (../shared/eval/asr transcripts in 11 languages: English 4.1-6.0, Chinese 2.4-4.2, Russian 6.2;
+ * a list of names and jargon 2.3), so the estimate errs high and the prompt stays within the budget.
+ */
+export function estimatedTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(text, 'utf8') / 2);
+}
+
+export interface DecodingPrompt {
+  prompt: string;
+  /** Terms left out because the budget was spent (still snapped to and reported). */
+  omittedKeyterms: number;
+}
+
+/**
+ * The prompt of one chunk. Without terms: the caller's prompt then the previous chunk's text, their last 800 characters.
+ * With terms (faster-whisper's order for its hotwords): the terms first, in the order given, as many as fit in half the
+ * budget; then the caller's prompt and the previous chunk's text, their end, in what remains.
+ */
+export function decodingPrompt(keyterms: readonly string[], userPrompt: string | undefined, previousText: string): DecodingPrompt {
+  const context = [userPrompt, previousText].filter(Boolean).join(' ');
+  if (keyterms.length === 0) return { prompt: context.slice(-plainPromptCharacters), omittedKeyterms: 0 };
+  const included: string[] = [];
+  for (const term of keyterms) {
+    if (estimatedTokens(`${[...included, term].join(', ')}.`) > keytermTokenBudget) break;
+    included.push(term);
+  }
+  const terms = included.length > 0 ? `${included.join(', ')}.` : '';
+  let remaining = promptTokenBudget - estimatedTokens(`${terms} `);
+  const characters = [...context];
+  let start = characters.length;
+  while (start > 0 && (remaining -= estimatedTokens(characters[start - 1]!)) >= 0) start--;
+  return { prompt: [terms, characters.slice(start).join('').trim()].filter(Boolean).join(' '), omittedKeyterms: keyterms.length - included.length };
+}
+
+/** Letters and digits only, lower case: how a term is found in the text (case and punctuation aside). */
+function surfaceKey(text: string): string {
+  return text.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+}
+
+/**
+ * What a near miss is measured on: the surface without accents (and Hangul split into its letters), and Chinese
+ * characters as toneless pinyin, so a homophone written with other characters (停止 for 停滞) is at distance 0.
+ */
+function soundKey(text: string, language: string): string {
+  const plain = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  if (language !== 'zh') return plain;
+  return [...plain].map((c) => (/\p{Script=Han}/u.test(c) ? pinyin(c, { toneType: 'none' }) : c)).join('');
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current.push(Math.min(previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), previous[j]! + 1, current[j - 1]! + 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * Snapping rules (see snapKeyterms). Edits allowed: one per 5 letters of the term's sound key, so terms under 5 letters
+ * only take case, accents and punctuation ('Rust' never replaces 'just'). Words Whisper was surer of than
+ * `snapMaxConfidence` are kept unless they differ from the term only in case, accents and punctuation.
+ */
+export const snapRules = { lettersPerEdit: 5, snapMaxConfidence: 0.9 };
+
+interface Candidate {
+  segment: number;
+  first: number;
+  last: number;
+  term: string;
+  distance: number;
+}
+
+/**
+ * Replaces runs of words that are a near miss of a key term with the term (its spelling, the run's leading space and
+ * trailing punctuation, times and mean confidence). Best matches go first; a word takes part in one replacement. Segment
+ * texts are rebuilt from their words where something changed.
+ */
+export function snapKeyterms(segments: TranscriptSegment[], keyterms: readonly string[], language: string): TranscriptSegment[] {
+  const terms = keyterms.map((term) => ({ term, surface: surfaceKey(term), sound: soundKey(term, language) })).filter((t) => t.sound.length > 0);
+  if (terms.length === 0) return segments;
+  const longest = Math.max(...terms.map((t) => t.sound.length + Math.floor(t.sound.length / snapRules.lettersPerEdit)));
+  const candidates: Candidate[] = [];
+  segments.forEach((segment, s) => {
+    const sounds = segment.words.map((w) => soundKey(w.word, language));
+    for (let first = 0; first < segment.words.length; first++) {
+      let sound = '';
+      let surface = '';
+      let text = '';
+      let confidence = 0;
+      for (let last = first; last < segment.words.length; last++) {
+        const word = segment.words[last]!;
+        sound += sounds[last];
+        surface += surfaceKey(word.word);
+        text += word.word;
+        confidence += word.confidence;
+        if (sound.length > longest) break;
+        if (sounds[first] === '' || sounds[last] === '') continue;
+        const sure = confidence / (last - first + 1) >= snapRules.snapMaxConfidence;
+        for (const t of terms) {
+          const allowed = Math.floor(t.sound.length / snapRules.lettersPerEdit);
+          if (Math.abs(sound.length - t.sound.length) > allowed || (surface === t.surface && text.includes(t.term))) continue;
+          const distance = editDistance(sound, t.sound);
+          const spellingOnly = distance === 0 && surface.normalize('NFKD').replace(/\p{M}/gu, '') === t.surface.normalize('NFKD').replace(/\p{M}/gu, '');
+          if (distance <= allowed && (spellingOnly || !sure)) candidates.push({ segment: s, first, last, term: t.term, distance: distance / t.sound.length });
+        }
+      }
+    }
+  });
+  if (candidates.length === 0) return segments;
+  candidates.sort((a, b) => a.distance - b.distance || a.last - a.first - (b.last - b.first));
+  const taken = new Set<string>();
+  const chosen = candidates.filter((c) => {
+    const words = Array.from({ length: c.last - c.first + 1 }, (_, i) => `${c.segment}:${c.first + i}`);
+    if (words.some((w) => taken.has(w))) return false;
+    for (const w of words) taken.add(w);
+    return true;
+  });
+  return segments.map((segment, s) => {
+    const here = chosen.filter((c) => c.segment === s).sort((a, b) => b.first - a.first);
+    if (here.length === 0) return segment;
+    const words = [...segment.words];
+    for (const c of here) {
+      const run = words.slice(c.first, c.last + 1);
+      const lead = /^[^\p{L}\p{N}]*/u.exec(run[0]!.word)![0];
+      const trail = /[^\p{L}\p{N}]*$/u.exec(run.at(-1)!.word)![0];
+      const merged: TranscriptWord = { ...run[0]!, word: `${lead}${c.term}${trail}`, end: run.at(-1)!.end, confidence: run.reduce((sum, w) => sum + w.confidence, 0) / run.length };
+      words.splice(c.first, run.length, merged);
+    }
+    return { ...segment, words, text: words.map((w) => w.word).join('').trim() };
+  });
+}
+
+/** Scripts written without spaces: a term may sit inside a longer word there (销售 in 销售额). */
+const unspacedScript = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Myanmar}\p{Script=Khmer}]/u;
+
+/**
+ * The key terms the transcript's words hold (case and punctuation aside), in the order given, with where they are. In
+ * spaced scripts a term matches whole words only ('art' is not found in 'party').
+ */
+export function findKeyterms(segments: TranscriptSegment[], keyterms: readonly string[]): FoundKeyterm[] {
+  const terms = keyterms.map((term) => ({ term, key: surfaceKey(term), inWords: unspacedScript.test(term) })).filter((t) => t.key !== '');
+  const found: FoundKeyterm[] = [];
+  for (const { term, key, inWords } of terms) {
+    const occurrences: FoundKeyterm['occurrences'] = [];
+    for (const segment of segments) {
+      // The segment's words as one key, and for each of its characters the word it came from.
+      let text = '';
+      const wordAt: number[] = [];
+      const wordStarts = new Set<number>();
+      segment.words.forEach((word, i) => {
+        const wordKey = surfaceKey(word.word);
+        if (wordKey !== '') wordStarts.add(text.length);
+        text += wordKey;
+        wordAt.push(...Array.from({ length: wordKey.length }, () => i));
+      });
+      for (let at = text.indexOf(key); at >= 0; at = text.indexOf(key, at + 1)) {
+        const end = at + key.length;
+        if (!inWords && (!wordStarts.has(at) || (end < text.length && !wordStarts.has(end)))) continue;
+        occurrences.push({ start: segment.words[wordAt[at]!]!.start, end: segment.words[wordAt[end - 1]!]!.end });
+      }
+    }
+    if (occurrences.length > 0) found.push({ term, count: occurrences.length, occurrences });
+  }
+  return found;
+}
