@@ -87,7 +87,7 @@ const translation = {
 
 // Key terms.
 const inReference = (term: string, transcript: string): boolean => transcript.toLowerCase().replace(/\s+/g, '').includes(term.toLowerCase().replace(/\s+/g, ''));
-const rows = [];
+const rows: Array<Record<string, unknown> & { keyterms: string[]; control: boolean; error_without: number; error_snap_only: number; error_with_own: number; error_with_all: number; found_without: string[]; found_snap_only: string[]; found_with_own: string[]; found_with_all: string[]; false_finds_with_all: string[] }> = [];
 for (const entry of manifest.asr) {
   const own = clipKeyterms[entry.id]?.terms ?? [];
   const plain = await run(entry.audio, entry.language);

@@ -8,7 +8,7 @@ import { decodeBlocks } from '../../audio/decode.js';
 import { speechSegments, type SileroVad } from '../../audio/vad.js';
 import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
-import { decodingPrompt, findKeyterms, snapKeyterms } from './keyterms.js';
+import { decodingPrompt, findKeyterms, repeatsItself, snapKeyterms } from './keyterms.js';
 import { scriptConverter } from './script.js';
 import type { ChunkTranscript, RecognizedSegment, Transcriber } from './transcriber.js';
 
@@ -108,7 +108,10 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
       const { prompt, omittedKeyterms: omitted } = decodingPrompt(keyterms, request.prompt, previousText);
       omittedKeyterms = Math.max(omittedKeyterms, omitted);
-      const result = await deps.transcriber.transcribe(samples, { language, prompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
+      const decode = (withPrompt: string) => deps.transcriber.transcribe(samples, { language, prompt: withPrompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
+      let result = await decode(prompt);
+      // Terms in the prompt can make Whisper say the chunk twice over: such a chunk is decoded as without terms.
+      if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join(''))) result = await decode(decodingPrompt([], request.prompt, previousText).prompt);
       if (language === 'auto') {
         // The first chunk decides, as in faster-whisper: later chunks stay consistent.
         language = result.language;

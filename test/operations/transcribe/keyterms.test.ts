@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { VoxError } from '../../../src/errors.js';
 import type { TranscriptSegment } from '../../../src/operations/transcribe/formats.js';
-import { decodingPrompt, estimatedTokens, findKeyterms, parseKeyterms, promptTokenBudget, snapKeyterms } from '../../../src/operations/transcribe/keyterms.js';
+import { decodingPrompt, estimatedTokens, findKeyterms, parseKeyterms, promptTokenBudget, repeatsItself, snapKeyterms } from '../../../src/operations/transcribe/keyterms.js';
 
 /** One segment of words (leading spaces as Whisper gives them), 0.5 s each, with the given confidences (default 0.5). */
 function segment(words: string[], confidences: number[] = []): TranscriptSegment {
@@ -28,7 +28,7 @@ describe('keyterms', () => {
   test('prompt: unchanged without terms; terms first within half the budget, then the end of the context', () => {
     assert.equal(decodingPrompt([], 'Hint.', 'x'.repeat(1000)).prompt, `Hint. ${'x'.repeat(1000)}`.slice(-800));
     const { prompt, omittedKeyterms } = decodingPrompt(['Quilter', 'Kubernetes'], 'Hint.', 'the previous chunk said this');
-    assert.equal(prompt, 'Quilter, Kubernetes. Hint. the previous chunk said this');
+    assert.equal(prompt, 'Quilter, Kubernetes Hint. the previous chunk said this');
     assert.equal(omittedKeyterms, 0);
     const many = Array.from({ length: 100 }, (_, i) => `Keyterm number ${i}`);
     const long = decodingPrompt(many, undefined, 'previous text '.repeat(100));
@@ -57,6 +57,20 @@ describe('keyterms', () => {
     assert.equal(snapKeyterms([segment([' quilted', ' blanket'], [0.4, 0.95])], ['Quilter'], 'en')[0]!.text, 'Quilter blanket');
     // Two edits in a 7-letter term: too far.
     assert.equal(snapKeyterms([segment([' Quillen', ' said'])], ['Quilter'], 'en')[0]!.text, 'Quillen said');
+  });
+
+  test('a chunk said twice over is told from one that is not', () => {
+    assert.ok(repeatsItself('The horizon seems extremely distant. The horizon seems extremely distant.'));
+    assert.ok(repeatsItself('换一首歌, 换一首歌,'));
+    assert.ok(!repeatsItself('The horizon seems extremely distant.'));
+    // Short repeats inside a longer text are speech ("that that", "no no").
+    assert.ok(!repeatsItself('I know that that is true, no no.'));
+    assert.ok(!repeatsItself('甚至出现交易几乎停滞的情况'));
+  });
+
+  test('a term does not span a clause break', () => {
+    assert.equal(snapKeyterms([segment(['咱们', '商', '场', ',', '商', '场', ','])], ['商场'], 'zh')[0]!.text, '咱们商场,商场,');
+    assert.equal(snapKeyterms([segment([' Post,', ' gres', ' QL'])], ['PostgreSQL'], 'en')[0]!.text, 'Post, gres QL');
   });
 
   test('snap in Chinese compares toneless pinyin: a homophone written with other characters becomes the term', () => {
