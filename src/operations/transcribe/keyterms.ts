@@ -85,23 +85,33 @@ export function decodingPrompt(keyterms: readonly string[], userPrompt: string |
 
 /** Shortest stretch (letters and digits) whose immediate repetition inside a chunk counts as saying it twice. */
 const minRepeatedCharacters = 8;
+/** Edits per character between the two halves of a chunk that still make it one text said twice. */
+const halvesDistance = 0.2;
 
 /**
- * Text that says a stretch of 8 or more letters twice in a row, or is one stretch said twice or more ("The horizon
- * seems extremely distant. The horizon seems extremely distant.", "换一首歌, 换一首歌,"): what a prompt of terms can
- * make Whisper do to a short chunk (bench: 4 of 19 clips with a list of 17 terms in 9 languages). Speech that really
- * repeats itself matches too; then the chunk is only decoded as without terms.
+ * Text that says itself twice: the same twice, a stretch of 8 or more letters twice in a row, any stretch three times in
+ * a row, or two halves within one edit per 5 characters ("The horizon seems extremely distant. The horizon seems extremely distant.",
+ * "业绩,业绩,业绩", "끈은 이리저리 ... 그는 이리저리 ..."). A prompt of terms made Whisper base do that to short chunks
+ * (bench: 5 of 19 clips given 17 terms in 9 languages). Speech that really repeats itself matches too; then the chunk is
+ * only decoded as without terms.
  */
 export function repeatsItself(text: string): boolean {
-  const key = surfaceKey(text);
-  for (let length = 2; 2 * length <= key.length; length++) {
-    if (length < minRepeatedCharacters) {
-      if (key.length % length === 0 && key === key.slice(0, length).repeat(key.length / length)) return true;
-      continue;
+  const key = [...surfaceKey(text)];
+  const same = (a: number, b: number, length: number): boolean => {
+    for (let k = 0; k < length; k++) if (key[a + k] !== key[b + k]) return false;
+    return true;
+  };
+  for (let length = 1; 2 * length <= key.length; length++) {
+    if (length > 1 && key.length === 2 * length && same(0, length, length)) return true;
+    const times = length < minRepeatedCharacters ? 3 : 2;
+    for (let i = 0; i + times * length <= key.length; i++) {
+      if (length > 1 && same(i, i + length, length) && (times === 2 || same(i, i + 2 * length, length))) return true;
     }
-    for (let i = 0; i + 2 * length <= key.length; i++) {
-      if (key.startsWith(key.slice(i, i + length), i + length)) return true;
-    }
+  }
+  const half = Math.floor(key.length / 2);
+  const slack = Math.ceil(halvesDistance * half);
+  for (let split = half - slack; split <= half + slack && key.length >= 2 * minRepeatedCharacters; split++) {
+    if (editDistance(key.slice(0, split).join(''), key.slice(split).join('')) <= halvesDistance * Math.min(split, key.length - split)) return true;
   }
   return false;
 }

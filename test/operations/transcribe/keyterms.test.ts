@@ -62,6 +62,8 @@ describe('keyterms', () => {
   test('a chunk said twice over is told from one that is not', () => {
     assert.ok(repeatsItself('The horizon seems extremely distant. The horizon seems extremely distant.'));
     assert.ok(repeatsItself('换一首歌, 换一首歌,'));
+    assert.ok(repeatsItself('首先,商场,业绩,业绩,业绩'));
+    assert.ok(repeatsItself('끈은 이리저리 피하면서 길 한 옆으로 걸어갔다 그는 이리저리 피하면서 길 한 옆으로 걸어갔다'));
     assert.ok(!repeatsItself('The horizon seems extremely distant.'));
     // Short repeats inside a longer text are speech ("that that", "no no").
     assert.ok(!repeatsItself('I know that that is true, no no.'));
