@@ -48,6 +48,13 @@ describe('keyterms on POST /v1/audio/transcribe', () => {
     assert.deepEqual(body.found_keyterms?.map((k) => [k.term, k.count]), [['Americans', 1], ['your country', 2]]);
   });
 
+  test('a clip that terms in other languages made Whisper say twice over comes back once', async () => {
+    const stress = ['nacquero', 'alcune', '이리저리', '停滞', '销售', '商场', '业绩', '汇报', '各部门', 'wash water', 'бедняга', 'Quilter', 'Leichenhalle', 'conseiller général', 'Americans', 'wizard', 'chiefly induced'];
+    // Decoded with these terms in its prompt, the Korean clip came back as its sentence twice, the second time a little different.
+    const body = (await transcribe('asr/pv_leopard/test_ko.wav', { language: 'ko', keyterms: JSON.stringify(stress) })).json() as Transcript;
+    assert.equal(body.text.match(/걸어갔다/g)?.length, 1, body.text);
+  });
+
   test('without keyterms the response has no found_keyterms', async () => {
     const body = (await transcribe('asr/whisper_cpp/jfk.wav', { language: 'en' })).json() as Transcript;
     assert.equal(body.found_keyterms, undefined);

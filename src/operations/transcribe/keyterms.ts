@@ -48,8 +48,9 @@ const plainPromptCharacters = 800;
 
 /**
  * Tokens a text may take, without the model's tokenizer: its UTF-8 bytes over 2. Whisper's tokens hold 2.3 bytes or more
- * on every text measured (../shared/eval/asr transcripts in 11 languages: English 4.1-6.0, Chinese 2.4-4.2, Russian 6.2;
- * a list of names and jargon 2.3), so the estimate errs high and the prompt stays within the budget.
+ * on every text measured (whisper.cpp's tokenization with the base model's vocabulary, on the ../shared/eval/asr
+ * transcripts in 11 languages: English 4.1-6.0, Chinese 2.4-4.2, Russian 6.2; a list of names and jargon 2.3), so the
+ * estimate errs high and the prompt stays within the budget.
  */
 export function estimatedTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, 'utf8') / 2);
