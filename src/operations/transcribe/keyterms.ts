@@ -132,12 +132,32 @@ function soundKey(text: string, language: string): string {
   return [...plain].map((c) => (/\p{Script=Han}/u.test(c) ? pinyin(c, { toneType: 'none' }) : c)).join('');
 }
 
+const characterCounts = new Int32Array(0x10000);
+
+/** A cheap lower bound of the edit distance: characters the two do not share (as multisets) need an edit each. */
+function editLowerBound(a: string, b: string): number {
+  for (let i = 0; i < a.length; i++) characterCounts[a.charCodeAt(i)]!++;
+  for (let i = 0; i < b.length; i++) characterCounts[b.charCodeAt(i)]!--;
+  let unshared = 0;
+  for (let i = 0; i < a.length; i++) {
+    unshared += Math.abs(characterCounts[a.charCodeAt(i)]!);
+    characterCounts[a.charCodeAt(i)] = 0;
+  }
+  for (let i = 0; i < b.length; i++) {
+    unshared += Math.abs(characterCounts[b.charCodeAt(i)]!);
+    characterCounts[b.charCodeAt(i)] = 0;
+  }
+  const common = (a.length + b.length - unshared) / 2;
+  return Math.max(a.length, b.length) - common;
+}
+
 function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let previous = Int32Array.from({ length: b.length + 1 }, (_, j) => j);
+  let current = new Int32Array(b.length + 1);
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) current.push(Math.min(previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), previous[j]! + 1, current[j - 1]! + 1));
-    previous = current;
+    current[0] = i;
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), previous[j]! + 1, current[j - 1]! + 1);
+    [previous, current] = [current, previous];
   }
   return previous[b.length]!;
 }
@@ -190,6 +210,7 @@ export function snapKeyterms(segments: TranscriptSegment[], keyterms: readonly s
         for (const t of terms) {
           const allowed = Math.floor(t.sound.length / snapRules.lettersPerEdit);
           if (Math.abs(sound.length - t.sound.length) > allowed || (surface === t.surface && text.includes(t.term))) continue;
+          if (editLowerBound(sound, t.sound) > allowed) continue;
           const distance = editDistance(sound, t.sound);
           const spellingOnly = distance === 0 && surface.normalize('NFKD').replace(/\p{M}/gu, '') === t.surface.normalize('NFKD').replace(/\p{M}/gu, '');
           if (distance <= allowed && (spellingOnly || !sure)) candidates.push({ segment: s, first, last, term: t.term, distance: distance / t.sound.length });
@@ -229,25 +250,30 @@ const unspacedScript = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{
  * spaced scripts a term matches whole words only ('art' is not found in 'party').
  */
 export function findKeyterms(segments: TranscriptSegment[], keyterms: readonly string[]): FoundKeyterm[] {
-  const terms = keyterms.map((term) => ({ term, key: surfaceKey(term), inWords: unspacedScript.test(term) })).filter((t) => t.key !== '');
+  // Each segment's words as one key, with for each of its characters the word it came from.
+  const keyed = segments.map((segment) => {
+    let text = '';
+    const wordAt: number[] = [];
+    const wordStarts = new Set<number>();
+    segment.words.forEach((word, i) => {
+      const wordKey = surfaceKey(word.word);
+      if (wordKey !== '') wordStarts.add(text.length);
+      text += wordKey;
+      for (let k = 0; k < wordKey.length; k++) wordAt.push(i);
+    });
+    return { words: segment.words, text, wordAt, wordStarts };
+  });
   const found: FoundKeyterm[] = [];
-  for (const { term, key, inWords } of terms) {
+  for (const term of keyterms) {
+    const key = surfaceKey(term);
+    if (key === '') continue;
+    const inWords = unspacedScript.test(term);
     const occurrences: FoundKeyterm['occurrences'] = [];
-    for (const segment of segments) {
-      // The segment's words as one key, and for each of its characters the word it came from.
-      let text = '';
-      const wordAt: number[] = [];
-      const wordStarts = new Set<number>();
-      segment.words.forEach((word, i) => {
-        const wordKey = surfaceKey(word.word);
-        if (wordKey !== '') wordStarts.add(text.length);
-        text += wordKey;
-        wordAt.push(...Array.from({ length: wordKey.length }, () => i));
-      });
+    for (const { words, text, wordAt, wordStarts } of keyed) {
       for (let at = text.indexOf(key); at >= 0; at = text.indexOf(key, at + 1)) {
         const end = at + key.length;
         if (!inWords && (!wordStarts.has(at) || (end < text.length && !wordStarts.has(end)))) continue;
-        occurrences.push({ start: segment.words[wordAt[at]!]!.start, end: segment.words[wordAt[end - 1]!]!.end });
+        occurrences.push({ start: words[wordAt[at]!]!.start, end: words[wordAt[end - 1]!]!.end });
       }
     }
     if (occurrences.length > 0) found.push({ term, count: occurrences.length, occurrences });
