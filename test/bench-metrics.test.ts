@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { chrf, chrfScore, chrfStatistics } from '../bench/lib/chrf.js';
 import { diarizationErrorRate } from '../bench/lib/der.js';
 import { errorRate } from '../bench/lib/wer.js';
 
@@ -19,5 +20,17 @@ describe('benchmark metrics', () => {
     const late = [{ speaker: 'x', startSeconds: 0.2, endSeconds: 5 }, { speaker: 'y', startSeconds: 5, endSeconds: 10 }];
     assert.equal(diarizationErrorRate(ref, late, { collarSeconds: 0.25, durationSeconds: 10 }).der, 0);
     assert.ok(diarizationErrorRate(ref, [], { collarSeconds: 0, durationSeconds: 10 }).der === 1);
+  });
+
+  test('chrF: 100 for the reference, 0 with no character in common, whitespace ignored; corpus sums the counts', () => {
+    assert.equal(chrf('The weather is nice today.', 'The weather is nice today.'), 100);
+    assert.equal(chrf('The weather is nice today.', 'Theweather isnice today.'), 100);
+    assert.equal(chrf('abc', 'xyz'), 0);
+    const partial = chrf('The weather is nice today.', 'Today is good weather.');
+    assert.ok(partial > 20 && partial < 80, String(partial));
+    // Recall weighs more than precision (beta 2): a hypothesis missing half scores under one with extra text.
+    assert.ok(chrf('abcdefgh', 'abcd') < chrf('abcdefgh', 'abcdefghijklmnop'));
+    const corpus = chrfScore([chrfStatistics('abc', 'abc'), chrfStatistics('xyz', 'xyz')]);
+    assert.equal(corpus, 100);
   });
 });

@@ -97,6 +97,8 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
       }
       await Promise.all(writes.map((w) => w.written));
     } catch (error) {
+      // The parser stopped (a limit, a malformed part): a file part it was reading will never end, so no write is waited for.
+      for (const write of writes) write.abandon(error instanceof Error ? error : new Error(String(error)));
       await Promise.allSettled(writes.map((w) => w.written));
       await removeUploads(request);
       throw asRequestError(error);

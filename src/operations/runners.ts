@@ -24,7 +24,7 @@ export interface OperationRunner {
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
-export const runnerNames = ['transcribe', 'transcriptions', 'tts', 'speech', 'vc', 'separate'] as const;
+export const runnerNames = ['transcribe', 'transcriptions', 'translations', 'tts', 'speech', 'vc', 'separate'] as const;
 export type RunnerName = (typeof runnerNames)[number];
 
 export interface OperationServices {
@@ -53,6 +53,11 @@ export function operationRunners(services: OperationServices): Record<RunnerName
           context,
           { uploadField: 'file', openaiCompatible: true },
         ),
+    },
+    translations: {
+      operation: 'transcribe',
+      audioFields: ['file'],
+      run: (params, context) => services.transcription.transcribe({ ...params, task: 'translate' }, context, { uploadField: 'file', openaiCompatible: true }),
     },
     tts: {
       operation: 'tts',

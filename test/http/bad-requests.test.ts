@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import pino from 'pino';
-import { buildTestApp, evalDir, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
 
 const speech = readFileSync(path.join(evalDir, 'asr/pv_leopard/test.wav'));
 const multipartRoutes = ['/v1/audio/transcribe', '/v1/audio/transcriptions', '/v1/audio/vc', '/v1/audio/separate', '/v1/voices'];
@@ -85,6 +85,14 @@ describe('bad requests', () => {
       const notMultipart = await post(url, 'multipart/form-data; boundary=abc', '{"audio": "x"}');
       assertEnvelope(notMultipart.body, 400, 'invalid_request', notMultipart.statusCode);
     }
+    assert.deepEqual(await waitForEmpty(path.join(t.config.dataDir, 'tmp')), []);
+  });
+
+  test('a form over the field limit with a file after the fields -> 413, not an answer that never comes', async () => {
+    // Repeated keyterms past the form's 64 fields: the parser stopped inside the file part, and its write was waited for forever.
+    const form = multipartBody({ keyterms: Array.from({ length: 70 }, (_, i) => `term ${i}`) }, { audio: { filename: 'test.wav', content: speech } });
+    const response = await Promise.race([post('/v1/audio/transcribe', form.contentType, form.body), new Promise<never>((_, reject) => setTimeout(reject, 20_000, new Error('no answer in 20 s')))]);
+    assertEnvelope(response.body, 413, 'payload_too_large', response.statusCode);
     assert.deepEqual(await waitForEmpty(path.join(t.config.dataDir, 'tmp')), []);
   });
 

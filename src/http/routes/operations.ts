@@ -5,7 +5,7 @@ import type { OperationRunner, RunnerName } from '../../operations/runners.js';
 import { requestContext, sendResult } from '../context.js';
 import { errorResponses, keyedErrors } from '../schemas/common.js';
 import { acceptedJob } from '../schemas/jobs.js';
-import { separateResponse, speechAudio, transcriptionResponse, vcResponse, openaiSpeechBody, openaiTranscriptionBody, separateBody, transcribeBody, ttsBody, vcBody } from '../schemas/audio.js';
+import { separateResponse, speechAudio, transcriptionResponse, vcResponse, openaiSpeechBody, openaiTranscriptionBody, openaiTranslationBody, separateBody, transcribeBody, ttsBody, vcBody } from '../schemas/audio.js';
 
 export interface OperationRoutesOptions {
   runners: Record<RunnerName, OperationRunner>;
@@ -67,4 +67,9 @@ export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (a
     config: { scope: 'transcribe' },
     schema: { summary: 'OpenAI-compatible transcription', tags: ['openai'], security, consumes: multipart, body: openaiTranscriptionBody, response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors } },
   }, operationHandler(options, 'transcriptions'));
+
+  app.post('/v1/audio/translations', {
+    config: { scope: 'transcribe' },
+    schema: { summary: 'OpenAI-compatible translation into English', tags: ['openai'], security, consumes: multipart, body: openaiTranslationBody, response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors } },
+  }, operationHandler(options, 'translations'));
 };

@@ -1,7 +1,8 @@
 /** Request schemas (TypeBox): validation and the OpenAPI document come from the same definitions. */
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats, contentTypes } from '../../audio/encode.js';
-import { maxSpeakerVoices, transcriptionResponseFormats } from '../../operations/transcribe/service.js';
+import { maxKeytermCharacters, maxKeyterms } from '../../operations/transcribe/keyterms.js';
+import { maxSpeakerVoices, transcriptionResponseFormats, transcriptionTasks } from '../../operations/transcribe/service.js';
 import { emotions, maxTextCharacters } from '../../operations/synthesize/service.js';
 import { stemFormats } from '../../operations/separate/service.js';
 import { binaryContent, maxIdLength, openObject } from './common.js';
@@ -19,6 +20,7 @@ const sampleRate = Type.Integer({ minimum: 8000, maximum: 192000, description: '
 export const transcribeBody = Type.Object({
   audio: fileField('Audio or video file in any format ffmpeg decodes.'),
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: "ISO 639-1 code (BCP-47 accepted, region ignored) or 'auto' (default)." })),
+  task: Type.Optional(closedSet(transcriptionTasks, 'transcribe (default) or translate: English text whatever the spoken language; language then names the source language.')),
   diarize: Type.Optional(Type.Boolean({ default: false, description: 'Label speakers.' })),
   num_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
@@ -26,6 +28,10 @@ export const transcribeBody = Type.Object({
   response_format: Type.Optional(closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.')),
   timestamp_granularities: Type.Optional(granularities),
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
+  // Bounds against abuse only: the service checks the limits, so a 400 names keyterms whichever form the list came in.
+  keyterms: Type.Optional(Type.Union([Type.String({ maxLength: 20_000 }), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })], {
+    description: `Words or phrases expected in the audio (names, jargon): up to ${maxKeyterms}, each up to ${maxKeytermCharacters} characters; the field repeated, or one value with a JSON array or a comma list. They bias the decoding, near misses are corrected to them, and found_keyterms reports them.`,
+  })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   speaker_voice_ids: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Array(Type.String({ maxLength: maxIdLength }), { maxItems: maxSpeakerVoices })], {
     description: `Cloned voice profiles to name the speakers after (comma list or repeated field, at most ${maxSpeakerVoices}; needs diarize=true): a matched speaker gets speaker_name and voice_id.`,
@@ -47,6 +53,17 @@ export const openaiTranscriptionBody = Type.Object({
   ...jobFields,
 });
 export type OpenaiTranscriptionBody = Static<typeof openaiTranscriptionBody>;
+
+/** OpenAI's /v1/audio/translations form: English text from speech in any language. */
+export const openaiTranslationBody = Type.Object({
+  file: fileField('Audio file.'),
+  model: Type.Optional(Type.String({ maxLength: 200, description: 'Accepted for compatibility; the server uses its configured ASR model.' })),
+  prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt, in English.' })),
+  response_format: Type.Optional(closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.')),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  ...jobFields,
+});
+export type OpenaiTranslationBody = Static<typeof openaiTranslationBody>;
 
 export const ttsBody = Type.Object({
   text: Type.String({ minLength: 1, maxLength: maxTextCharacters, description: `Text to speak (1-${maxTextCharacters} characters).` }),

@@ -26,6 +26,14 @@ export interface TranscriptSegment {
   temperature: number;
 }
 
+/** A key term the transcript holds. */
+export interface FoundKeyterm {
+  term: string;
+  count: number;
+  /** Where each occurrence is, in seconds (its first word's start, its last word's end). */
+  occurrences: Array<{ start: number; end: number }>;
+}
+
 export interface Transcript {
   text: string;
   language: string;
@@ -39,6 +47,8 @@ export interface Transcript {
   speakers: Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number; speaker_name?: string | null; voice_id?: string | null; voice_similarity?: number | null }>;
   model: string;
   warnings: string[];
+  /** Only when key terms were given: those the text holds. */
+  found_keyterms?: FoundKeyterm[];
 }
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
@@ -96,5 +106,6 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
     speakers: transcript.speakers,
     model: transcript.model,
     warnings: transcript.warnings,
+    ...(transcript.found_keyterms ? { found_keyterms: transcript.found_keyterms.map((k) => ({ ...k, occurrences: k.occurrences.map((o) => ({ start: round(o.start), end: round(o.end) })) })) } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { decodeBlocks } from '../../audio/decode.js';
 import { speechSegments, type SileroVad } from '../../audio/vad.js';
 import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
+import { decodingPrompt, findKeyterms, repeatsItself, snapKeyterms } from './keyterms.js';
 import { scriptConverter } from './script.js';
 import type { ChunkTranscript, RecognizedSegment, Transcriber } from './transcriber.js';
 
@@ -44,7 +45,11 @@ export interface PipelineRequest {
   language: string;
   /** The caller's language tag as given (region and script kept, e.g. 'zh-TW'); chooses the script of the output. */
   languageTag?: string;
+  /** translate: English text whatever the spoken language (Whisper's translate task). Default transcribe. */
+  task?: 'transcribe' | 'translate';
   prompt?: string;
+  /** Terms expected in the audio (keyterms.ts): in each chunk's prompt, snapped to, reported as found_keyterms. */
+  keyterms?: string[];
   temperature?: number;
   diarizer?: Diarizer;
   speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number };
@@ -91,6 +96,9 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   let languageProbability = request.language === 'auto' ? 0 : 1;
   let previousText = '';
   let chunkIndex = 0;
+  const translate = request.task === 'translate';
+  const keyterms = request.keyterms ?? [];
+  let omittedKeyterms = 0;
   const window = new SampleWindow();
   const runReadyChunks = async (final: boolean): Promise<void> => {
     while (chunkIndex < chunks.length) {
@@ -98,8 +106,12 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
       if (!final && window.availableUntil < endSample) return;
       const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
-      const prompt = [request.prompt, previousText].filter(Boolean).join(' ').slice(-800);
-      const result = await deps.transcriber.transcribe(samples, { language, prompt, temperature: request.temperature ?? 0, signal: request.signal });
+      const { prompt, omittedKeyterms: omitted } = decodingPrompt(keyterms, request.prompt, previousText);
+      omittedKeyterms = Math.max(omittedKeyterms, omitted);
+      const decode = (withPrompt: string) => deps.transcriber.transcribe(samples, { language, prompt: withPrompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
+      let result = await decode(prompt);
+      // Terms in the prompt can make Whisper say the chunk twice over: such a chunk is decoded as without terms.
+      if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join(''))) result = await decode(decodingPrompt([], request.prompt, previousText).prompt);
       if (language === 'auto') {
         // The first chunk decides, as in faster-whisper: later chunks stay consistent.
         language = result.language;
@@ -122,8 +134,10 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   }
 
   const turns = (await request.diarizer?.finish(request.speakers, request.signal)) ?? [];
-  const toScript = scriptConverter(language, request.languageTag ?? language);
-  const transcriptSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
+  // A translation is English: the source language's script does not apply.
+  const toScript = translate ? undefined : scriptConverter(language, request.languageTag ?? language);
+  const builtSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
+  const transcriptSegments = keyterms.length > 0 ? snapKeyterms(builtSegments, keyterms, translate ? 'en' : language) : builtSegments;
   const speakers = summarizeSpeakers(turns);
   const warnings = transcriptWarnings({
     acceptedTemperatures: recognized.map((r) => r.temperature),
@@ -132,6 +146,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     language,
     languageProbability,
     ...(request.diarizer ? { speakersFound: speakers.length, speakersRequested: request.speakers } : {}),
+    ...(omittedKeyterms > 0 ? { keytermsOmittedFromPrompt: omittedKeyterms } : {}),
   });
   return {
     text: transcriptSegments.map((s) => s.text).join(' ').replace(/\s+/g, ' ').trim(),
@@ -142,6 +157,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     speakers,
     model: deps.transcriber.modelId,
     warnings,
+    ...(keyterms.length > 0 ? { found_keyterms: findKeyterms(transcriptSegments, keyterms) } : {}),
   };
 }
 
@@ -169,6 +185,8 @@ export interface TranscriptFacts {
   /** Only when diarization ran. */
   speakersFound?: number;
   speakersRequested?: { numSpeakers?: number; minSpeakers?: number };
+  /** Key terms that did not fit in the prompt's budget (the most left out of any chunk's prompt). */
+  keytermsOmittedFromPrompt?: number;
 }
 
 /** What the caller should know about a transcript that its other fields do not say (the response's `warnings`). */
@@ -187,6 +205,9 @@ export function transcriptWarnings(facts: TranscriptFacts): string[] {
   const wanted = facts.speakersRequested?.numSpeakers ?? facts.speakersRequested?.minSpeakers;
   if (facts.speakersFound !== undefined && wanted !== undefined && facts.speakersFound < wanted && speechChunks > 0) {
     warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (short turns join a neighbour).`);
+  }
+  if (facts.keytermsOmittedFromPrompt) {
+    warnings.push(`${facts.keytermsOmittedFromPrompt} key terms (the last given) did not fit in Whisper's prompt: they are still snapped to and reported, but do not bias the decoding.`);
   }
   return warnings;
 }

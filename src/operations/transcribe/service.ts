@@ -1,4 +1,4 @@
-/** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions. */
+/** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions and /v1/audio/translations. */
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import type { SileroVad } from '../../audio/vad.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
@@ -9,6 +9,7 @@ import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../storage/store.js';
 import type { VoiceService } from '../../voices/service.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
+import { parseKeyterms } from './keyterms.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
 import { nameSpeakers } from './speaker-names.js';
@@ -17,9 +18,12 @@ import type { Transcriber } from './transcriber.js';
 export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
 export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
 const granularityValues = ['segment', 'word'] as const;
+export const transcriptionTasks = ['transcribe', 'translate'] as const;
+export type TranscriptionTask = (typeof transcriptionTasks)[number];
 
 export interface TranscribeFields {
   language?: string;
+  task?: TranscriptionTask;
   diarize?: boolean;
   num_speakers?: number;
   min_speakers?: number;
@@ -27,6 +31,8 @@ export interface TranscribeFields {
   response_format?: TranscriptionResponseFormat;
   timestamp_granularities?: string | string[];
   prompt?: string;
+  /** Repeated field, JSON array or comma list (see parseKeyterms). */
+  keyterms?: string | string[];
   temperature?: number;
   speaker_voice_ids?: string | string[];
 }
@@ -71,6 +77,7 @@ export class TranscriptionService {
       response_formats: [...transcriptionResponseFormats],
       diarization: this.deps.diarizer !== undefined,
       timestamp_granularities: [...granularityValues],
+      tasks: [...transcriptionTasks],
     };
   }
 
@@ -98,6 +105,8 @@ export class TranscriptionService {
     const speakerProfiles = speakerVoices.length > 0 ? await naming!.voices.identificationProfiles(speakerVoices, context.apiKey) : [];
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
+    const task = fields.task ?? 'transcribe';
+    const keyterms = parseKeyterms(fields.keyterms);
     const uploadField = options.uploadField ?? 'audio';
     const input = await admitAudio(uploadedFile(context.inputs, uploadField), this.deps.limits, context.signal);
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
@@ -114,7 +123,9 @@ export class TranscriptionService {
         path: input.path,
         language,
         languageTag: fields.language || 'auto',
+        task,
         ...(fields.prompt ? { prompt: fields.prompt } : {}),
+        ...(keyterms.length > 0 ? { keyterms } : {}),
         ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
         ...(keepingTurns ? { diarizer: keepingTurns } : {}),
         speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },
@@ -130,7 +141,7 @@ export class TranscriptionService {
       context.log.info({ op: 'transcribe', engine: transcriber.engine, model: transcriber.modelId, audio_seconds: result.duration, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(result.duration, 1e-9) }, 'transcribed');
       return transcript;
     });
-    return this.render(transcript, format, granularities, options.openaiCompatible ?? false);
+    return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task);
   }
 
   private async nameSpeakers(transcript: Transcript, naming: NonNullable<TranscriptionDependencies['speakerNaming']>, records: VoiceRecord[], recording: { path: string; turns: SpeakerTurn[]; signal: AbortSignal | undefined }): Promise<Transcript> {
@@ -140,7 +151,7 @@ export class TranscriptionService {
     return nameSpeakers(transcript, { encoder, profiles, path: recording.path, turns: recording.turns, maxAudioSeconds: this.deps.limits.maxAudioSeconds, ...(recording.signal ? { signal: recording.signal } : {}) });
   }
 
-  private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean): OperationResult {
+  private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean, task: TranscriptionTask): OperationResult {
     switch (format) {
       case 'text':
         return { kind: 'text', body: `${transcript.text}\n`, contentType: 'text/plain; charset=utf-8' };
@@ -152,7 +163,7 @@ export class TranscriptionService {
         return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
       case 'verbose_json': {
         const body = toJson(transcript, granularities, true) as Record<string, unknown>;
-        return { kind: 'json', body: openaiCompatible ? { task: 'transcribe', ...body, language: languageNames[transcript.language] ?? transcript.language } : body };
+        return { kind: 'json', body: openaiCompatible ? { task, ...body, language: languageNames[transcript.language] ?? transcript.language } : body };
       }
     }
   }

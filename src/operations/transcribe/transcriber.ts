@@ -32,6 +32,8 @@ export interface TranscribeChunkOptions {
   language: string;
   /** Conditioning text: the user's prompt and/or the previous chunk's text. */
   prompt?: string;
+  /** Whisper's translate task: English text from speech in `language` (or the detected one). */
+  translate?: boolean;
   temperature: number;
   /**
    * A cheap provisional decoding (live partials, replaced by a full one): greedy, at `temperature` only, without the

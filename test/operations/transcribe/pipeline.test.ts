@@ -38,4 +38,6 @@ test('warnings: no speech, unsure language detection, chunks decoded only after 
   const [speakers] = transcriptWarnings({ ...clean, speakersFound: 2, speakersRequested: { numSpeakers: 4 } });
   assert.match(speakers!, /^4 speakers were asked for, but only 2/);
   assert.equal(transcriptWarnings({ ...clean, speakersFound: 1, speakersRequested: { minSpeakers: 2 } }).length, 1);
+  const [keyterms] = transcriptWarnings({ ...clean, keytermsOmittedFromPrompt: 12 });
+  assert.match(keyterms!, /^12 key terms .* did not fit in Whisper's prompt/);
 });

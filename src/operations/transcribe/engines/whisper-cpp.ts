@@ -195,6 +195,7 @@ export class WhisperCppTranscriber implements Transcriber {
       ...(fallback ? {} : { temperatureIncrement: 0 }),
       ...(options.draft ? { beamSize: 1, bestOf: 1, temperatureIncrement: 0 } : {}),
       language: options.language,
+      ...(options.translate ? { translate: true } : {}),
       ...(prompt ? { prompt } : {}),
       threads: this.threads,
       temperature,
