@@ -1,8 +1,9 @@
 /**
  * Typed binding of voxd's whisper.cpp addon (native/whisper-addon, built by native/build-whisper.sh).
  *
- * A model is loaded once (flash attention off, DTW token timestamps on with the model's alignment-head preset) and kept
- * until it is garbage-collected. Each transcribe() runs on the libuv thread pool with its own whisper_state, so calls on
+ * A model is loaded once (flash attention off in the decoder, whose attention weights DTW reads, and on in the encoder by
+ * a patch: see native/build-whisper.sh; DTW token timestamps on with the model's alignment-head preset) and kept until it
+ * is garbage-collected. Each transcribe() runs on the libuv thread pool with its own whisper_state, so calls on
  * one model or on several models may overlap and the event loop stays free; each call needs the state's memory (about
  * 50 MB for base) on top of the shared weights. An AbortSignal stops a running call through whisper.cpp's abort callback,
  * which whisper.cpp polls after each graph computation: after the current encoder pass (about a second per 30 s window
