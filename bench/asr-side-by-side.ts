@@ -9,7 +9,7 @@
  * faster-whisper is a reference tool, never a dependency: FASTER_WHISPER_PYTHON is the python of a venv with
  * faster-whisper installed, FASTER_WHISPER_MODEL a CTranslate2 directory of the same weights (see
  * ../shared/notes/whisper-weights.md); int8, beam 5, word timestamps, its Silero VAD on. Without them only voxd is measured.
- * Results: `side_by_side` in bench/results/transcription.json. VOXD_ASR_MODEL picks voxd's model as usual.
+ * Results: `side_by_side` in bench/results/transcription.json, per voxd model (VOXD_ASR_MODEL picks it as usual).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -125,4 +125,6 @@ await container.close();
 
 const resultsPath = path.join(packageRoot, 'bench/results/transcription.json');
 const previous = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;
-writeFileSync(resultsPath, `${JSON.stringify({ ...previous, side_by_side: { measured_at: new Date().toISOString(), model: config.asrModel, threads: config.inferenceThreads, rounds, load_average_1min: round(loadavg()[0]!, 2), rows } }, null, 2)}\n`);
+// One entry per voxd model, so runs with VOXD_ASR_MODEL=whisper-base-q8_0 and the default sit side by side.
+const sideBySide = { ...(previous.side_by_side as Record<string, unknown> | undefined), [config.asrModel]: { measured_at: new Date().toISOString(), threads: config.inferenceThreads, rounds, load_average_1min: round(loadavg()[0]!, 2), rows } };
+writeFileSync(resultsPath, `${JSON.stringify({ ...previous, side_by_side: sideBySide }, null, 2)}\n`);

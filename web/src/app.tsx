@@ -92,7 +92,7 @@ export function App() {
           <Speak apiKey={apiKey} capabilities={capabilities} voices={voices} />
         </div>
         <div hidden={page !== 'transcribe'}>
-          <Transcribe capabilities={capabilities} />
+          <Transcribe capabilities={capabilities} voices={voices.voices} />
         </div>
         <div hidden={page !== 'separate'}>
           <Separate capabilities={capabilities} />

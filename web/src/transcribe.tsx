@@ -2,7 +2,7 @@
 import { Fragment } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 import { toSrt, toVtt, type Transcript, type TranscriptSegment as Segment } from '../../src/operations/transcribe/formats';
-import { runOperation, type Capabilities, type Job } from './api';
+import { runOperation, type Capabilities, type Job, type Voice } from './api';
 import { AudioInput, clock, ErrorMessage, Field, fieldId, invalidIf, JobChoice, JobProgress, speakerColours } from './fields';
 import { LiveTranscription } from './live';
 import { saveText, useAction, useObjectUrl } from './hooks';
@@ -31,9 +31,10 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
     <div class="transcript">
       {turns(transcript.segments).map((turn) => {
         const speaker = turn[0]!.speaker;
+        const name = turn[0]!.speaker_name;
         return (
           <div key={turn[0]!.id} class={`turn${speaker === null ? '' : ` speaker-${speakerIndex.get(speaker) ?? 0}`}`}>
-            {speaker !== null && <p class="speaker">{speaker}</p>}
+            {speaker !== null && <p class="speaker">{name ? `${name} (${speaker})` : speaker}</p>}
             {turn.map((segment) => (
               <p key={segment.id} class="segment">
                 <button type="button" class="time" onClick={() => seek(segment.start)} aria-label={`Play from ${clock(segment.start)}`}>
@@ -65,12 +66,15 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
   );
 }
 
-export function Transcribe({ capabilities }: { capabilities: Capabilities | null }) {
+export function Transcribe({ capabilities, voices }: { capabilities: Capabilities | null; voices: Voice[] }) {
   const [file, setFile] = useState<File | null>(null);
   const [fileUrl, setFileBlob] = useObjectUrl();
   const [language, setLanguage] = useState('auto');
   const [diarize, setDiarize] = useState(false);
   const [numSpeakers, setNumSpeakers] = useState('');
+  const [speakerVoiceIds, setSpeakerVoiceIds] = useState<string[]>([]);
+  // Built-in voices have no reference recording to match a speaker against.
+  const profiles = voices.filter((v) => v.type === 'cloned');
   const [asJob, setAsJob] = useState(false);
   const [job, setJob] = useState<Job | null>(null);
   const transcription = useAction();
@@ -94,6 +98,7 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
       body.append('language', language);
       body.append('diarize', String(diarize));
       if (diarize && numSpeakers) body.append('num_speakers', numSpeakers);
+      if (diarize) for (const id of speakerVoiceIds.filter((id) => profiles.some((v) => v.voice_id === id))) body.append('speaker_voice_ids', id);
       setTranscript(await runOperation<Transcript>('/v1/audio/transcribe', body, asJob, setJob));
     });
   };
@@ -135,6 +140,25 @@ export function Transcribe({ capabilities }: { capabilities: Capabilities | null
             <input id={fieldId(form, 'num_speakers')} type="number" min={1} max={32} inputMode="numeric" disabled={!diarize} value={numSpeakers} onInput={(e) => setNumSpeakers(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'num_speakers')} />
           </Field>
         </div>
+        {diarize && profiles.length > 0 && (
+          <fieldset>
+            <legend>Name speakers after voice profiles</legend>
+            <div class="inline" id={fieldId(form, 'speaker_voice_ids')} tabIndex={-1} {...invalidIf(transcription.error, form, 'speaker_voice_ids')}>
+              {profiles.map((voice) => (
+                <div key={voice.voice_id} class="field checkbox">
+                  <input
+                    id={`transcribe-speaker-${voice.voice_id}`}
+                    type="checkbox"
+                    checked={speakerVoiceIds.includes(voice.voice_id)}
+                    onChange={(e) => setSpeakerVoiceIds(e.currentTarget.checked ? [...speakerVoiceIds, voice.voice_id] : speakerVoiceIds.filter((id) => id !== voice.voice_id))}
+                  />
+                  <label for={`transcribe-speaker-${voice.voice_id}`}>{voice.name}</label>
+                </div>
+              ))}
+            </div>
+            <small class="hint">A speaker who sounds like one of these gets its name; the others stay numbered.</small>
+          </fieldset>
+        )}
         <JobChoice form={form} checked={asJob} onChange={setAsJob} />
         <button type="submit" disabled={transcription.busy}>{transcription.busy ? 'Transcribing…' : 'Transcribe'}</button>
         <JobProgress job={job} />
