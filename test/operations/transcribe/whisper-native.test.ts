@@ -101,6 +101,19 @@ describe('whisper.cpp addon', () => {
       assert.equal(failed.temperature, 1);
     });
 
+    test('a decoding state kept from earlier calls samples a temperature fallback exactly as the first call did', async () => {
+      // The addon keeps finished states for the next call; whisper.cpp's first decoder kept its random generator running
+      // from call to call, so the same audio came back with other words once a fallback sampled (native/build-whisper.sh).
+      const samples = await speech('asr/pv_leopard/test.wav');
+      const sampled = { language: 'en', threads: 2, beamSize: 1, bestOf: 1, temperature: 0.8, temperatureIncrement: 0 };
+      const tokens = (result: WhisperResult): number[] => result.segments.flatMap((s) => s.tokens.map((t) => t.id));
+      const first = await model.transcribe(samples, sampled);
+      await model.transcribe(await speech('asr/whisper_cpp/jfk.wav'), sampled);
+      const again = await model.transcribe(samples, sampled);
+      assert.equal(first.temperature, 0.8);
+      assert.deepEqual(tokens(again), tokens(first));
+    });
+
     test('maxTokens ends a decoding pass at a timestamp; the rest of the audio is decoded in the next pass, no text lost', async () => {
       const samples = await speech('asr/whisper_cpp/jfk.wav');
       const options = { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0 };
