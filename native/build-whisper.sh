@@ -12,7 +12,7 @@
 #      and whisper-quantize, built in the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
-# Five patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
+# Six patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
 # process when a decoded window ended within its first 7 frames, a GGML assert in the median filter, which any short or
 # odd input can trigger), whisper-temperature.patch (reports the temperature of the accepted decoding, which
 # whisper.cpp keeps to itself: transcripts show it and a chunk decoded only after fallback is not used as the next prompt)
@@ -20,9 +20,11 @@
 # the plain path that DTW word timing reads: the same tokens and DTW times on a 25 s window and the same transcripts of
 # the 19 eval clips; a 30 s window encodes in about 1.9 s instead of 2.2 s on one thread here) and
 # whisper-last-token-logits.patch (a batch that needs only its last token's logits, the prompt and the DTW pass, computes
-# only that row of the vocabulary projection instead of one per token) and whisper-reusable-state.patch (the first
+# only that row of the vocabulary projection instead of one per token), whisper-reusable-state.patch (the first
 # decoder's sampling generator restarts on every call, as the others do, so a state the addon keeps for the next call
-# decodes exactly as a fresh one).
+# decodes exactly as a fresh one) and whisper-sampled-loop.patch (a sampled decoding, temperature above 0, that says a run
+# of 2-16 tokens four times in a row fails at once instead of looping on to the token limit and failing the entropy test
+# there: the fallback of a 1 s clip cost 1.5 s of CPU, nearly all of it samples repeating "She had a daughter.").
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
@@ -34,7 +36,7 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-last-token-logits.patch" "$here/whisper-reusable-state.patch")
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-last-token-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-openmp-$patch_id"

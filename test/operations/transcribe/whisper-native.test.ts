@@ -114,6 +114,17 @@ describe('whisper.cpp addon', () => {
       assert.deepEqual(tokens(again), tokens(first));
     });
 
+    test('a sampled decoding that repeats itself stops at the fourth repeat, not at the token limit', async () => {
+      // The first second of LDC93S1 ("She had your dark suit..." cut after "had"): samples at 0.2 loop on "She had a daughter."
+      const samples = (await speech('asr/deepspeech/LDC93S1.wav')).subarray(0, 16000);
+      const result = await model.transcribe(samples, { language: 'en', threads: 2, beamSize: 5, bestOf: 5, temperature: 0.2, temperatureIncrement: 0, maxTokens: 55, audioContext: 114 });
+      const spoken = text(result);
+      const repeats = spoken.split(/(?<=\.)\s*/).filter(Boolean);
+      assert.ok(repeats.length >= 2 && repeats.length <= 4, spoken);
+      assert.ok(new Set(repeats).size === 1, spoken);
+      assert.ok(result.segments.flatMap((s) => s.tokens).length <= 20, spoken);
+    });
+
     test('maxTokens ends a decoding pass at a timestamp; the rest of the audio is decoded in the next pass, no text lost', async () => {
       const samples = await speech('asr/whisper_cpp/jfk.wav');
       const options = { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0 };
