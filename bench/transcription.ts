@@ -202,6 +202,8 @@ const results = {
   long_file_wer: await longFileWer(),
   utterances: asr,
 };
-writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+// Other benches add their own sections to the file (diarization_v2, speaker_identification, side_by_side): kept.
+const previousSections = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>) : {};
+writeFileSync(resultsPath, `${JSON.stringify({ ...previousSections, ...results }, null, 2)}\n`);
 process.stdout.write(`${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, cpu_seconds_per_audio_second_short_clips: results.cpu_seconds_per_audio_second_short_clips, long_files: long }, null, 2)}\n`);
 await container.close();
