@@ -19,10 +19,12 @@
 # and whisper-encoder-flash-attention.patch (the encoder's self-attention runs as flash attention while the decoder keeps
 # the plain path that DTW word timing reads: the same tokens and DTW times on a 25 s window and the same transcripts of
 # the 19 eval clips; a 30 s window encodes in about 1.9 s instead of 2.2 s on one thread here) and
-# whisper-last-token-logits.patch (a batch that needs only its last token's logits, the prompt and the DTW pass, computes
-# only that row of the vocabulary projection instead of one per token), whisper-reusable-state.patch (the first
-# decoder's sampling generator restarts on every call, as the others do, so a state the addon keeps for the next call
-# decodes exactly as a fresh one) and whisper-sampled-loop.patch (a sampled decoding, temperature above 0, that says a run
+# whisper-asked-logits.patch (only the rows whose logits a batch asks for go through the vocabulary projection, the
+# prompt's last and its start-of-transcript token's, the DTW pass's last, instead of every token's; and the no-speech
+# probability is read at the start-of-transcript token, as in OpenAI's Whisper: upstream read a row it never copied out,
+# so it always came out as 1 / n_vocab), whisper-reusable-state.patch (a state the
+# addon keeps for the next call decodes exactly as a fresh one: the first decoder's sampling generator restarts on every
+# call, as the others do, and language detection runs on the full window with an empty self-attention cache) and whisper-sampled-loop.patch (a sampled decoding, temperature above 0, that says a run
 # of 2-16 tokens four times in a row fails at once instead of looping on to the token limit and failing the entropy test
 # there: the fallback of a 1 s clip cost 1.5 s of CPU, nearly all of it samples repeating "She had a daughter.").
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
@@ -36,7 +38,7 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-last-token-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch")
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-openmp-$patch_id"

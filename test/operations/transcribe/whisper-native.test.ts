@@ -114,10 +114,25 @@ describe('whisper.cpp addon', () => {
       assert.deepEqual(tokens(again), tokens(first));
     });
 
+    test('the no-speech probability is the model\'s: low on speech, high on faint noise, the same on a kept state', async () => {
+      // Unpatched whisper.cpp 1.9.1 read it from logits it never copied out: 1 / n_vocab on every segment.
+      const options = { language: 'en', threads: 2, noSpeechThreshold: 1.01 };
+      const speechSamples = await speech('asr/pv_leopard/test.wav');
+      const spoken = await model.transcribe(speechSamples, { ...options, prompt: 'An earlier sentence.' });
+      let seed = 1;
+      const noise = Float32Array.from({ length: 3 * 16000 }, () => 0.002 * ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5));
+      const silent = await model.transcribe(noise, { ...options, audioContext: 214 });
+      const again = await model.transcribe(speechSamples, { ...options, prompt: 'An earlier sentence.' });
+      assert.ok(spoken.segments.every((s) => s.noSpeechProbability < 0.1), JSON.stringify(spoken.segments.map((s) => s.noSpeechProbability)));
+      assert.ok(silent.segments.length > 0, 'Whisper makes up text on faint noise ("Thank you.")');
+      assert.ok(silent.segments.every((s) => s.noSpeechProbability > 0.6), JSON.stringify(silent.segments.map((s) => [s.text, s.noSpeechProbability])));
+      assert.deepEqual(again.segments.map((s) => s.noSpeechProbability), spoken.segments.map((s) => s.noSpeechProbability));
+    });
+
     test('a sampled decoding that repeats itself stops at the fourth repeat, not at the token limit', async () => {
       // The first second of LDC93S1 ("She had your dark suit..." cut after "had"): samples at 0.2 loop on "She had a daughter."
       const samples = (await speech('asr/deepspeech/LDC93S1.wav')).subarray(0, 16000);
-      const result = await model.transcribe(samples, { language: 'en', threads: 2, beamSize: 5, bestOf: 5, temperature: 0.2, temperatureIncrement: 0, maxTokens: 55, audioContext: 114 });
+      const result = await model.transcribe(samples, { language: 'en', threads: 2, beamSize: 5, bestOf: 5, temperature: 0.2, temperatureIncrement: 0, maxTokens: 55, audioContext: 114, noSpeechThreshold: 1.01 });
       const spoken = text(result);
       const repeats = spoken.split(/(?<=\.)\s*/).filter(Boolean);
       assert.ok(repeats.length >= 2 && repeats.length <= 4, spoken);

@@ -11,8 +11,14 @@ import { WhisperModel, type WhisperResult, type WhisperToken } from './whisper-n
 /** Scripts written without spaces between words: each token (or character) is its own word, as Whisper does. */
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 
-/** Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds). */
-const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6 };
+/**
+ * Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds), except the no-speech
+ * gate (a chunk whose no-speech probability passes 0.6 while its text is improbable is taken for silence), which is off:
+ * unpatched whisper.cpp never computed that probability (it was 1 / n_vocab), so every measurement of this pipeline ran
+ * without the gate, and the VAD already keeps silence out. The probability itself is real now (native/build-whisper.sh)
+ * and reported per segment; turning the gate on is left to a measurement.
+ */
+const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 1.01 };
 
 /**
  * Tokens a decoding pass may produce: 40 plus 15 per second of audio, far above what speech needs (fast Chinese is about
