@@ -7,6 +7,7 @@
  * The worker's code is plain JavaScript in a string so it runs the same from the sources (tsx) and from the build.
  */
 import { createRequire } from 'node:module';
+import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-node';
 
@@ -29,7 +30,17 @@ const { parentPort, workerData } = require('node:worker_threads');
 const ort = require(workerData.onnxruntimePath);
 ort.InferenceSession.create(workerData.modelPath, workerData.sessionOptions).then(
   (session) => {
-    parentPort.on('message', (request) => run(session, request));
+    // Runs one after another; a close request waits for the run under way, then releases the session and ends the thread.
+    let queue = Promise.resolve();
+    let closing = false;
+    parentPort.on('message', (request) => {
+      if (request.close) {
+        closing = true;
+        queue = queue.then(() => session.release()).finally(() => parentPort.close());
+      } else {
+        queue = queue.then(() => (closing ? undefined : run(session, request)));
+      }
+    });
     parentPort.postMessage({ loaded: true, inputNames: session.inputNames, outputNames: session.outputNames });
   },
   (error) => parentPort.postMessage({ loaded: false, error: String(error) }),
@@ -57,6 +68,7 @@ export class WorkerSession {
   private nextId = 0;
   /** Why the worker stopped (a crash, or close()); later runs fail with it instead of waiting forever. */
   private stopped?: Error;
+  private exited = false;
 
   private constructor(
     private readonly ort: OnnxRuntime,
@@ -76,7 +88,10 @@ export class WorkerSession {
       else waiter?.resolve(Object.fromEntries(Object.entries(reply.outputs).map(([key, t]) => [key, new this.ort.Tensor(t.type, t.data as Float32Array, t.dims)])));
     });
     worker.on('error', (error) => this.stop(error));
-    worker.on('exit', (code) => this.stop(new Error(`${name} worker exited (code ${code})`)));
+    worker.on('exit', (code) => {
+      this.exited = true;
+      this.stop(new Error(`${name} worker exited (code ${code})`));
+    });
   }
 
   /** Starts a worker and waits until its session is loaded. */
@@ -111,9 +126,17 @@ export class WorkerSession {
     });
   }
 
+  /**
+   * Ends the worker once its run under way returns. A run is native code: terminating the thread under it (terminate(),
+   * or process.exit() while it runs) makes onnxruntime's binding throw into a dead isolate, which aborts the whole process.
+   */
   async close(): Promise<void> {
     this.stop(new Error(`${this.name} worker closed`));
-    await this.worker.terminate();
+    if (this.exited) return;
+    const exited = once(this.worker, 'exit');
+    this.worker.ref();
+    this.worker.postMessage({ close: true });
+    await exited;
   }
 
   private stop(error: Error): void {
