@@ -1,8 +1,8 @@
 /** What the web studio's browser tests share: Debian's Chromium against a real server, tabs that collect console errors, screenshots. */
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { makeTempDir } from '../helpers/app.js';
+import { chromium, type Locator, type Page } from 'playwright-core';
+import { listen, makeTempDir, type TestApp } from '../helpers/app.js';
 
 const chromiumPath = '/usr/bin/chromium';
 const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
@@ -10,22 +10,34 @@ const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-backgro
 export const failedResource = /^Failed to load resource: the server responded with a status of (400|401)/;
 const screenshots = makeTempDir('web-screenshots');
 
-/** `extraFlags`: e.g. Chromium's fake microphone. */
-export const launchChromium = (extraFlags: string[] = []): Promise<Browser> => chromium.launch({ executablePath: chromiumPath, args: [...flags, ...extraFlags] });
-
-/** A fresh tab on the studio, collecting what the console reports as errors. */
-export async function openStudio(browser: Browser, origin: string, width = 1280): Promise<{ page: Page; consoleErrors: string[] }> {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  const consoleErrors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') consoleErrors.push(message.text());
-  });
-  page.on('pageerror', (error) => consoleErrors.push(String(error)));
-  await page.goto(`${origin}/`);
-  return { page, consoleErrors };
+/** A browser on one test server's studio; close() ends the browser (the server stays with its test). */
+export interface Studio {
+  /** A fresh tab on the studio, collecting what the console reports as errors; `key` is pasted unless it is null. */
+  open(options?: { key?: string | null; width?: number }): Promise<{ page: Page; consoleErrors: string[] }>;
+  close(): Promise<void>;
 }
 
-export async function useKey(page: Page, key: string): Promise<void> {
+/** Starts the server listening and Debian's Chromium; `extraFlags`: e.g. Chromium's fake microphone. */
+export async function startStudio(server: TestApp, extraFlags: string[] = []): Promise<Studio> {
+  const origin = `http://${await listen(server)}`;
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: [...flags, ...extraFlags] });
+  return {
+    async open({ key = server.key, width = 1280 } = {}) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const consoleErrors: string[] = [];
+      page.on('console', (message) => {
+        if (message.type() === 'error') consoleErrors.push(message.text());
+      });
+      page.on('pageerror', (error) => consoleErrors.push(String(error)));
+      await page.goto(`${origin}/`);
+      if (key !== null) await useKey(page, key);
+      return { page, consoleErrors };
+    },
+    close: () => browser.close(),
+  };
+}
+
+async function useKey(page: Page, key: string): Promise<void> {
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Use key' }).click();
 }

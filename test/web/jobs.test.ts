@@ -2,15 +2,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { buildTestApp, listen, type TestApp } from '../helpers/app.js';
+import type { Page } from 'playwright-core';
+import { buildTestApp, type TestApp } from '../helpers/app.js';
 import { longSpeech } from '../helpers/jobs.js';
 import { modelFile } from '../helpers/models.js';
-import { launchChromium, openStudio, screenshot, useKey } from './browser.js';
+import { screenshot, startStudio, type Studio } from './browser.js';
 
 describe('jobs in Chromium', () => {
   let server: TestApp;
-  let browser: Browser;
+  let studio: Studio;
   let page: Page;
   let consoleErrors: string[];
 
@@ -19,12 +19,11 @@ describe('jobs in Chromium', () => {
     server = await buildTestApp();
     // The in-process job worker, as `voxd serve` runs it.
     server.container.startBackground();
-    browser = await launchChromium();
-    ({ page, consoleErrors } = await openStudio(browser, `http://${await listen(server)}`));
-    await useKey(page, server.key);
+    studio = await startStudio(server);
+    ({ page, consoleErrors } = await studio.open());
   });
   after(async () => {
-    await browser?.close();
+    await studio?.close();
     await server?.close();
     assert.deepEqual(consoleErrors, []);
   });

@@ -2,34 +2,30 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { buildTestApp, evalDir, listen, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
-import { launchChromium, openStudio, screenshot, useKey } from './browser.js';
+import { screenshot, startStudio, type Studio } from './browser.js';
 
 /** "Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel." (5.9 s) */
 const clip = path.join(evalDir, 'asr/pv_leopard/test.wav');
 
 describe('the microphone in Chromium', () => {
   let server: TestApp;
-  let browser: Browser;
-  let origin: string;
+  let studio: Studio;
 
   before(async () => {
     await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx')]);
     server = await buildTestApp();
-    origin = `http://${await listen(server)}`;
     // Its own browser: the fake microphone plays the clip (in a loop) to every page that asks for one, without a prompt.
-    browser = await launchChromium(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${clip}`]);
+    studio = await startStudio(server, ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${clip}`]);
   });
   after(async () => {
-    await browser?.close();
+    await studio?.close();
     await server?.close();
   });
 
   test('a recording on the Transcribe page transcribes to the words spoken into the microphone', async (t) => {
-    const { page, consoleErrors } = await openStudio(browser, origin);
-    await useKey(page, server.key);
+    const { page, consoleErrors } = await studio.open();
     await page.getByRole('link', { name: 'Transcribe' }).click();
     const region = page.getByRole('region', { name: 'Transcribe' });
     await region.getByRole('button', { name: 'Record', exact: true }).click();
@@ -50,7 +46,7 @@ describe('the microphone in Chromium', () => {
   });
 
   test('the Convert page records too', async () => {
-    const { page, consoleErrors } = await openStudio(browser, origin);
+    const { page, consoleErrors } = await studio.open({ key: null });
     await page.getByRole('link', { name: 'Convert' }).click();
     const region = page.getByRole('region', { name: 'Convert' });
     await region.getByRole('button', { name: 'Record', exact: true }).click();
@@ -62,8 +58,7 @@ describe('the microphone in Chromium', () => {
   });
 
   test('live mode streams the microphone over the realtime socket: turns appear as they are spoken, Stop finishes the last one', async (t) => {
-    const { page, consoleErrors } = await openStudio(browser, origin);
-    await useKey(page, server.key);
+    const { page, consoleErrors } = await studio.open();
     await page.getByRole('link', { name: 'Transcribe' }).click();
     await page.getByRole('region', { name: 'Transcribe' }).getByLabel('Language', { exact: true }).selectOption('en');
     await page.getByRole('button', { name: 'Start live transcription' }).click();
@@ -81,8 +76,7 @@ describe('the microphone in Chromium', () => {
   });
 
   test('a key the realtime socket refuses (no transcribe scope) is reported on the live panel', async () => {
-    const { page, consoleErrors } = await openStudio(browser, origin);
-    await useKey(page, await server.keyWith(['tts']));
+    const { page, consoleErrors } = await studio.open({ key: await server.keyWith(['tts']) });
     await page.getByRole('link', { name: 'Transcribe' }).click();
     await page.getByRole('button', { name: 'Start live transcription' }).click();
     await page.locator('#live-error', { hasText: 'The live session could not be opened: check the API key (it needs the transcribe scope).' }).waitFor();

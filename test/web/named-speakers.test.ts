@@ -6,19 +6,19 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildConversation, levelled, random, trimmed } from '../../bench/lib/conversations.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
-import { buildTestApp, evalDir, listen, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
-import { launchChromium, openStudio, screenshot, unlabelledControls, useKey } from './browser.js';
+import { screenshot, startStudio, unlabelledControls, type Studio } from './browser.js';
 
 const clipPath = (name: string) => path.join(evalDir, 'vc/resemblyzer_librispeech', name);
 
 describe('named speakers on the Transcribe page in Chromium', () => {
   let server: TestApp;
-  let browser: Browser;
+  let studio: Studio;
   let page: Page;
   let consoleErrors: string[];
   const meeting = path.join(makeTempDir('web-named-speakers'), 'meeting.wav');
@@ -39,12 +39,11 @@ describe('named speakers on the Transcribe page in Chromium', () => {
     const conversation = buildConversation(heard, ['alex', 'beth'], random(17), 6);
     writeFileSync(meeting, await encodeWaveform({ samples: conversation.samples, sampleRate: 16000, channels: 1 }, { format: 'wav' }));
 
-    browser = await launchChromium();
-    ({ page, consoleErrors } = await openStudio(browser, `http://${await listen(server)}`));
-    await useKey(page, server.key);
+    studio = await startStudio(server);
+    ({ page, consoleErrors } = await studio.open());
   });
   after(async () => {
-    await browser?.close();
+    await studio?.close();
     await server?.close();
     assert.deepEqual(consoleErrors, []);
   });

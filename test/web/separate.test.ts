@@ -3,20 +3,18 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
 import { decodeFile } from '../../src/audio/decode.js';
 import { encodeWaveformToFile } from '../../src/audio/encode.js';
-import { buildTestApp, evalDir, listen, makeTempDir, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
-import { launchChromium, openStudio, screenshot, useKey } from './browser.js';
+import { screenshot, startStudio, type Studio } from './browser.js';
 
 /** The first seconds of an eval mixture (dialogue, music and effects): enough for every stem, quick to separate. */
 const excerptSeconds = 4;
 
 describe('Separate page in Chromium', () => {
   let server: TestApp;
-  let browser: Browser;
-  let origin: string;
+  let studio: Studio;
   let mixture: string;
 
   before(async () => {
@@ -26,17 +24,15 @@ describe('Separate page in Chromium', () => {
     mixture = path.join(makeTempDir('web-separate'), 'mixture.wav');
     await encodeWaveformToFile(excerpt, { format: 'wav', sampleRate: full.sampleRate }, mixture);
     server = await buildTestApp();
-    origin = `http://${await listen(server)}`;
-    browser = await launchChromium();
+    studio = await startStudio(server);
   });
   after(async () => {
-    await browser?.close();
+    await studio?.close();
     await server?.close();
   });
 
   test('four stems appear with their waveforms; solo, gain, play-all and the position slider drive every stem together; a stem downloads', async (t) => {
-    const { page, consoleErrors } = await openStudio(browser, origin);
-    await useKey(page, server.key);
+    const { page, consoleErrors } = await studio.open();
     await page.getByRole('link', { name: 'Separate' }).click();
     await page.getByLabel('Soundtrack').setInputFiles(mixture);
     for (const stem of ['dialogue', 'music', 'sfx', 'ambience']) assert.ok(await page.getByLabel(stem, { exact: true }).isChecked(), `${stem} is picked by default`);

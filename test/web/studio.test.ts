@@ -3,33 +3,28 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { buildTestApp, evalDir, listen, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
-import { durationOf, failedResource, launchChromium, openStudio, rmsOf, screenshot, unlabelledControls, useKey } from './browser.js';
+import { durationOf, failedResource, rmsOf, screenshot, startStudio, unlabelledControls, type Studio } from './browser.js';
 
 const clip = path.join(evalDir, 'asr/pv_leopard/test.wav');
 
 describe('web studio in Chromium', () => {
   let server: TestApp;
-  let browser: Browser;
-  let origin: string;
+  let studio: Studio;
 
   before(async () => {
     await Promise.all(['kokoro-82m', 'kokoro-voices', 'whisper-base', 'silero-vad', 'pyannote-segmentation-3', 'campplus'].map((id) => modelFile(id, '')));
     server = await buildTestApp();
-    origin = `http://${await listen(server)}`;
-    browser = await launchChromium();
+    studio = await startStudio(server);
   });
   after(async () => {
-    await browser?.close();
+    await studio?.close();
     await server?.close();
   });
 
-  const open = (width?: number) => openStudio(browser, origin, width);
-
   test('the page loads in under a second without console errors, labels every control, is usable by keyboard at phone width (every page fits it), and keeps the key in this tab only', async (t) => {
-    const { page, consoleErrors } = await open(390);
+    const { page, consoleErrors } = await studio.open({ key: null, width: 390 });
     await page.getByRole('heading', { name: 'Speak' }).waitFor();
     const loadMilliseconds = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
     assert.ok(loadMilliseconds > 0 && loadMilliseconds < 1000, `loaded in ${loadMilliseconds} ms`);
@@ -62,8 +57,7 @@ describe('web studio in Chromium', () => {
   });
 
   test('speaking a few sentences plays while the speech streams, gives non-silent audio and names the engine', async (t) => {
-    const { page, consoleErrors } = await open();
-    await useKey(page, server.key);
+    const { page, consoleErrors } = await studio.open();
     await page.getByLabel('Gender').selectOption('female');
     await page.getByLabel('Voice language').selectOption('en-us');
     await page.getByLabel('Text').fill('The weather is lovely today, so we will walk to the market. We will buy fresh bread, cheese and apples there. Then we will have lunch in the park, by the river.');
@@ -103,8 +97,7 @@ describe('web studio in Chromium', () => {
   });
 
   test('an uploaded eval clip shows its transcript by speaker; a word seeks the audio; exports download', async (t) => {
-    const { page, consoleErrors } = await open();
-    await useKey(page, server.key);
+    const { page, consoleErrors } = await studio.open();
     await page.getByRole('link', { name: 'Transcribe' }).click();
     await page.getByLabel('Audio or video file').setInputFiles(clip);
     await page.getByLabel('Label speakers').check();
@@ -145,7 +138,7 @@ describe('web studio in Chromium', () => {
   });
 
   test('a file dropped on the upload area is chosen for transcription', async () => {
-    const { page, consoleErrors } = await open();
+    const { page, consoleErrors } = await studio.open({ key: null });
     await page.getByRole('link', { name: 'Transcribe' }).click();
     const bytes = readFileSync(clip).toString('base64');
     await page.getByRole('region', { name: 'Transcribe' }).locator('.dropzone').evaluate((zone, base64) => {
@@ -159,8 +152,7 @@ describe('web studio in Chromium', () => {
   });
 
   test('a bad key shows the API error message', async () => {
-    const { page, consoleErrors } = await open();
-    await useKey(page, `vx_${'A'.repeat(43)}`);
+    const { page, consoleErrors } = await studio.open({ key: `vx_${'A'.repeat(43)}` });
     await page.getByRole('alert').filter({ hasText: 'Invalid or revoked API key.' }).waitFor();
     await page.getByLabel('Text').fill('Hello there.');
     await page.getByRole('button', { name: 'Speak', exact: true }).click();
@@ -170,8 +162,7 @@ describe('web studio in Chromium', () => {
   });
 
   test('a text over the limit marks the text field with the API message and moves focus to it', async (t) => {
-    const { page, consoleErrors } = await open();
-    await useKey(page, server.key);
+    const { page, consoleErrors } = await studio.open();
     await page.getByLabel('Voice', { exact: true }).locator('option').first().waitFor({ state: 'attached' });
     const textField = page.getByLabel('Text');
     await textField.fill('a'.repeat(5001));

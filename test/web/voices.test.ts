@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { buildTestApp, evalDir, listen, type TestApp } from '../helpers/app.js';
+import type { Page } from 'playwright-core';
+import { buildTestApp, evalDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
-import { durationOf, launchChromium, openStudio, rmsOf, screenshot, unlabelledControls, useKey } from './browser.js';
+import { durationOf, rmsOf, screenshot, startStudio, unlabelledControls, type Studio } from './browser.js';
 
 const readers = path.join(evalDir, 'vc/resemblyzer_librispeech');
 /** Two clips of one reader (librispeech 3080, per the eval manifest) to clone; a clip of another reader (2033) to convert. */
@@ -16,20 +16,19 @@ const sourceSeconds = 6.74;
 
 describe('Voices and Convert pages in Chromium', () => {
   let server: TestApp;
-  let browser: Browser;
+  let studio: Studio;
   let page: Page;
   let consoleErrors: string[];
 
   before(async () => {
     await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', ''), worldAddon()]);
     server = await buildTestApp();
-    browser = await launchChromium();
+    studio = await startStudio(server);
     // One tab through the three steps, as a person would go from Voices to Convert and back.
-    ({ page, consoleErrors } = await openStudio(browser, `http://${await listen(server)}`));
-    await useKey(page, server.key);
+    ({ page, consoleErrors } = await studio.open());
   });
   after(async () => {
-    await browser?.close();
+    await studio?.close();
     await server?.close();
     assert.deepEqual(consoleErrors, []);
   });
