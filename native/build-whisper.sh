@@ -12,7 +12,7 @@
 #      and whisper-quantize, built in the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
-# Six patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
+# Seven patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
 # process when a decoded window ended within its first 7 frames, a GGML assert in the median filter, which any short or
 # odd input can trigger), whisper-temperature.patch (reports the temperature of the accepted decoding, which
 # whisper.cpp keeps to itself: transcripts show it and a chunk decoded only after fallback is not used as the next prompt)
@@ -26,7 +26,10 @@
 # addon keeps for the next call decodes exactly as a fresh one: the first decoder's sampling generator restarts on every
 # call, as the others do, and language detection runs on the full window with an empty self-attention cache) and whisper-sampled-loop.patch (a sampled decoding, temperature above 0, that says a run
 # of 2-16 tokens four times in a row fails at once instead of looping on to the token limit and failing the entropy test
-# there: the fallback of a 1 s clip cost 1.5 s of CPU, nearly all of it samples repeating "She had a daughter.").
+# there: the fallback of a 1 s clip cost 1.5 s of CPU, nearly all of it samples repeating "She had a daughter.") and
+# whisper-encoder-input.patch (a state may hand every window's mel to an encoder outside whisper.cpp, the addon's call
+# into onnxruntime, and take its output in place of the conv and encoder graphs: the int8 encoder on onnxruntime costs
+# about a third of whisper.cpp's f16 one on this CPU).
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
@@ -38,7 +41,7 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch")
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-openmp-$patch_id"

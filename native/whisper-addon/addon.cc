@@ -2,10 +2,18 @@
 // whisper_state and runs on the libuv thread pool, so calls may overlap and the event loop stays free. Finished states are
 // kept for the next call: a fresh state allocated and cleared its caches and buffers again, about 1.2 of the 14 CPU seconds
 // of a 67 s file (chunk by chunk) here.
+//
+// A call may bring its own encoder, a JS function (onnxruntime in voxd), which whisper.cpp then calls for every window
+// instead of running its conv and encoder graphs (whisper-encoder-input.patch): the decoding thread hands the window's
+// mel to the JS thread through a thread-safe function and waits until the JS side calls back with the encoder output.
 #include <node_api.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -69,6 +77,35 @@ struct Segment {
   std::vector<Token> tokens;
 };
 
+// One window's encoding, shared by the waiting decoding thread and the JS completion (which may come after the thread
+// gave up: an abort, or the environment shutting down).
+struct EncodeRequest {
+  std::vector<float> mel;
+  int frames = 0;
+  size_t outputSize = 0;
+  std::mutex mutex;
+  std::condition_variable finished;
+  bool done = false;
+  bool ok = false;
+  std::vector<float> output;
+  std::string error;
+
+  void finish(bool succeeded, std::string message = {}) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (done) return;
+      done = true;
+      ok = succeeded;
+      error = std::move(message);
+    }
+    finished.notify_all();
+  }
+};
+
+// Set by the environment's cleanup hook: a decoding thread waiting for an encoder result gives up instead of keeping the
+// process from exiting. Shared with the jobs, which may outlive the environment's data.
+using ClosingFlag = std::shared_ptr<std::atomic<bool>>;
+
 struct TranscribeJob {
   napi_async_work work = nullptr;
   napi_deferred deferred = nullptr;
@@ -77,6 +114,10 @@ struct TranscribeJob {
   Model* model = nullptr;
   std::vector<float> samples;
   volatile int32_t* abortFlag = nullptr;
+  // The call's encoder (JS), or null for whisper.cpp's own.
+  napi_threadsafe_function encoder = nullptr;
+  ClosingFlag environmentClosing;
+  std::string encoderError;
   // options
   std::string language = "auto";
   std::string prompt;
@@ -117,6 +158,110 @@ void silentLog(ggml_log_level, const char*, void*) {}
 bool abortRequested(void* data) {
   auto* flag = static_cast<volatile int32_t*>(data);
   return flag != nullptr && *flag != 0;
+}
+
+std::string getString(napi_env env, napi_value value);
+
+// whisper_encoder_callback on the decoding thread: queues the window for the JS encoder and waits for its output.
+bool encodeWindow(const float* mel, int melBins, int frames, float* embd, int context, int state, void* data) {
+  auto* job = static_cast<TranscribeJob*>(data);
+  if (abortRequested(const_cast<int32_t*>(job->abortFlag))) return false;
+  auto request = std::make_shared<EncodeRequest>();
+  request->mel.assign(mel, mel + static_cast<size_t>(melBins) * frames);
+  request->frames = frames;
+  request->outputSize = static_cast<size_t>(context) * state;
+  // The JS side holds its own reference: the request outlives this call if the thread stops waiting.
+  auto* held = new std::shared_ptr<EncodeRequest>(request);
+  if (napi_call_threadsafe_function(job->encoder, held, napi_tsfn_blocking) != napi_ok) {
+    delete held;
+    job->encoderError = "the encoder could not be called (the environment is closing)";
+    return false;
+  }
+  std::unique_lock<std::mutex> lock(request->mutex);
+  // Polled: an abort or the environment closing ends the wait without the JS side's help.
+  while (!request->done) {
+    if (abortRequested(const_cast<int32_t*>(job->abortFlag)) || *job->environmentClosing) return false;
+    request->finished.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  if (!request->ok) {
+    job->encoderError = request->error;
+    return false;
+  }
+  std::memcpy(embd, request->output.data(), request->outputSize * sizeof(float));
+  return true;
+}
+
+void deleteRequest(napi_env, void* data, void*) {
+  auto* held = static_cast<std::shared_ptr<EncodeRequest>*>(data);
+  (*held)->finish(false, "the encoder never called back");
+  delete held;
+}
+
+// done(embd: Float32Array) or done(null, message): the JS encoder's completion.
+napi_value encoderDone(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  void* data = nullptr;
+  if (napi_get_cb_info(env, info, &argc, argv, nullptr, &data) != napi_ok) return nullptr;
+  EncodeRequest& request = **static_cast<std::shared_ptr<EncodeRequest>*>(data);
+  bool isTypedArray = false;
+  if (argc > 0) napi_is_typedarray(env, argv[0], &isTypedArray);
+  if (isTypedArray) {
+    napi_typedarray_type type;
+    size_t length = 0;
+    void* values = nullptr;
+    napi_get_typedarray_info(env, argv[0], &type, &length, &values, nullptr, nullptr);
+    if (type == napi_float32_array && length == request.outputSize) {
+      {
+        std::lock_guard<std::mutex> lock(request.mutex);
+        if (!request.done) request.output.assign(static_cast<float*>(values), static_cast<float*>(values) + length);
+      }
+      request.finish(true);
+    } else {
+      request.finish(false, "the encoder returned " + std::to_string(length) + " values instead of " + std::to_string(request.outputSize));
+    }
+  } else {
+    napi_valuetype type = napi_undefined;
+    if (argc > 1) napi_typeof(env, argv[1], &type);
+    std::string message = type == napi_string ? getString(env, argv[1]) : std::string("the encoder failed");
+    request.finish(false, message);
+  }
+  return nullptr;
+}
+
+// Thread-safe function body, on the JS thread: encoder(mel: Float32Array, frames, done). Nothing thrown by the JS
+// function reaches the decoding thread: an exception fails the window.
+void callEncoder(napi_env env, napi_value encoder, void*, void* data) {
+  auto* held = static_cast<std::shared_ptr<EncodeRequest>*>(data);
+  std::shared_ptr<EncodeRequest> request = *held;
+  if (env == nullptr) {
+    request->finish(false, "the environment is closing");
+    delete held;
+    return;
+  }
+  napi_value arrayBuffer, mel, frames, done, result;
+  void* bytes = nullptr;
+  const size_t byteLength = request->mel.size() * sizeof(float);
+  bool called = napi_create_arraybuffer(env, byteLength, &bytes, &arrayBuffer) == napi_ok;
+  if (called) {
+    std::memcpy(bytes, request->mel.data(), byteLength);
+    called = napi_create_typedarray(env, napi_float32_array, request->mel.size(), arrayBuffer, 0, &mel) == napi_ok &&
+             napi_create_int32(env, request->frames, &frames) == napi_ok &&
+             napi_create_function(env, "done", NAPI_AUTO_LENGTH, encoderDone, held, &done) == napi_ok &&
+             napi_add_finalizer(env, done, held, deleteRequest, nullptr, nullptr) == napi_ok;
+  }
+  if (!called) {
+    request->finish(false, "could not call the encoder");
+    return;
+  }
+  napi_value undefined;
+  napi_get_undefined(env, &undefined);
+  napi_value argv[3] = {mel, frames, done};
+  if (napi_call_function(env, undefined, encoder, 3, argv, &result) != napi_ok) {
+    napi_value exception;
+    napi_get_and_clear_last_exception(env, &exception);
+    request->finish(false, "the encoder threw");
+  }
 }
 
 std::string getString(napi_env env, napi_value value) {
@@ -233,6 +378,8 @@ void transcribeExecute(napi_env, void* data) {
     job->error = "whisper.cpp could not allocate a decoding state";
     return;
   }
+  // Set on every call: a kept state may come from a call with the other encoder.
+  whisper_state_set_encoder(state, job->encoder ? encodeWindow : nullptr, job);
   const int n = static_cast<int>(job->samples.size());
   std::string language = job->language;
   if (language == "auto") {
@@ -247,7 +394,7 @@ void transcribeExecute(napi_env, void* data) {
       }
       const int id = whisper_lang_auto_detect_with_state(ctx, state, 0, job->threads, probabilities.data());
       if (id < 0) {
-        job->error = "whisper.cpp language detection failed";
+        job->error = job->encoderError.empty() ? "whisper.cpp language detection failed" : "the encoder failed: " + job->encoderError;
         job->model->releaseState(state);
         return;
       }
@@ -285,7 +432,9 @@ void transcribeExecute(napi_env, void* data) {
 
   const int status = whisper_full_with_state(ctx, state, params, job->samples.data(), n);
   if (status != 0) {
-    job->error = abortRequested(const_cast<int32_t*>(job->abortFlag)) ? "aborted" : "whisper.cpp transcription failed (" + std::to_string(status) + ")";
+    job->error = abortRequested(const_cast<int32_t*>(job->abortFlag)) ? "aborted"
+                 : !job->encoderError.empty()                                ? "the encoder failed: " + job->encoderError
+                                                                             : "whisper.cpp transcription failed (" + std::to_string(status) + ")";
     job->model->releaseState(state);
     return;
   }
@@ -360,16 +509,17 @@ void transcribeComplete(napi_env env, napi_status, void* data) {
   }
   napi_delete_reference(env, job->modelRef);
   if (job->abortRef) napi_delete_reference(env, job->abortRef);
+  if (job->encoder) napi_release_threadsafe_function(job->encoder, napi_tsfn_release);
   napi_delete_async_work(env, job->work);
   delete job;
 }
 
 napi_value Transcribe(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
   if (argc < 4) {
-    napi_throw_type_error(env, nullptr, "transcribe(model, samples, options, abortFlag)");
+    napi_throw_type_error(env, nullptr, "transcribe(model, samples, options, abortFlag, encoder?)");
     return nullptr;
   }
   auto* job = new TranscribeJob();
@@ -417,6 +567,17 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   job->abortFlag = static_cast<volatile int32_t*>(flag);
   CHECK(env, napi_create_reference(env, argv[3], 1, &job->abortRef));
 
+  napi_valuetype encoderType = napi_undefined;
+  if (argc > 4) CHECK(env, napi_typeof(env, argv[4], &encoderType));
+  if (encoderType == napi_function) {
+    napi_value encoderName;
+    CHECK(env, napi_create_string_utf8(env, "voxd_whisper.encoder", NAPI_AUTO_LENGTH, &encoderName));
+    CHECK(env, napi_create_threadsafe_function(env, argv[4], nullptr, encoderName, 0, 1, nullptr, nullptr, nullptr, callEncoder, &job->encoder));
+    void* closing = nullptr;
+    CHECK(env, napi_get_instance_data(env, &closing));
+    job->environmentClosing = *static_cast<ClosingFlag*>(closing);
+  }
+
   napi_value promise, name;
   CHECK(env, napi_create_promise(env, &job->deferred, &promise));
   CHECK(env, napi_create_string_utf8(env, "voxd_whisper.transcribe", NAPI_AUTO_LENGTH, &name));
@@ -442,8 +603,19 @@ napi_value Info(napi_env env, napi_callback_info info) {
   return result;
 }
 
+void closeEnvironment(void* data) {
+  **static_cast<ClosingFlag*>(data) = true;
+}
+
+void deleteClosingFlag(napi_env, void* data, void*) {
+  delete static_cast<ClosingFlag*>(data);
+}
+
 napi_value Init(napi_env env, napi_value exports) {
   whisper_log_set(silentLog, nullptr);
+  auto* closing = new ClosingFlag(std::make_shared<std::atomic<bool>>(false));
+  napi_set_instance_data(env, closing, deleteClosingFlag, nullptr);
+  napi_add_env_cleanup_hook(env, closeEnvironment, closing);
   napi_property_descriptor properties[] = {
       {"load", nullptr, Load, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"transcribe", nullptr, Transcribe, nullptr, nullptr, nullptr, napi_default, nullptr},

@@ -8,6 +8,10 @@
  * 50 MB for base) on top of the shared weights. An AbortSignal stops a running call through whisper.cpp's abort callback,
  * which whisper.cpp polls after each graph computation: after the current encoder pass (about a second per 30 s window
  * on 2 cores) or decoder step.
+ *
+ * A model may be given an encoder of its own (an ONNX graph on onnxruntime, see whisper-onnx-encoder.ts): whisper.cpp
+ * then hands it every window's log-mel instead of running its own conv and encoder graphs
+ * (native/whisper-encoder-input.patch), and waits for its output; the decoder and DTW are whisper.cpp's as before.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -94,9 +98,16 @@ export interface WhisperModelInfo {
   textLayers: number;
 }
 
+/**
+ * An encoder outside whisper.cpp, called on the JS thread for each window with its log-mel, [1, mel bins, frames]
+ * (frames = 2 x the encoder context). It must call done once, with the encoder output [1, frames / 2, state] or with
+ * null and why it failed (which fails the transcription), and must not throw.
+ */
+export type WhisperEncoder = (mel: Float32Array, frames: number, done: (embedding: Float32Array | null, error?: string) => void) => void;
+
 interface NativeAddon {
   load(modelPath: string, options: { dtwPreset: number }): Promise<object>;
-  transcribe(model: object, samples: Float32Array, options: WhisperDecodeOptions, abortFlag: Int32Array): Promise<WhisperResult>;
+  transcribe(model: object, samples: Float32Array, options: WhisperDecodeOptions, abortFlag: Int32Array, encoder?: WhisperEncoder): Promise<WhisperResult>;
   info(model: object): WhisperModelInfo;
 }
 
@@ -135,17 +146,18 @@ export class WhisperModel {
   private constructor(
     private readonly native: NativeAddon,
     private readonly handle: object,
+    private readonly encoder: WhisperEncoder | undefined,
   ) {}
 
   /**
    * Loads a ggml model. `modelName` picks the DTW alignment heads (default: guessed from the file name); without a
-   * known name, DTW is off and tokens' dtwSeconds are -0.01.
+   * known name, DTW is off and tokens' dtwSeconds are -0.01. `encoder` replaces whisper.cpp's own for every call.
    */
-  static async load(modelPath: string, options: { modelName?: string } = {}): Promise<WhisperModel> {
+  static async load(modelPath: string, options: { modelName?: string; encoder?: WhisperEncoder } = {}): Promise<WhisperModel> {
     const native = loadAddon();
     const name = options.modelName ?? modelNameFromFile(modelPath);
     try {
-      return new WhisperModel(native, await native.load(modelPath, { dtwPreset: name ? dtwPresets[name] ?? 0 : 0 }));
+      return new WhisperModel(native, await native.load(modelPath, { dtwPreset: name ? dtwPresets[name] ?? 0 : 0 }), options.encoder);
     } catch (error) {
       throw new VoxError('model_unavailable', `whisper.cpp could not load ${modelPath}.`, { cause: error });
     }
@@ -165,7 +177,7 @@ export class WhisperModel {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await this.native.transcribe(this.handle, samples, options, abortFlag);
+      return await this.native.transcribe(this.handle, samples, options, abortFlag, this.encoder);
     } catch (error) {
       if (abortFlag[0]) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
       throw new VoxError('internal', 'Transcription failed.', { cause: error });
