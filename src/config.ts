@@ -45,6 +45,11 @@ export interface Config {
   localModelDirs: string[];
   /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
   asrModel: string;
+  /**
+   * 'onnx' (default): the model's ONNX encoder (catalog onnxEncoder, pulled with it) encodes the audio when installed;
+   * 'ggml': whisper.cpp's own encoder always.
+   */
+  asrEncoder: 'onnx' | 'ggml';
   /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
   metricsPublic: boolean;
   /** Jobs: how long a settled job, its inputs and results are kept. */
@@ -162,6 +167,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   for (const operation of workerOperations) {
     if (!(operations as readonly string[]).includes(operation)) throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
   }
+  const asrEncoder = (env.VOXD_ASR_ENCODER?.trim() || 'onnx') as Config['asrEncoder'];
+  if (!['onnx', 'ggml'].includes(asrEncoder)) throw new ConfigError(`VOXD_ASR_ENCODER must be onnx or ggml (got '${env.VOXD_ASR_ENCODER}').`);
   const dataDir = path.resolve(env.VOXD_DATA_DIR?.trim() || './data');
   const config: Config = {
     role,
@@ -186,6 +193,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     shutdownGraceSeconds: integer(env, 'VOXD_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
+    asrEncoder,
     metricsPublic: boolean(env, 'VOXD_METRICS_PUBLIC', false),
     jobTtlSeconds: integer(env, 'VOXD_JOB_TTL_SECONDS', 86400, 60, 365 * 86400),
     jobMaxAttempts: integer(env, 'VOXD_JOB_MAX_ATTEMPTS', 3, 1, 100),

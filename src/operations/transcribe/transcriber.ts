@@ -53,4 +53,6 @@ export interface Transcriber {
   modelId: string;
   languages: readonly string[];
   transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript>;
+  /** Releases what the engine holds besides memory (worker threads). */
+  close?(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { deflateSync } from 'node:zlib';
 import { whisperLanguages } from '../languages.js';
 import type { ChunkTranscript, RecognizedSegment, RecognizedWord, TranscribeChunkOptions, Transcriber } from '../transcriber.js';
 import { WhisperModel, type WhisperResult, type WhisperToken } from './whisper-native.js';
+import { OnnxWhisperEncoder } from './whisper-onnx-encoder.js';
 
 /** Scripts written without spaces between words: each token (or character) is its own word, as Whisper does. */
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
@@ -184,15 +185,27 @@ export class WhisperCppTranscriber implements Transcriber {
   readonly engine = 'whisper.cpp';
   readonly languages = whisperLanguages;
 
+  /** What encodes the audio: whisper.cpp's own graphs, or the model's ONNX encoder on onnxruntime. */
+  readonly encoder: 'whisper.cpp' | 'onnxruntime';
+
   private constructor(
     private readonly model: WhisperModel,
     readonly modelId: string,
     private readonly threads: number,
-  ) {}
+    private readonly onnxEncoder: OnnxWhisperEncoder | undefined,
+  ) {
+    this.encoder = onnxEncoder ? 'onnxruntime' : 'whisper.cpp';
+  }
 
-  static async load(modelPath: string, options: { modelId: string; threads: number; modelName?: string }): Promise<WhisperCppTranscriber> {
-    const model = await WhisperModel.load(modelPath, options.modelName ? { modelName: options.modelName } : {});
-    return new WhisperCppTranscriber(model, options.modelId, options.threads);
+  /** `encoderPath`: the model's encoder as ONNX (catalog onnxEncoder), which then encodes every window in whisper.cpp's place. */
+  static async load(modelPath: string, options: { modelId: string; threads: number; modelName?: string; encoderPath?: string }): Promise<WhisperCppTranscriber> {
+    const onnxEncoder = options.encoderPath ? await OnnxWhisperEncoder.load(options.encoderPath, { threads: options.threads }) : undefined;
+    const model = await WhisperModel.load(modelPath, { ...(options.modelName ? { modelName: options.modelName } : {}), ...(onnxEncoder ? { encoder: onnxEncoder.encode } : {}) });
+    return new WhisperCppTranscriber(model, options.modelId, options.threads, onnxEncoder);
+  }
+
+  async close(): Promise<void> {
+    await this.onnxEncoder?.close();
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
