@@ -18,11 +18,13 @@ describe('configuration', () => {
     assert.equal(config.maxAudioSeconds, 7200);
     assert.equal(config.shutdownGraceSeconds, 30);
     assert.equal(config.metricsPublic, false);
+    assert.equal(config.asrEncoder, 'onnx');
+    assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'ggml' }).asrEncoder, 'ggml');
     assert.ok(Object.isFrozen(config));
   });
 
   test('invalid values stop the start with a message naming the variable', () => {
-    for (const [name, value] of [['VOXD_PORT', '70000'], ['VOXD_PORT', 'abc'], ['VOXD_MAX_UPLOAD_MB', '0'], ['VOXD_MAX_AUDIO_SECONDS', '1.5'], ['VOXD_API_KEYS', 'secret'], ['VOXD_PRELOAD_MODELS', 'maybe'], ['VOXD_SHUTDOWN_GRACE_SECONDS', '-1'], ['VOXD_SHUTDOWN_GRACE_SECONDS', '2.5']]) {
+    for (const [name, value] of [['VOXD_PORT', '70000'], ['VOXD_PORT', 'abc'], ['VOXD_MAX_UPLOAD_MB', '0'], ['VOXD_MAX_AUDIO_SECONDS', '1.5'], ['VOXD_API_KEYS', 'secret'], ['VOXD_PRELOAD_MODELS', 'maybe'], ['VOXD_SHUTDOWN_GRACE_SECONDS', '-1'], ['VOXD_SHUTDOWN_GRACE_SECONDS', '2.5'], ['VOXD_ASR_ENCODER', 'cuda']]) {
       assert.throws(() => loadConfig({ [name!]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name!));
     }
   });

@@ -8,6 +8,7 @@
 // mel to the JS thread through a thread-safe function and waits until the JS side calls back with the encoder output.
 #include <node_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -586,6 +587,111 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   return promise;
 }
 
+// ---- encode(model, samples, { threads }) -> Promise<{ mel, frames, embedding }>: whisper.cpp's own encoder output for
+// the first (full) window and the mel it read, what an external encoder must reproduce.
+
+struct EncodeJob {
+  napi_async_work work = nullptr;
+  napi_deferred deferred = nullptr;
+  napi_ref modelRef = nullptr;
+  Model* model = nullptr;
+  std::vector<float> samples;
+  int threads = 2;
+  std::vector<float> mel;
+  int frames = 0;
+  std::vector<float> embedding;
+  std::string error;
+};
+
+bool captureMel(const float* mel, int melBins, int frames, float* embd, int context, int state, void* data) {
+  auto* job = static_cast<EncodeJob*>(data);
+  job->mel.assign(mel, mel + static_cast<size_t>(melBins) * frames);
+  job->frames = frames;
+  std::fill(embd, embd + static_cast<size_t>(context) * state, 0.0f);
+  return true;
+}
+
+void encodeExecute(napi_env, void* data) {
+  auto* job = static_cast<EncodeJob*>(data);
+  whisper_context* ctx = job->model->ctx;
+  // A fresh state: its encoder context is the full window.
+  whisper_state* state = whisper_init_state(ctx);
+  if (!state) {
+    job->error = "whisper.cpp could not allocate a decoding state";
+    return;
+  }
+  bool ok = whisper_pcm_to_mel_with_state(ctx, state, job->samples.data(), static_cast<int>(job->samples.size()), job->threads) == 0;
+  // The mel through the external encoder path, then whisper.cpp's own encoder on the same window.
+  whisper_state_set_encoder(state, captureMel, job);
+  ok = ok && whisper_encode_with_state(ctx, state, 0, job->threads) == 0;
+  whisper_state_set_encoder(state, nullptr, nullptr);
+  ok = ok && whisper_encode_with_state(ctx, state, 0, job->threads) == 0;
+  if (ok) {
+    job->embedding.resize(whisper_state_encoder_output(state, nullptr, 0));
+    whisper_state_encoder_output(state, job->embedding.data(), static_cast<int>(job->embedding.size()));
+  } else {
+    job->error = "whisper.cpp could not encode the audio";
+  }
+  whisper_free_state(state);
+}
+
+napi_value floatArray(napi_env env, const std::vector<float>& values) {
+  napi_value buffer, array;
+  void* bytes = nullptr;
+  napi_create_arraybuffer(env, values.size() * sizeof(float), &bytes, &buffer);
+  std::memcpy(bytes, values.data(), values.size() * sizeof(float));
+  napi_create_typedarray(env, napi_float32_array, values.size(), buffer, 0, &array);
+  return array;
+}
+
+void encodeComplete(napi_env env, napi_status, void* data) {
+  auto* job = static_cast<EncodeJob*>(data);
+  if (!job->error.empty()) {
+    rejectWith(env, job->deferred, job->error);
+  } else {
+    napi_value result;
+    napi_create_object(env, &result);
+    napi_set_named_property(env, result, "mel", floatArray(env, job->mel));
+    setNumber(env, result, "frames", job->frames);
+    napi_set_named_property(env, result, "embedding", floatArray(env, job->embedding));
+    napi_resolve_deferred(env, job->deferred, result);
+  }
+  napi_delete_reference(env, job->modelRef);
+  napi_delete_async_work(env, job->work);
+  delete job;
+}
+
+napi_value Encode(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK(env, napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr));
+  if (argc < 3) {
+    napi_throw_type_error(env, nullptr, "encode(model, samples, options)");
+    return nullptr;
+  }
+  auto* job = new EncodeJob();
+  void* modelData = nullptr;
+  CHECK(env, napi_get_value_external(env, argv[0], &modelData));
+  job->model = static_cast<Model*>(modelData);
+  CHECK(env, napi_create_reference(env, argv[0], 1, &job->modelRef));
+  napi_typedarray_type type;
+  size_t length;
+  void* samples;
+  CHECK(env, napi_get_typedarray_info(env, argv[1], &type, &length, &samples, nullptr, nullptr));
+  if (type != napi_float32_array) {
+    napi_throw_type_error(env, nullptr, "samples must be a Float32Array");
+    return nullptr;
+  }
+  job->samples.assign(static_cast<float*>(samples), static_cast<float*>(samples) + length);
+  readInt(env, argv[2], "threads", job->threads);
+  napi_value promise, name;
+  CHECK(env, napi_create_promise(env, &job->deferred, &promise));
+  CHECK(env, napi_create_string_utf8(env, "voxd_whisper.encode", NAPI_AUTO_LENGTH, &name));
+  CHECK(env, napi_create_async_work(env, nullptr, name, encodeExecute, encodeComplete, job, &job->work));
+  CHECK(env, napi_queue_async_work(env, job->work));
+  return promise;
+}
+
 napi_value Info(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -620,6 +726,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"load", nullptr, Load, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"transcribe", nullptr, Transcribe, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"encode", nullptr, Encode, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties);
   return exports;

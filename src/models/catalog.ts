@@ -389,7 +389,7 @@ catalog.push(
     task: 'asr',
     description: "Whisper base's audio encoder as an int8 ONNX graph for onnxruntime, converted from whisper-base; whisper.cpp decodes",
     license: 'MIT',
-    files: [{ name: 'encoder-int8.onnx', bytes: 25884289, sha256: '12d382b7fb32373e359593e5556fd8cfcd03833e48bcd0436a04c32c4dad21ff' }],
+    files: [{ name: 'encoder-int8.onnx', bytes: 38443559, sha256: 'f1e649fca2145737f97d0786ac8379adb9ad6cfa5fbaad1d8280218c9f5d46c2' }],
     sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
     convert: ({ rawDir, outDir }) => convertWhisperEncoderToOnnx({ ggmlPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, 'encoder-int8.onnx'), precision: 'int8' }),
   },

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { catalog } from '../../src/models/catalog.js';
 import { ModelManager } from '../../src/models/manager.js';
+import { OnnxWhisperEncoder } from '../../src/operations/transcribe/engines/whisper-onnx-encoder.js';
 import { sharedModelsDir } from './app.js';
 
 export const testModelsDir = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' }).modelsDir;
@@ -22,3 +23,19 @@ export function modelFile(id: string, file: string): Promise<string> {
 export const ge2eModelPath = (): Promise<string> => modelFile('resemblyzer-ge2e', 'ge2e.onnx');
 export const camppModelPath = (): Promise<string> => modelFile('campplus', 'campplus.onnx');
 export const segmentationModelPath = (): Promise<string> => modelFile('pyannote-segmentation-3', 'segmentation-3.0.onnx');
+
+let baseEncoder: Promise<OnnxWhisperEncoder> | undefined;
+/**
+ * whisper-base's ONNX encoder (pulled with it), which the service uses by default; undefined under
+ * VOXD_ASR_ENCODER=ggml, so that whisper tests can be run with whisper.cpp's own encoder as well.
+ */
+export async function whisperBaseEncoder(): Promise<OnnxWhisperEncoder | undefined> {
+  if (process.env.VOXD_ASR_ENCODER === 'ggml') return undefined;
+  baseEncoder ??= modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx').then((file) => OnnxWhisperEncoder.load(file, { threads: 2 }));
+  return baseEncoder;
+}
+
+/** The file of whisper-base's ONNX encoder for WhisperCppTranscriber.load, or undefined under VOXD_ASR_ENCODER=ggml. */
+export async function whisperBaseEncoderPath(): Promise<string | undefined> {
+  return process.env.VOXD_ASR_ENCODER === 'ggml' ? undefined : modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
+}

@@ -9,7 +9,7 @@ import { decodeFile } from '../../../src/audio/decode.js';
 import { compressionRatio, compressionRatioThreshold, looksRunOn, loops, maxTokens, WhisperCppTranscriber, withoutRunOn } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
-import { modelFile } from '../../helpers/models.js';
+import { modelFile, whisperBaseEncoderPath } from '../../helpers/models.js';
 
 const result = (segments: Array<[number, number, string]>): WhisperResult => ({
   language: 'en',
@@ -47,7 +47,7 @@ test('compression ratio: one sentence said over and over is a loop, ordinary spe
 });
 
 test('a prompted decoding that loops is decoded again without the prompt (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2, encoderPath: await whisperBaseEncoderPath() });
   const samples = (await decodeFile(path.join(evalDir, 'asr/faster_whisper/stereo_diarization_left.wav'), { sampleRate: 16000, channels: 1 })).samples;
   const result = await transcriber.transcribe(samples, { language: 'en', prompt: Array(8).fill(quilter).join(' '), temperature: 0 });
   const text = result.segments.map((s) => s.text).join('');
@@ -76,11 +76,25 @@ test('a decoding pass of a 1 s clip may run to 55 tokens (whisper.cpp drops loop
 });
 
 test('a 1 s clip whose beam-search decoding is improbable: the fallback keeps the sample that does not loop', async () => {
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2, encoderPath: await whisperBaseEncoderPath() });
   const samples = (await decodeFile(path.join(evalDir, 'asr/deepspeech/LDC93S1.wav'), { sampleRate: 16000, channels: 1 })).samples.subarray(0, 16000);
   const result = await transcriber.transcribe(samples, { language: 'en', temperature: 0 });
   const text = result.segments.map((s) => s.text).join('');
   assert.ok(result.temperature > 0, `accepted at ${result.temperature}`);
   assert.ok(compressionRatio(text) <= compressionRatioThreshold, text);
   assert.match(text, /^ She had/);
+});
+
+test('with its ONNX encoder the engine says so and transcribes as with whisper.cpp\'s own', async () => {
+  const modelPath = await modelFile('whisper-base', 'ggml-base.bin');
+  const encoderPath = await modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
+  const onnx = await WhisperCppTranscriber.load(modelPath, { modelId: 'whisper-base', threads: 2, encoderPath });
+  const ggml = await WhisperCppTranscriber.load(modelPath, { modelId: 'whisper-base', threads: 2 });
+  assert.equal(onnx.encoder, 'onnxruntime');
+  assert.equal(ggml.encoder, 'whisper.cpp');
+  const samples = (await decodeFile(path.join(evalDir, 'asr/whisper_cpp/jfk.wav'), { sampleRate: 16000, channels: 1 })).samples;
+  const text = async (transcriber: WhisperCppTranscriber): Promise<string> => (await transcriber.transcribe(samples, { language: 'en', temperature: 0 })).segments.map((s) => s.text).join('').trim();
+  assert.equal(await text(onnx), 'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.');
+  assert.match(await text(ggml), /^And so, my fellow Americans, ask not what your country can do for you, ?ask what you can do for your country\.$/);
+  await onnx.close();
 });

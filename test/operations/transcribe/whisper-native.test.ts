@@ -5,9 +5,13 @@ import { before, describe, test } from 'node:test';
 import { errorRate } from '../../../bench/lib/wer.js';
 import { decodeFile } from '../../../src/audio/decode.js';
 import { VoxError } from '../../../src/errors.js';
-import { WhisperModel, type WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
+import { WhisperModel, type WhisperEncoder, type WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
+import { OnnxWhisperEncoder } from '../../../src/operations/transcribe/engines/whisper-onnx-encoder.js';
 import { evalDir, sharedModelsDir } from '../../helpers/app.js';
-import { modelFile } from '../../helpers/models.js';
+import { modelFile, whisperBaseEncoder } from '../../helpers/models.js';
+
+/** The ONNX encoder whatever VOXD_ASR_ENCODER says: the tests of the encoder hand-off need one. */
+const whisperBaseEncoderOnnx = async (): Promise<OnnxWhisperEncoder> => OnnxWhisperEncoder.load(await modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx'), { threads: 2 });
 
 const speech = async (relative: string): Promise<Float32Array> =>
   (await decodeFile(path.join(evalDir, relative), { sampleRate: 16000, channels: 1 })).samples;
@@ -31,7 +35,7 @@ describe('whisper.cpp addon', () => {
   describe('whisper base (converted)', () => {
     let model: WhisperModel;
     before(async () => {
-      model = await WhisperModel.load(await modelFile('whisper-base', 'ggml-base.bin'));
+      model = await WhisperModel.load(await modelFile('whisper-base', 'ggml-base.bin'), { encoder: (await whisperBaseEncoder())?.encode });
     });
 
     test('model info', () => {
@@ -198,6 +202,57 @@ describe('whisper.cpp addon', () => {
       const abortedAfterMs = performance.now() - started;
       assert.ok(abortedAfterMs < 0.6 * fullRunMs, `aborted after ${abortedAfterMs} ms; a full run takes ${fullRunMs} ms`);
       await assert.rejects(model.transcribe(samples, options, controller.signal), (e: unknown) => (e as Error).name === 'AbortError');
+    });
+  });
+
+  describe('an encoder outside whisper.cpp', () => {
+    let modelPath: string;
+    before(async () => {
+      modelPath = await modelFile('whisper-base', 'ggml-base.bin');
+    });
+
+    test('the ONNX encoder encodes every window, language detection included, with the frames whisper.cpp reads; the text is the same', async () => {
+      const onnx = await whisperBaseEncoderOnnx();
+      const frames: number[] = [];
+      const model = await WhisperModel.load(modelPath, { encoder: (mel, count, done) => {
+        frames.push(count);
+        onnx.encode(mel, count, done);
+      } });
+      const samples = await speech('asr/pv_leopard/test.wav');
+      const result = await model.transcribe(samples, { language: 'auto', threads: 2, audioContext: 400 });
+      assert.equal(result.language, 'en');
+      // Language detection on the full window, then the decoding window cut to 400 encoder frames.
+      assert.deepEqual(frames, [3000, 800]);
+      const reference = await (await WhisperModel.load(modelPath)).transcribe(samples, { language: 'en', threads: 2, audioContext: 400 });
+      assert.equal(text(result), text(reference));
+      await onnx.close();
+    });
+
+    const failing = async (encoder: WhisperEncoder, signal?: AbortSignal): Promise<unknown> => {
+      const model = await WhisperModel.load(modelPath, { encoder });
+      return model.transcribe(await speech('asr/pv_leopard/test.wav'), { language: 'en', threads: 2 }, signal).then(() => assert.fail('transcribed'), (error: unknown) => error);
+    };
+
+    test('a failed encoder run fails the transcription with its reason, not a hang', async () => {
+      const error = await failing((_mel, _frames, done) => setTimeout(() => done(null, 'onnxruntime: out of memory'), 10));
+      assert.ok(error instanceof VoxError && error.code === 'internal');
+      assert.equal((error.cause as Error).message, 'the encoder failed: onnxruntime: out of memory');
+    });
+
+    test('an encoder that throws, or answers with the wrong size, fails the transcription; the process goes on', async () => {
+      const thrown = await failing(() => {
+        throw new Error('bug');
+      });
+      assert.equal(((thrown as VoxError).cause as Error).message, 'the encoder failed: the encoder threw');
+      const short = await failing((_mel, _frames, done) => done(new Float32Array(10)));
+      assert.match(((short as VoxError).cause as Error).message, /^the encoder failed: the encoder returned 10 values instead of 768000$/);
+    });
+
+    test('an encoder that never answers: an abort still ends the transcription', async () => {
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(), 200);
+      const error = await failing(() => undefined, controller.signal);
+      assert.ok(error instanceof VoxError && error.code === 'aborted');
     });
   });
 });

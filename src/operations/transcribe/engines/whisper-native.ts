@@ -109,6 +109,14 @@ interface NativeAddon {
   load(modelPath: string, options: { dtwPreset: number }): Promise<object>;
   transcribe(model: object, samples: Float32Array, options: WhisperDecodeOptions, abortFlag: Int32Array, encoder?: WhisperEncoder): Promise<WhisperResult>;
   info(model: object): WhisperModelInfo;
+  encode(model: object, samples: Float32Array, options: { threads: number }): Promise<WhisperEncoding>;
+}
+
+/** whisper.cpp's own encoding of a full window: the log-mel it read, [1, mel bins, frames], and its output, [1, frames / 2, state]. */
+export interface WhisperEncoding {
+  mel: Float32Array;
+  frames: number;
+  embedding: Float32Array;
 }
 
 export const whisperAddonPath = path.join(packageRoot, 'native/build/voxd_whisper.node');
@@ -165,6 +173,11 @@ export class WhisperModel {
 
   info(): WhisperModelInfo {
     return this.native.info(this.handle);
+  }
+
+  /** whisper.cpp's own encoder on the first 30 s of the samples (whatever encoder the model was given): what another encoder must match. */
+  encodeWithWhisperCpp(samples: Float32Array, options: { threads: number }): Promise<WhisperEncoding> {
+    return this.native.encode(this.handle, samples, options);
   }
 
   /** Transcribes 16 kHz mono samples in -1..1. Rejects with VoxError 'aborted' when the signal fires. */
