@@ -46,10 +46,10 @@ export interface Config {
   /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
   asrModel: string;
   /**
-   * 'onnx' (default): the model's ONNX encoder (catalog onnxEncoder, pulled with it) encodes the audio when installed;
-   * 'ggml': whisper.cpp's own encoder always.
+   * 'onnx' (default): the model's float32 ONNX encoder (catalog onnxEncoders, pulled with it) encodes the audio when it
+   * is installed; 'onnx-int8': its int8 one (faster, less accurate); 'ggml': whisper.cpp's own encoder.
    */
-  asrEncoder: 'onnx' | 'ggml';
+  asrEncoder: 'onnx' | 'onnx-int8' | 'ggml';
   /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
   metricsPublic: boolean;
   /** Jobs: how long a settled job, its inputs and results are kept. */
@@ -168,7 +168,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     if (!(operations as readonly string[]).includes(operation)) throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
   }
   const asrEncoder = (env.VOXD_ASR_ENCODER?.trim() || 'onnx') as Config['asrEncoder'];
-  if (!['onnx', 'ggml'].includes(asrEncoder)) throw new ConfigError(`VOXD_ASR_ENCODER must be onnx or ggml (got '${env.VOXD_ASR_ENCODER}').`);
+  if (!['onnx', 'onnx-int8', 'ggml'].includes(asrEncoder)) throw new ConfigError(`VOXD_ASR_ENCODER must be onnx, onnx-int8 or ggml (got '${env.VOXD_ASR_ENCODER}').`);
   const dataDir = path.resolve(env.VOXD_DATA_DIR?.trim() || './data');
   const config: Config = {
     role,

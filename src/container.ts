@@ -104,7 +104,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     const isPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
     const modelPath = isPath ? config.asrModel : path.join(await models.require(config.asrModel), models.spec(config.asrModel).files[0]!.name);
     // The model's ONNX encoder when it has one and it is installed (pulled with the model), unless whisper.cpp's is asked for.
-    const encoderId = isPath || config.asrEncoder === 'ggml' ? undefined : models.spec(config.asrModel).onnxEncoder;
+    const encoderId = isPath || config.asrEncoder === 'ggml' ? undefined : models.spec(config.asrModel).onnxEncoders?.[config.asrEncoder];
     const encoderPath = encoderId && (await models.installed(encoderId)) ? path.join(await models.require(encoderId), models.spec(encoderId).files[0]!.name) : undefined;
     const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
     return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads, ...(encoderPath ? { encoderPath } : {}) });

@@ -20,6 +20,7 @@ describe('configuration', () => {
     assert.equal(config.metricsPublic, false);
     assert.equal(config.asrEncoder, 'onnx');
     assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'ggml' }).asrEncoder, 'ggml');
+    assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'onnx-int8' }).asrEncoder, 'onnx-int8');
     assert.ok(Object.isFrozen(config));
   });
 

@@ -103,8 +103,8 @@ struct EncodeRequest {
   }
 };
 
-// Set by the environment's cleanup hook: a decoding thread waiting for an encoder result gives up instead of keeping the
-// process from exiting. Shared with the jobs, which may outlive the environment's data.
+// Set by the environment's cleanup hook or closing(): a decoding thread waiting for an encoder result gives up instead of
+// keeping the process from exiting. Shared with the jobs, which may outlive the environment's data.
 using ClosingFlag = std::shared_ptr<std::atomic<bool>>;
 
 struct TranscribeJob {
@@ -713,6 +713,13 @@ void closeEnvironment(void* data) {
   **static_cast<ClosingFlag*>(data) = true;
 }
 
+// closing(): what the cleanup hook does, for process.exit(), which joins the libuv threads without running the hooks.
+napi_value Closing(napi_env env, napi_callback_info) {
+  void* closing = nullptr;
+  if (napi_get_instance_data(env, &closing) == napi_ok && closing) closeEnvironment(closing);
+  return nullptr;
+}
+
 void deleteClosingFlag(napi_env, void* data, void*) {
   delete static_cast<ClosingFlag*>(data);
 }
@@ -727,6 +734,7 @@ napi_value Init(napi_env env, napi_value exports) {
       {"transcribe", nullptr, Transcribe, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"info", nullptr, Info, nullptr, nullptr, nullptr, napi_default, nullptr},
       {"encode", nullptr, Encode, nullptr, nullptr, nullptr, napi_default, nullptr},
+      {"closing", nullptr, Closing, nullptr, nullptr, nullptr, napi_default, nullptr},
   };
   napi_define_properties(env, exports, sizeof(properties) / sizeof(properties[0]), properties);
   return exports;

@@ -26,16 +26,21 @@ export const segmentationModelPath = (): Promise<string> => modelFile('pyannote-
 
 let baseEncoder: Promise<OnnxWhisperEncoder> | undefined;
 /**
- * whisper-base's ONNX encoder (pulled with it), which the service uses by default; undefined under
- * VOXD_ASR_ENCODER=ggml, so that whisper tests can be run with whisper.cpp's own encoder as well.
+ * whisper-base's ONNX encoder as the service picks it: float32 by default (pulled with the model), int8 under
+ * VOXD_ASR_ENCODER=onnx-int8, none under VOXD_ASR_ENCODER=ggml; so whisper tests can be run with each.
  */
 export async function whisperBaseEncoder(): Promise<OnnxWhisperEncoder | undefined> {
-  if (process.env.VOXD_ASR_ENCODER === 'ggml') return undefined;
-  baseEncoder ??= modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx').then((file) => OnnxWhisperEncoder.load(file, { threads: 2 }));
+  const file = await whisperBaseEncoderPath();
+  if (!file) return undefined;
+  baseEncoder ??= OnnxWhisperEncoder.load(file, { threads: 2 });
   return baseEncoder;
 }
 
-/** The file of whisper-base's ONNX encoder for WhisperCppTranscriber.load, or undefined under VOXD_ASR_ENCODER=ggml. */
+/** The file of that encoder, for WhisperCppTranscriber.load. */
 export async function whisperBaseEncoderPath(): Promise<string | undefined> {
-  return process.env.VOXD_ASR_ENCODER === 'ggml' ? undefined : modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
+  switch (process.env.VOXD_ASR_ENCODER) {
+    case 'ggml': return undefined;
+    case 'onnx-int8': return modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
+    default: return modelFile('whisper-base-encoder', 'encoder.onnx');
+  }
 }

@@ -1,6 +1,7 @@
 /**
- * Whisper base's encoder as ONNX (catalog whisper-base-encoder-int8): converted at pull time from the ggml file with
- * reproducible bytes, and equal, within its precision, to whisper.cpp's own encoder on a real 30 s window.
+ * Whisper base's encoder as ONNX (catalog whisper-base-encoder, float32, and whisper-base-encoder-int8): converted at pull
+ * time from the ggml file with reproducible bytes, and equal, within its precision, to whisper.cpp's own encoder on a real
+ * 30 s window.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -15,13 +16,15 @@ import { WhisperModel } from '../../src/operations/transcribe/engines/whisper-na
 import { evalDir, sharedModelsDir } from '../helpers/app.js';
 import { modelFile, testModelsDir } from '../helpers/models.js';
 
-test('whisper-base-encoder-int8 is pulled with whisper-base, converted from it and verified', { timeout: 300_000 }, async () => {
+test('the encoders are converted from whisper-base and verified; the float32 one is pulled with it', { timeout: 300_000 }, async () => {
   const manager = new ModelManager({ modelsDir: testModelsDir, localModelDirs: [sharedModelsDir], catalog });
   await manager.pull('whisper-base');
-  assert.equal(await manager.installed('whisper-base-encoder-int8'), true);
+  assert.equal(await manager.installed('whisper-base-encoder'), true);
   // Forced: the conversion itself runs every time, and must give the catalog's bytes.
-  await manager.pull('whisper-base-encoder-int8', { force: true });
-  assert.deepEqual(await manager.verify('whisper-base-encoder-int8'), []);
+  for (const id of ['whisper-base-encoder', 'whisper-base-encoder-int8']) {
+    await manager.pull(id, { force: true });
+    assert.deepEqual(await manager.verify(id), []);
+  }
 });
 
 /** Largest absolute difference, and the difference's norm relative to the reference's. */

@@ -87,7 +87,7 @@ test('a 1 s clip whose beam-search decoding is improbable: the fallback keeps th
 
 test('with its ONNX encoder the engine says so and transcribes as with whisper.cpp\'s own', async () => {
   const modelPath = await modelFile('whisper-base', 'ggml-base.bin');
-  const encoderPath = await modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
+  const encoderPath = await modelFile('whisper-base-encoder', 'encoder.onnx');
   const onnx = await WhisperCppTranscriber.load(modelPath, { modelId: 'whisper-base', threads: 2, encoderPath });
   const ggml = await WhisperCppTranscriber.load(modelPath, { modelId: 'whisper-base', threads: 2 });
   assert.equal(onnx.encoder, 'onnxruntime');

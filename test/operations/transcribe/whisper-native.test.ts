@@ -1,17 +1,21 @@
 /** The whisper.cpp addon on real recordings: the converted base model, plus whisper.cpp's tiny test model for plumbing. */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import { before, describe, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { errorRate } from '../../../bench/lib/wer.js';
 import { decodeFile } from '../../../src/audio/decode.js';
 import { VoxError } from '../../../src/errors.js';
 import { WhisperModel, type WhisperEncoder, type WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { OnnxWhisperEncoder } from '../../../src/operations/transcribe/engines/whisper-onnx-encoder.js';
+import { packageRoot } from '../../../src/version.js';
 import { evalDir, sharedModelsDir } from '../../helpers/app.js';
 import { modelFile, whisperBaseEncoder } from '../../helpers/models.js';
 
-/** The ONNX encoder whatever VOXD_ASR_ENCODER says: the tests of the encoder hand-off need one. */
-const whisperBaseEncoderOnnx = async (): Promise<OnnxWhisperEncoder> => OnnxWhisperEncoder.load(await modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx'), { threads: 2 });
+/** An ONNX encoder whatever VOXD_ASR_ENCODER says: the tests of the encoder hand-off need one. */
+const whisperBaseEncoderOnnx = async (): Promise<OnnxWhisperEncoder> => OnnxWhisperEncoder.load(await modelFile('whisper-base-encoder', 'encoder.onnx'), { threads: 2 });
 
 const speech = async (relative: string): Promise<Float32Array> =>
   (await decodeFile(path.join(evalDir, relative), { sampleRate: 16000, channels: 1 })).samples;
@@ -228,9 +232,9 @@ describe('whisper.cpp addon', () => {
       await onnx.close();
     });
 
-    const failing = async (encoder: WhisperEncoder, signal?: AbortSignal): Promise<unknown> => {
+    const failing = async (encoder: WhisperEncoder): Promise<unknown> => {
       const model = await WhisperModel.load(modelPath, { encoder });
-      return model.transcribe(await speech('asr/pv_leopard/test.wav'), { language: 'en', threads: 2 }, signal).then(() => assert.fail('transcribed'), (error: unknown) => error);
+      return model.transcribe(await speech('asr/pv_leopard/test.wav'), { language: 'en', threads: 2 }).then(() => assert.fail('transcribed'), (error: unknown) => error);
     };
 
     test('a failed encoder run fails the transcription with its reason, not a hang', async () => {
@@ -249,10 +253,26 @@ describe('whisper.cpp addon', () => {
     });
 
     test('an encoder that never answers: an abort still ends the transcription', async () => {
+      const model = await WhisperModel.load(modelPath, { encoder: () => undefined });
+      const samples = await speech('asr/pv_leopard/test.wav');
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 200);
-      const error = await failing(() => undefined, controller.signal);
-      assert.ok(error instanceof VoxError && error.code === 'aborted');
+      await assert.rejects(model.transcribe(samples, { language: 'en', threads: 2 }, controller.signal), (e: unknown) => e instanceof VoxError && e.code === 'aborted');
+    });
+
+    test('process.exit() while whisper.cpp waits for an encoder that never answers: the process exits', async () => {
+      const module = pathToFileURL(path.join(packageRoot, 'dist/src/operations/transcribe/engines/whisper-native.js')).href;
+      const script = `
+        import { WhisperModel } from '${module}';
+        const model = await WhisperModel.load(${JSON.stringify(modelPath)}, { encoder: () => undefined });
+        void model.transcribe(new Float32Array(80000), { language: 'en', threads: 1 }).catch(() => undefined);
+        setTimeout(() => process.exit(3), 300);
+      `;
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
+      const timeout = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      clearTimeout(timeout);
+      assert.equal(code, 3, 'the process hung at exit (killed)');
     });
   });
 });

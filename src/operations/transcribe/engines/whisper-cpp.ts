@@ -197,7 +197,7 @@ export class WhisperCppTranscriber implements Transcriber {
     this.encoder = onnxEncoder ? 'onnxruntime' : 'whisper.cpp';
   }
 
-  /** `encoderPath`: the model's encoder as ONNX (catalog onnxEncoder), which then encodes every window in whisper.cpp's place. */
+  /** `encoderPath`: the model's encoder as ONNX (catalog onnxEncoders), which then encodes every window in whisper.cpp's place. */
   static async load(modelPath: string, options: { modelId: string; threads: number; modelName?: string; encoderPath?: string }): Promise<WhisperCppTranscriber> {
     const onnxEncoder = options.encoderPath ? await OnnxWhisperEncoder.load(options.encoderPath, { threads: options.threads }) : undefined;
     const model = await WhisperModel.load(modelPath, { ...(options.modelName ? { modelName: options.modelName } : {}), ...(onnxEncoder ? { encoder: onnxEncoder.encode } : {}) });

@@ -110,6 +110,8 @@ interface NativeAddon {
   transcribe(model: object, samples: Float32Array, options: WhisperDecodeOptions, abortFlag: Int32Array, encoder?: WhisperEncoder): Promise<WhisperResult>;
   info(model: object): WhisperModelInfo;
   encode(model: object, samples: Float32Array, options: { threads: number }): Promise<WhisperEncoding>;
+  /** Ends every wait for an encoder: the calls fail. */
+  closing(): void;
 }
 
 /** whisper.cpp's own encoding of a full window: the log-mel it read, [1, mel bins, frames], and its output, [1, frames / 2, state]. */
@@ -143,7 +145,13 @@ function loadAddon(): NativeAddon {
   // libgomp reads it once, when the addon loads.
   process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
   try {
-    addon ??= createRequire(import.meta.url)(whisperAddonPath) as NativeAddon;
+    if (!addon) {
+      addon = createRequire(import.meta.url)(whisperAddonPath) as NativeAddon;
+      // process.exit() waits for the libuv threads: one waiting for an encoder that will never answer (its event loop is
+      // gone) would hang the exit.
+      const loaded = addon;
+      process.once('exit', () => loaded.closing());
+    }
     return addon;
   } catch (error) {
     throw new VoxError('model_unavailable', 'The whisper.cpp addon is not built: run native/build-whisper.sh.', { cause: error });

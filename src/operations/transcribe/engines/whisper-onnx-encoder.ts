@@ -1,8 +1,8 @@
 /**
- * Whisper's encoder on onnxruntime (the int8 graph that src/models/convert/whisper-encoder-to-onnx.ts writes), for
- * whisper.cpp's decoding: a WhisperModel given `encode` hands it every window's log-mel. The session runs in its own
- * worker thread, so the event loop stays free while a window encodes (about 0.5 s of CPU per 30 s window here) and
- * whisper.cpp's decoding thread waits for the result.
+ * Whisper's encoder on onnxruntime (a graph that src/models/convert/whisper-encoder-to-onnx.ts writes), for whisper.cpp's
+ * decoding: a WhisperModel given `encode` hands it every window's log-mel. The session runs in its own worker thread, so
+ * the event loop stays free while a window encodes (about 1 s of CPU per 30 s window in float32 here) and whisper.cpp's
+ * decoding thread waits for the result.
  */
 import { WorkerSession } from '../../../models/onnx-worker.js';
 import type { WhisperEncoder } from './whisper-native.js';
