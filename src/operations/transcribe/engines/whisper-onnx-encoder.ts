@@ -11,7 +11,15 @@ export class OnnxWhisperEncoder {
   private constructor(private readonly session: WorkerSession) {}
 
   static async load(modelPath: string, options: { threads: number }): Promise<OnnxWhisperEncoder> {
-    const session = await WorkerSession.create('Whisper encoder', modelPath, { intraOpNumThreads: options.threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
+    const session = await WorkerSession.create('Whisper encoder', modelPath, {
+      intraOpNumThreads: options.threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+      logSeverityLevel: 3,
+      // Spinning intra-op threads burn the cores whisper.cpp's decoding needs between windows.
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
+    });
     return new OnnxWhisperEncoder(session);
   }
 
