@@ -357,9 +357,10 @@ function quantizedWhisperBase(type: GgmlQuantization, bytes: number, sha256: str
 
 /**
  * whisper-base's audio encoder as an ONNX graph for onnxruntime (whisper.cpp still decodes), converted from the ggml file.
- * float32 (the default): the same transcripts of the 19 eval clips but one, the same WER, about 1.0 s of CPU per 30 s
- * window against 1.7 s for whisper.cpp's f16 encoder (1 thread). int8: about 0.65 s, but 46 word and character errors
- * over the 19 eval clips instead of 40 (de, ja, zh words changed).
+ * float32 (the default): the same transcripts of the 19 eval clips but one, the same WER; a 30 s window (encoder and a
+ * short decoding, 2 threads) costs about 1.4 s of CPU instead of 1.9-2.0 s with whisper.cpp's f16 encoder, the encoder
+ * itself about 1.1 s. int8: about 1.1 s (encoder 0.7 s), but 46 word and character errors over the 19 eval clips
+ * instead of 40 (de, ja, zh words changed).
  */
 function whisperBaseEncoder(precision: 'float32' | 'int8', file: string, bytes: number, sha256: string): ModelSpec {
   return {
