@@ -154,7 +154,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
-    liveTranscription: new LiveTranscriptionService({ scheduler, vad: () => vad.get(), ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: () => speakerEncoder.get() } : {}) }),
+    liveTranscription: new LiveTranscriptionService({ scheduler, vad: () => vad.get(), ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: campplus } : {}) }),
   };
   const capabilities = async () => ({
     tts: await operations.synthesis.capabilities(),

@@ -187,9 +187,6 @@ export function normalise(vector: Float32Array): Float32Array {
   return norm > 0 ? vector.map((v) => v / norm) : vector;
 }
 
-/** Same-speaker clips score 0.82-0.93 with this encoder, different speakers at most ~0.7. */
-export const sameSpeakerSimilarity = 0.72;
-
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) throw new RangeError('embeddings of different sizes');
   let dot = 0;

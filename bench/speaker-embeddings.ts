@@ -1,0 +1,202 @@
+/**
+ * GE2E against CAM++ for the users of a speaker embedding other than diarization and named speakers (issue 17), on the
+ * same real data for both models. Sections (run one, several or all: `live conversion`):
+ *
+ * - live: speaker labels of realtime transcription. Every eval diarization file and the diarization bench's generated
+ *   conversations are streamed through a real LiveTranscriptionSession (server VAD at its defaults, diarize on; the
+ *   transcriber answers with no words, since only the turns matter); the turns it labels are embedded with each model and
+ *   labelled by speakers/online-clustering.ts in order, at a grid of thresholds. DER (collar 0.25 s, UEM) of the labelled
+ *   turns; missed speech and false alarm are the session's VAD and the same for both models, confusion is the embedding's.
+ *   Thresholds are held out: each file is scored at the threshold with the lowest mean DER on the other files.
+ *
+ * Writes its sections into bench/results/speaker-embeddings.json (sections not run are kept).
+ * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/speaker-embeddings.ts [live]
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { decodeFile } from '../src/audio/decode.js';
+import { sileroVoiceFlags } from '../src/audio/silence.js';
+import { SileroVad } from '../src/audio/vad.js';
+import type { Waveform } from '../src/audio/waveform.js';
+import { loadConfig } from '../src/config.js';
+import { Scheduler } from '../src/jobs/scheduler.js';
+import { Metrics } from '../src/metrics.js';
+import { catalog } from '../src/models/catalog.js';
+import { ModelManager } from '../src/models/manager.js';
+import { defaultLiveSettings } from '../src/operations/live-transcription/service.js';
+import { LiveTranscriptionSession, type LiveEvent } from '../src/operations/live-transcription/session.js';
+import { CamppEncoder } from '../src/speakers/campplus.js';
+import { SpeakerEncoder } from '../src/speakers/embedding.js';
+import { liveSameSpeakerSimilarity, OnlineSpeakers } from '../src/speakers/online-clustering.js';
+import { packageRoot } from '../src/version.js';
+import { generatedConversations } from './lib/conversations.js';
+import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
+
+const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
+const resultsPath = path.join(packageRoot, 'bench', 'results', 'speaker-embeddings.json');
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  asr: Array<{ id: string; audio: string; speaker: string; duration_s: number; gender?: string | null }>;
+  vc: Array<{ id: string; audio: string; speaker: string; duration_s: number; gender?: string | null }>;
+  diar: Array<{ id: string; audio: string; rttm: string; uem?: string; num_speakers: number; duration_s: number }>;
+};
+const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' });
+const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
+const [vadDir, camppDir, ge2eDir] = await Promise.all([models.pull('silero-vad'), models.pull('campplus'), models.pull('resemblyzer-ge2e')]);
+const vad = await SileroVad.load(path.join(vadDir, 'silero_vad.onnx'));
+// As the service loads them (src/container.ts), on one thread.
+const ge2e = await SpeakerEncoder.load(path.join(ge2eDir, 'ge2e.onnx'), { threads: 1, voiceFlags: sileroVoiceFlags(vad) });
+const campp = await CamppEncoder.load(path.join(camppDir, 'campplus.onnx'), { threads: 1 });
+const encoders = [
+  { model: 'resemblyzer-ge2e', encoder: ge2e },
+  { model: 'campplus', encoder: campp },
+] as const;
+const sampleRate = 16000;
+const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
+const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
+const range = (from: number, to: number, step: number): number[] => Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => round(from + i * step, 3));
+
+/** Leave-one-out over items: each scored at the grid value with the lowest mean cost on the others (ties: the middle one). */
+function heldOut<T>(items: T[], grid: number[], cost: (item: T, value: number) => number): Array<{ value: number; cost: number }> {
+  return items.map((item) => {
+    const others = items.filter((other) => other !== item);
+    const scores = grid.map((value) => mean(others.map((other) => cost(other, value))));
+    const lowest = Math.min(...scores);
+    const tied = grid.filter((_, i) => scores[i]! - lowest < 1e-9);
+    const value = tied[Math.floor(tied.length / 2)]!;
+    return { value, cost: cost(item, value) };
+  });
+}
+
+/** The value with the lowest mean cost over all items (ties: the middle one): what a threshold shipped is. */
+function bestOnAll<T>(items: T[], grid: number[], cost: (item: T, value: number) => number): number {
+  const scores = grid.map((value) => mean(items.map((item) => cost(item, value))));
+  const lowest = Math.min(...scores);
+  const tied = grid.filter((_, i) => scores[i]! - lowest < 1e-9);
+  return tied[Math.floor(tied.length / 2)]!;
+}
+
+interface LabelledTurn {
+  startSeconds: number;
+  endSeconds: number;
+  samples: Float32Array;
+}
+
+/** The turns a realtime session with speaker labels labels, as it cuts them, fed 100 ms at a time. */
+async function liveTurns(samples: Float32Array): Promise<LabelledTurn[]> {
+  const utterances: Float32Array[] = [];
+  const spans: Array<{ startSeconds: number; endSeconds: number }> = [];
+  let committed = 0;
+  let finished = 0;
+  const recorder = { embedUtterance: async (waveform: Waveform) => (utterances.push(waveform.samples), new Float32Array([1])) };
+  const emit = (event: LiveEvent): void => {
+    if (event.type === 'committed') committed++;
+    if (event.type === 'completed' || event.type === 'failed') finished++;
+    if (event.type === 'completed' && event.speaker) spans.push({ startSeconds: event.audioStartMs / 1000, endSeconds: event.audioEndMs / 1000 });
+  };
+  const transcriber = { engine: 'none', modelId: 'none', languages: ['en'], transcribe: async () => ({ language: 'en', languageProbability: 1, segments: [], temperature: 0 }) };
+  const session = new LiveTranscriptionSession(
+    { transcriber, vad, scheduler: new Scheduler({ concurrency: 1, queueLimit: 1000, shortJobSeconds: 30 }, new Metrics()), runningDrafts: new Set(), speakerEncoder: async () => recorder },
+    { ...defaultLiveSettings, language: 'en', diarize: true },
+    emit,
+  );
+  const pieceSamples = sampleRate / 10;
+  for (let at = 0; at < samples.length; at += pieceSamples) await session.append(samples.subarray(at, at + pieceSamples));
+  // The end of the stream: a turn still open is committed, as a client ending its audio would.
+  await session.append(new Float32Array(sampleRate));
+  while (finished < committed) await new Promise((resolve) => setTimeout(resolve, 10));
+  session.close();
+  if (utterances.length !== spans.length) throw new Error(`${utterances.length} utterances embedded, ${spans.length} labelled`);
+  return spans.map((span, i) => ({ ...span, samples: utterances[i]! }));
+}
+
+/** Labels of utterance embeddings given in order, by the service's online clustering at a threshold. */
+async function onlineLabels(embeddings: Float32Array[], threshold: number): Promise<string[]> {
+  let next = 0;
+  const speakers = new OnlineSpeakers(async () => ({ embedUtterance: async () => embeddings[next++]! }), threshold);
+  const labels: string[] = [];
+  for (let i = 0; i < embeddings.length; i++) labels.push(await speakers.label(new Float32Array(0)));
+  return labels;
+}
+
+async function liveSection() {
+  const files: Array<{ id: string; samples: Float32Array; reference: Turn[]; uem?: Array<[number, number]>; speakers: number }> = [
+    ...(await Promise.all(
+      manifest.diar.map(async (entry) => ({
+        id: entry.id,
+        samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples,
+        reference: parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8')),
+        ...(entry.uem ? { uem: parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) } : {}),
+        speakers: entry.num_speakers,
+      })),
+    )),
+    ...(await generatedConversations(evalDir, manifest)),
+  ];
+  const grids: Record<string, number[]> = { 'resemblyzer-ge2e': range(0.5, 0.9, 0.02), campplus: range(0.1, 0.7, 0.025) };
+  const perModel = [];
+  const turnsPerFile = [];
+  for (const file of files) turnsPerFile.push(await liveTurns(file.samples));
+  for (const { model, encoder } of encoders) {
+    const grid = grids[model]!;
+    const rows: Array<{ id: string; speakers: number; der: Map<number, number>; confusion: Map<number, number>; found: Map<number, number> }> = [];
+    for (const [index, file] of files.entries()) {
+      const turns = turnsPerFile[index]!;
+      const embeddings: Float32Array[] = [];
+      for (const turn of turns) embeddings.push(await encoder.embedUtterance({ samples: turn.samples, sampleRate, channels: 1 }));
+      const der = new Map<number, number>();
+      const confusion = new Map<number, number>();
+      const found = new Map<number, number>();
+      const scoring = { collarSeconds: 0.25, durationSeconds: file.samples.length / sampleRate, ...(file.uem ? { uem: file.uem } : {}) };
+      for (const threshold of grid) {
+        const labels = await onlineLabels(embeddings, threshold);
+        const hypothesis: Turn[] = turns.map((turn, i) => ({ speaker: labels[i]!, startSeconds: turn.startSeconds, endSeconds: turn.endSeconds }));
+        const result = diarizationErrorRate(file.reference, hypothesis, scoring);
+        der.set(threshold, result.der);
+        confusion.set(threshold, result.confusionSeconds / result.referenceSeconds);
+        found.set(threshold, new Set(labels).size);
+      }
+      rows.push({ id: file.id, speakers: file.speakers, der, confusion, found });
+    }
+    const held = heldOut(rows, grid, (row, t) => row.der.get(t)!);
+    const chosen = bestOnAll(rows, grid, (row, t) => row.der.get(t)!);
+    // GE2E's threshold before the switch.
+    const shipped = model === 'resemblyzer-ge2e' ? 0.72 : liveSameSpeakerSimilarity;
+    const group = (filter: (id: string) => boolean) => {
+      const indices = rows.map((row, i) => (filter(row.id) ? i : -1)).filter((i) => i >= 0);
+      return {
+        files: indices.length,
+        der_held_out: round(mean(indices.map((i) => held[i]!.cost))),
+        confusion_held_out: round(mean(indices.map((i) => rows[i]!.confusion.get(held[i]!.value)!))),
+        der_at_shipped: grid.includes(shipped) ? round(mean(indices.map((i) => rows[i]!.der.get(shipped)!))) : null,
+      };
+    };
+    const summary = {
+      model,
+      thresholds_tried: `${grid[0]}-${grid.at(-1)}`,
+      threshold_best_on_all: chosen,
+      held_out_thresholds: { min: Math.min(...held.map((h) => h.value)), max: Math.max(...held.map((h) => h.value)) },
+      all: group(() => true),
+      ami: group((id) => /pyannote\/(dev|tst)/.test(id)),
+      generated: group((id) => id.startsWith('generated/')),
+      files: rows.map((row, i) => ({ id: row.id, speakers_true: row.speakers, speakers_found: row.found.get(held[i]!.value), der_held_out: round(held[i]!.cost), held_out_threshold: held[i]!.value })),
+    };
+    process.stdout.write(`${JSON.stringify({ ...summary, files: undefined })}\n`);
+    perModel.push(summary);
+  }
+  return {
+    measured_at: new Date().toISOString(),
+    turns_labelled: turnsPerFile.reduce((n, t) => n + t.length, 0),
+    notes: 'DER of the labelled turns (collar 0.25 s, UEM where given); each file at the threshold best on the other files (leave one file out). Miss and false alarm come from the session VAD and are the same for both models.',
+    models: perModel,
+  };
+}
+
+const sections: Record<string, () => Promise<unknown>> = { live: liveSection };
+const requested = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(sections);
+const results = (existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : {}) as Record<string, unknown>;
+for (const name of requested) {
+  const section = sections[name];
+  if (!section) throw new Error(`unknown section '${name}': ${Object.keys(sections).join(', ')}`);
+  results[name] = await section();
+  writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+}
+await Promise.all([ge2e.close(), campp.close(), vad.close()]);
