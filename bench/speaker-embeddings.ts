@@ -8,25 +8,29 @@
  *   labelled by speakers/online-clustering.ts in order, at a grid of thresholds. DER (collar 0.25 s, UEM) of the labelled
  *   turns; missed speech and false alarm are the session's VAD and the same for both models, confusion is the embedding's.
  *   Thresholds are held out: each file is scored at the threshold with the lowest mean DER on the other files.
+ * - conversion: the similarity figures of voice conversion (see conversionSection).
  *
  * Writes its sections into bench/results/speaker-embeddings.json (sections not run are kept).
- * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/speaker-embeddings.ts [live]
+ * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/speaker-embeddings.ts [live] [conversion]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeFile } from '../src/audio/decode.js';
 import { sileroVoiceFlags } from '../src/audio/silence.js';
+import { resample } from '../src/audio/resample.js';
 import { SileroVad } from '../src/audio/vad.js';
+import { defaultWorldAddonPath, World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { loadConfig } from '../src/config.js';
 import { Scheduler } from '../src/jobs/scheduler.js';
 import { Metrics } from '../src/metrics.js';
 import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
+import { WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
 import { defaultLiveSettings } from '../src/operations/live-transcription/service.js';
 import { LiveTranscriptionSession, type LiveEvent } from '../src/operations/live-transcription/session.js';
 import { CamppEncoder } from '../src/speakers/campplus.js';
-import { SpeakerEncoder } from '../src/speakers/embedding.js';
+import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { liveSameSpeakerSimilarity, OnlineSpeakers } from '../src/speakers/online-clustering.js';
 import { packageRoot } from '../src/version.js';
 import { generatedConversations } from './lib/conversations.js';
@@ -190,7 +194,149 @@ async function liveSection() {
   };
 }
 
-const sections: Record<string, () => Promise<unknown>> = { live: liveSection };
+/** Area under the ROC curve: the chance that a target score beats an impostor one (ties count half). */
+function areaUnderCurve(targets: number[], impostors: number[]): number {
+  let wins = 0;
+  for (const t of targets) for (const i of impostors) wins += t > i ? 1 : t === i ? 0.5 : 0;
+  return wins / (targets.length * impostors.length);
+}
+
+/** Equal error rate of scores (higher = same speaker). */
+function equalErrorRate(targets: number[], impostors: number[]): number {
+  let best = { eer: 1, gap: Infinity };
+  for (const threshold of [...targets, ...impostors]) {
+    const miss = targets.filter((s) => s < threshold).length / targets.length;
+    const falseAccept = impostors.filter((s) => s >= threshold).length / impostors.length;
+    if (Math.abs(miss - falseAccept) < best.gap) best = { eer: (miss + falseAccept) / 2, gap: Math.abs(miss - falseAccept) };
+  }
+  return best.eer;
+}
+
+function spearman(a: number[], b: number[]): number {
+  const ranks = (values: number[]): number[] => {
+    const order = values.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
+    const result = new Array<number>(values.length);
+    order.forEach(([, i], rank) => (result[i] = rank));
+    return result;
+  };
+  const [ra, rb] = [ranks(a), ranks(b)];
+  const [ma, mb] = [mean(ra), mean(rb)];
+  let num = 0;
+  let da = 0;
+  let db = 0;
+  for (let i = 0; i < a.length; i++) {
+    num += (ra[i]! - ma) * (rb[i]! - mb);
+    da += (ra[i]! - ma) ** 2;
+    db += (rb[i]! - mb) ** 2;
+  }
+  return num / Math.sqrt(da * db);
+}
+
+const vcClips = async () =>
+  Promise.all(manifest.vc.map(async (entry) => ({ ...entry, waveform: await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 }) })));
+
+/**
+ * Voice-conversion similarity figures. Real clips: every eval/vc clip cut in halves, same-speaker against
+ * different-speaker pairs (EER, AUC). Conversions as bench/vc.ts makes them (targets: the speakers with two or more clips,
+ * profile from the first clip, judged against the mean embedding of the others; sources: every other speaker's first
+ * clip), by the WORLD engine with its warp factor searched under each model, and each output judged under both models:
+ * similarity to its target, the source's similarity to that target, and whether the output is closer to its own target
+ * than to the other targets (AUC over own-target against other-target scores, and the share whose closest target is its own).
+ */
+async function conversionSection() {
+  const clips = await vcClips();
+  const halves = clips.flatMap((clip) => {
+    const middle = Math.floor(clip.waveform.samples.length / 2);
+    return [clip.waveform.samples.subarray(0, middle), clip.waveform.samples.subarray(middle)].map((samples) => ({ speaker: clip.speaker, samples }));
+  });
+  const realClips = [];
+  for (const { model, encoder } of encoders) {
+    const embeddings: Float32Array[] = [];
+    for (const half of halves) embeddings.push(await encoder.embedUtterance({ samples: half.samples, sampleRate, channels: 1 }));
+    const same: number[] = [];
+    const different: number[] = [];
+    for (let i = 0; i < halves.length; i++) for (let j = i + 1; j < halves.length; j++) (halves[i]!.speaker === halves[j]!.speaker ? same : different).push(cosineSimilarity(embeddings[i]!, embeddings[j]!));
+    realClips.push({ model, same_speaker_pairs: same.length, different_speaker_pairs: different.length, eer: round(equalErrorRate(same, different)), auc: round(areaUnderCurve(same, different)), same_mean: round(mean(same)), different_mean: round(mean(different)) });
+    process.stdout.write(`${JSON.stringify(realClips.at(-1))}\n`);
+  }
+
+  const bySpeaker = new Map<string, typeof clips>();
+  for (const clip of clips) bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
+  const targets = [...bySpeaker.entries()].filter(([, own]) => own.length >= 2).map(([speaker, own]) => ({ speaker, reference: own[0]!, heldOut: own.slice(1) }));
+  // Per judging model: each target's held-out embedding, and its reference clip's similarity to it (a real same-speaker pair).
+  const judged = new Map<string, Map<string, Float32Array>>();
+  const realSame = new Map<string, number[]>();
+  const embedAll = async (encoder: (typeof encoders)[number]['encoder'], waveforms: Waveform[]) => {
+    const embeddings: Float32Array[] = [];
+    for (const w of waveforms) embeddings.push(await encoder.embedUtterance(w));
+    return averageEmbedding(embeddings);
+  };
+  for (const { model, encoder } of encoders) {
+    const byTarget = new Map<string, Float32Array>();
+    const same: number[] = [];
+    for (const target of targets) {
+      byTarget.set(target.speaker, await embedAll(encoder, target.heldOut.map((c) => c.waveform)));
+      same.push(cosineSimilarity(await encoder.embedUtterance(target.reference.waveform), byTarget.get(target.speaker)!));
+    }
+    judged.set(model, byTarget);
+    realSame.set(model, same);
+  }
+  const world = World.load(defaultWorldAddonPath());
+  const searches = [];
+  for (const search of encoders) {
+    const converter = new WorldDspConverter(world, search.encoder);
+    const outputs: Array<{ source: string; target: string; output: Waveform; sourceWaveform: Waveform }> = [];
+    for (const target of targets) {
+      const profile = await converter.analyseTarget([target.reference.waveform]);
+      for (const [sourceSpeaker, own] of bySpeaker) {
+        if (sourceSpeaker === target.speaker) continue;
+        const source = own[0]!;
+        const sourceWaveform = await decodeFile(path.join(evalDir, source.audio), { channels: 1 });
+        const result = await converter.convert(sourceWaveform, profile, { preserveEmotion: true });
+        outputs.push({ source: sourceSpeaker, target: target.speaker, output: await resample(result.waveform, sampleRate), sourceWaveform: source.waveform });
+      }
+    }
+    const judges = [];
+    for (const judge of encoders) {
+      const byTarget = judged.get(judge.model)!;
+      const toTarget: number[] = [];
+      const sourceToTarget: number[] = [];
+      const own: number[] = [];
+      const other: number[] = [];
+      let closestIsOwn = 0;
+      for (const item of outputs) {
+        const embedding = await judge.encoder.embedUtterance(item.output);
+        const similarity = cosineSimilarity(embedding, byTarget.get(item.target)!);
+        toTarget.push(similarity);
+        sourceToTarget.push(cosineSimilarity(await judge.encoder.embedUtterance(item.sourceWaveform), byTarget.get(item.target)!));
+        own.push(similarity);
+        const others = targets.filter((t) => t.speaker !== item.target && t.speaker !== item.source).map((t) => cosineSimilarity(embedding, byTarget.get(t.speaker)!));
+        other.push(...others);
+        if (others.every((o) => o < similarity)) closestIsOwn++;
+      }
+      judges.push({
+        judge: judge.model,
+        output_to_target: round(mean(toTarget)),
+        source_to_target: round(mean(sourceToTarget)),
+        real_same_speaker: round(mean(realSame.get(judge.model)!)),
+        closer_than_source: round(toTarget.filter((v, i) => v > sourceToTarget[i]!).length / toTarget.length),
+        own_against_other_targets_auc: round(areaUnderCurve(own, other)),
+        closest_target_is_own: round(closestIsOwn / outputs.length),
+        scores: toTarget,
+      });
+      process.stdout.write(`search ${search.model} judge ${judge.model}: ${JSON.stringify({ ...judges.at(-1), scores: undefined })}\n`);
+    }
+    searches.push({ warp_search: search.model, conversions: outputs.length, judged_by: judges.map((j) => ({ ...j, scores: undefined })), judges_rank_agreement_spearman: round(spearman(judges[0]!.scores, judges[1]!.scores)) });
+  }
+  return {
+    measured_at: new Date().toISOString(),
+    real_clips: realClips,
+    conversions: searches,
+    notes: 'real_clips: halves of every eval/vc clip. conversions: as bench/vc.ts (targets with two or more clips, profile from the first, judged against the mean embedding of the others). A model judging the conversions its own warp search chose is judging itself: compare under the other model.',
+  };
+}
+
+const sections: Record<string, () => Promise<unknown>> = { live: liveSection, conversion: conversionSection };
 const requested = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(sections);
 const results = (existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : {}) as Record<string, unknown>;
 for (const name of requested) {
