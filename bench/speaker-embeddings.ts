@@ -9,16 +9,20 @@
  *   turns; missed speech and false alarm are the session's VAD and the same for both models, confusion is the embedding's.
  *   Thresholds are held out: each file is scored at the threshold with the lowest mean DER on the other files.
  * - conversion: the similarity figures of voice conversion (see conversionSection).
+ * - voices: gender estimate and Kokoro blend search of cloned profiles (see voicesSection).
+ * - clips: the check that a reference clip holds one speaker (see clipsSection).
  *
  * Writes its sections into bench/results/speaker-embeddings.json (sections not run are kept).
- * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/speaker-embeddings.ts [live] [conversion]
+ * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/speaker-embeddings.ts [live] [conversion] [voices] [clips]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeFile } from '../src/audio/decode.js';
+import { pitchStatistics, trackPitch } from '../src/audio/pitch.js';
 import { sileroVoiceFlags } from '../src/audio/silence.js';
 import { resample } from '../src/audio/resample.js';
-import { SileroVad } from '../src/audio/vad.js';
+import { SileroVad, speechSegments } from '../src/audio/vad.js';
+import { normalizeSpeech } from '../src/audio/loudness.js';
 import { defaultWorldAddonPath, World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { loadConfig } from '../src/config.js';
@@ -27,12 +31,17 @@ import { Metrics } from '../src/metrics.js';
 import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import { WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
+import type { TargetProfileStats } from '../src/operations/convert/voice-converter.js';
 import { defaultLiveSettings } from '../src/operations/live-transcription/service.js';
 import { LiveTranscriptionSession, type LiveEvent } from '../src/operations/live-transcription/session.js';
 import { CamppEncoder } from '../src/speakers/campplus.js';
+import { diarize } from '../src/speakers/diarization.js';
+import { DiarizationModels, OverlapDiarizer } from '../src/speakers/overlap-diarization.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { liveSameSpeakerSimilarity, OnlineSpeakers } from '../src/speakers/online-clustering.js';
+import { kokoroBlend } from '../src/operations/synthesize/service.js';
 import { packageRoot } from '../src/version.js';
+import { buildTestApp, multipartBody } from '../test/helpers/app.js';
 import { generatedConversations } from './lib/conversations.js';
 import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
 
@@ -336,7 +345,224 @@ async function conversionSection() {
   };
 }
 
-const sections: Record<string, () => Promise<unknown>> = { live: liveSection, conversion: conversionSection };
+/** The gender rule of src/voices/gender-analyzer.ts at a margin: the embedding when clear, else pitch. */
+function genderByRule(difference: number, medianHz: number, margin: number): 'female' | 'male' {
+  const byPitch = medianHz > 0 ? (medianHz < 165 ? 'male' : 'female') : null;
+  return Math.abs(difference) >= margin || !byPitch ? (difference > 0 ? 'female' : 'male') : byPitch;
+}
+
+/**
+ * Voice profiles. Subjects: the eval speakers of known gender (eval/vc plus JFK), made into profiles through the API (so
+ * their embeddings and pitch are the service's), and the 54 Kokoro voices (embedding and pitch of the speech the
+ * service synthesises to analyse a built-in voice).
+ * - gender: each subject's female-minus-male similarity uses the mean embeddings of the Kokoro voices of each gender,
+ *   without the subject; the margin from which the embedding overrules pitch is chosen on the other subjects (leave one
+ *   out). Accuracy of the rule, of the embedding alone and of pitch alone.
+ * - blend: the Kokoro blend each eval profile gets (the service's choice: same language and gender, three closest,
+ *   kokoroBlend) when built-in voices and profile are compared under each model; Kokoro reads a text with that blend and
+ *   the speech is judged under both models, as it is and after the voice conversion a cloned voice's speech goes
+ *   through: similarity to the profile, and whether it is closer to its own profile than to every other profile.
+ */
+async function voicesSection() {
+  const t = await buildTestApp({ VOXD_THREADS: '1' });
+  try {
+    const [kokoro, converter] = await Promise.all([t.container.kokoro.get(), t.container.converter.get()]);
+    const builtins: Array<{ id: string; gender: 'female' | 'male'; language: string; embeddings: Map<string, Float32Array>; medianHz: number }> = [];
+    for (const voice of kokoro.voices()) {
+      if (voice.gender !== 'female' && voice.gender !== 'male') continue;
+      const voiceGender = voice.gender;
+      const clips = await t.container.operations.synthesis.referenceSpeech(voice.id);
+      const embeddings = new Map<string, Float32Array>();
+      for (const { model, encoder } of encoders) {
+        const each: Float32Array[] = [];
+        for (const clip of clips) each.push(await encoder.embedUtterance(clip));
+        embeddings.set(model, averageEmbedding(each));
+      }
+      const f0 = clips.flatMap((clip) => Array.from(trackPitch(clip.samples, clip.sampleRate)));
+      builtins.push({ id: voice.id, gender: voiceGender, language: voice.languages[0]!, embeddings, medianHz: pitchStatistics(Float32Array.from(f0)).medianHz });
+      process.stdout.write(`${voice.id} analysed\n`);
+    }
+    const speakers = new Map<string, { gender: 'female' | 'male'; files: string[] }>([['JFK', { gender: 'male', files: ['asr/whisper_cpp/jfk.wav'] }]]);
+    for (const entry of manifest.vc.filter((e) => e.gender)) {
+      const speaker = speakers.get(entry.speaker) ?? { gender: entry.gender === 'F' ? 'female' : 'male', files: [] };
+      speaker.files.push(entry.audio);
+      speakers.set(entry.speaker, speaker);
+    }
+    const profiles: Array<{ id: string; gender: 'female' | 'male'; estimate: 'female' | 'male' | null; embeddings: Map<string, Float32Array>; medianHz: number; conversionTarget: TargetProfileStats }> = [];
+    for (const [name, speaker] of speakers) {
+      const form = multipartBody({ name, consent: 'true', language: 'en' }, { files: speaker.files.map((file) => ({ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) })) });
+      const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+      if (created.statusCode !== 201) throw new Error(created.body);
+      const record = (await t.container.store.voices.get(created.json<{ voice_id: string }>().voice_id))!;
+      const analysis = record.analysis as { speaker: { embedding: number[]; campplus_embedding: number[] }; gender: { median_f0_hz: number } };
+      profiles.push({
+        id: name,
+        gender: speaker.gender,
+        estimate: record.genderEstimate,
+        embeddings: new Map([['resemblyzer-ge2e', Float32Array.from(analysis.speaker.embedding)], ['campplus', Float32Array.from(analysis.speaker.campplus_embedding)]]),
+        medianHz: analysis.gender.median_f0_hz,
+        conversionTarget: await converter.analyseTarget(await t.container.voices.referenceClips(record)),
+      });
+    }
+
+    const gender = [];
+    const margins = range(0, 0.3, 0.005);
+    const subjects = [...profiles.map((p) => ({ ...p, builtin: false })), ...builtins.map((b) => ({ ...b, builtin: true }))];
+    for (const { model } of encoders) {
+      const differences = subjects.map((subject) => {
+        const references = builtins.filter((b) => b.id !== subject.id);
+        const centre = (g: string) => averageEmbedding(references.filter((b) => b.gender === g).map((b) => b.embeddings.get(model)!));
+        const embedding = subject.embeddings.get(model)!;
+        return cosineSimilarity(embedding, centre('female')) - cosineSimilarity(embedding, centre('male'));
+      });
+      const wrong = (i: number, margin: number): number => (genderByRule(differences[i]!, subjects[i]!.medianHz, margin) === subjects[i]!.gender ? 0 : 1);
+      const indices = subjects.map((_, i) => i);
+      const held = heldOut(indices, margins, (i, margin) => wrong(i, margin));
+      const accuracy = (filter: (i: number) => boolean, right: (i: number) => boolean) => {
+        const chosen = indices.filter(filter);
+        return { right: chosen.filter(right).length, of: chosen.length };
+      };
+      const eval_ = (i: number) => !subjects[i]!.builtin;
+      const kokoroVoice = (i: number) => subjects[i]!.builtin;
+      const byRule = (i: number) => held[i]!.cost === 0;
+      const byEmbedding = (i: number) => (differences[i]! > 0 ? 'female' : 'male') === subjects[i]!.gender;
+      const byPitch = (i: number) => subjects[i]!.medianHz > 0 && (subjects[i]!.medianHz < 165 ? 'male' : 'female') === subjects[i]!.gender;
+      const row = {
+        model,
+        margin_best_on_all: bestOnAll(indices, margins, (i, margin) => wrong(i, margin)),
+        held_out_margins: { min: Math.min(...held.map((h) => h.value)), max: Math.max(...held.map((h) => h.value)) },
+        rule_held_out: { eval_speakers: accuracy(eval_, byRule), kokoro_voices: accuracy(kokoroVoice, byRule) },
+        embedding_alone: { eval_speakers: accuracy(eval_, byEmbedding), kokoro_voices: accuracy(kokoroVoice, byEmbedding) },
+        pitch_alone: { eval_speakers: accuracy(eval_, byPitch), kokoro_voices: accuracy(kokoroVoice, byPitch) },
+        wrong_by_rule: indices.filter((i) => !byRule(i)).map((i) => `${subjects[i]!.id} (${subjects[i]!.gender}, ${Math.round(subjects[i]!.medianHz)} Hz, difference ${round(differences[i]!, 3)})`),
+      };
+      process.stdout.write(`${JSON.stringify(row)}\n`);
+      gender.push(row);
+    }
+
+    const text = 'She sells sea shells by the sea shore, and the shells she sells are surely sea shells. Please call Stella and ask her to bring these things with her from the store.';
+    const englishVoices = builtins.filter((b) => b.language === 'en-us');
+    const blends = [];
+    for (const search of encoders) {
+      const outputs: Array<{ profile: string; blend: string[]; speech: Waveform; converted: Waveform }> = [];
+      for (const profile of profiles) {
+        const sameGender = englishVoices.filter((b) => b.gender === profile.estimate);
+        const candidates = sameGender.length >= 2 ? sameGender : englishVoices;
+        const blend = kokoroBlend(candidates.map((b) => ({ id: b.id, similarity: cosineSimilarity(b.embeddings.get(search.model)!, profile.embeddings.get(search.model)!) })));
+        const parts: Float32Array[] = [];
+        for await (const chunk of kokoro.synthesize({ text, language: 'en-us', voice: { blend: blend.map(({ id, weight }) => ({ id, weight })) } })) parts.push(chunk.waveform.samples);
+        const speech = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+        parts.reduce((offset, part) => (speech.set(part, offset), offset + part.length), 0);
+        const kokoroSpeech = { samples: speech, sampleRate: kokoro.sampleRate, channels: 1 };
+        const converted = await converter.convert(kokoroSpeech, profile.conversionTarget, { preserveEmotion: true });
+        outputs.push({ profile: profile.id, blend: blend.map((b) => `${b.id}:${b.weight}`), speech: await resample(kokoroSpeech, sampleRate), converted: await resample(converted.waveform, sampleRate) });
+      }
+      const judges = [];
+      for (const judge of encoders) {
+        const judgement = async (which: 'speech' | 'converted') => {
+          const toOwn: number[] = [];
+          let closestIsOwn = 0;
+          for (const output of outputs) {
+            const embedding = await judge.encoder.embedUtterance(output[which]);
+            const scores = profiles.map((p) => ({ id: p.id, similarity: cosineSimilarity(embedding, p.embeddings.get(judge.model)!) }));
+            const own = scores.find((s) => s.id === output.profile)!.similarity;
+            toOwn.push(own);
+            if (scores.every((s) => s.id === output.profile || s.similarity < own)) closestIsOwn++;
+          }
+          return { similarity_to_profile: round(mean(toOwn)), closest_profile_is_own: round(closestIsOwn / outputs.length) };
+        };
+        judges.push({ judge: judge.model, kokoro_blend: await judgement('speech'), after_conversion: await judgement('converted') });
+      }
+      const row = { blend_search: search.model, profiles: outputs.length, judged_by: judges, blends: outputs.map((o) => ({ profile: o.profile, blend: o.blend.join(' ') })) };
+      process.stdout.write(`${JSON.stringify({ ...row, blends: undefined })}\n`);
+      blends.push(row);
+    }
+    return { measured_at: new Date().toISOString(), eval_speakers: profiles.length, kokoro_voices: builtins.length, gender, blend: blends };
+  } finally {
+    await t.close();
+  }
+}
+
+/** A reference clip as a profile keeps it: the speech VAD finds, joined, loudness-normalised (VoiceService.prepareClip). */
+async function preparedClip(samples: Float32Array): Promise<Waveform> {
+  const segments = speechSegments(await vad.probabilities(samples), samples.length / sampleRate, { padBeforeSeconds: 0.1, padAfterSeconds: 0.1 });
+  const pieces = segments.map((seg) => samples.subarray(Math.floor(seg.startSeconds * sampleRate), Math.ceil(seg.endSeconds * sampleRate)));
+  const speech = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
+  pieces.reduce((offset, piece) => (speech.set(piece, offset), offset + piece.length), 0);
+  return { samples: normalizeSpeech(speech), sampleRate, channels: 1 };
+}
+
+/**
+ * The check that a reference clip holds one speaker: a two-speaker diarization of the clip, rejected when the second
+ * speaker holds 15% of it or more (src/voices/speaker-analyzer.ts), by GE2E windows with agglomerative clustering
+ * (speakers/diarization.ts) and by the transcription diarizer (segmentation-3.0 + CAM++, speakers/overlap-diarization.ts),
+ * each at its own shipped settings (nothing is tuned here). Single-speaker clips: every eval/vc and eval/asr clip of at
+ * least 3 s (a rejection is a false alarm). Two-speaker clips: pairs of those speakers, the first clip followed by a
+ * piece of the second making 20%, 35% or 50% of the whole, and the diarization bench's two-speaker conversations.
+ */
+async function clipsSection() {
+  const segmentationDir = await models.pull('pyannote-segmentation-3');
+  const diarizationModels = await DiarizationModels.load({ segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') }, { threads: 1 });
+  try {
+    const secondShare = 0.15;
+    const detectors = [
+      {
+        model: 'resemblyzer-ge2e',
+        shares: async (clip: Waveform) => {
+          const seconds = clip.samples.length / sampleRate;
+          const { turns } = await diarize(ge2e, clip, [{ startSeconds: 0, endSeconds: seconds }], { maxSpeakers: 2 });
+          return { seconds, perSpeaker: [0, 1].map((speaker) => turns.filter((t) => t.speaker === speaker).reduce((sum, t) => sum + t.endSeconds - t.startSeconds, 0)) };
+        },
+      },
+      {
+        model: 'campplus',
+        shares: async (clip: Waveform) => {
+          const diarizer = new OverlapDiarizer(diarizationModels);
+          await diarizer.addAudio(clip.samples);
+          const turns = await diarizer.finish({ maxSpeakers: 2 });
+          const labels = [...new Set(turns.map((t) => t.speaker))];
+          return { seconds: clip.samples.length / sampleRate, perSpeaker: [0, 1].map((i) => turns.filter((t) => t.speaker === labels[i]).reduce((sum, t) => sum + t.endSeconds - t.startSeconds, 0)) };
+        },
+      },
+    ];
+    const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
+    const single: Array<{ id: string; speaker: string; clip: Waveform }> = [];
+    for (const entry of entries) single.push({ id: entry.id, speaker: entry.speaker, clip: await preparedClip((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples) });
+    const firstOf = new Map<string, (typeof single)[number]>();
+    for (const item of single) if (!firstOf.has(item.speaker)) firstOf.set(item.speaker, item);
+    const speakers = [...firstOf.values()];
+    const two: Array<{ id: string; clip: Waveform }> = [];
+    for (const [i, a] of speakers.entries()) {
+      const b = speakers[(i + 1) % speakers.length]!;
+      for (const share of [0.2, 0.35, 0.5]) {
+        const secondSamples = Math.min(b.clip.samples.length, Math.round((a.clip.samples.length * share) / (1 - share)));
+        const joined = new Float32Array(a.clip.samples.length + secondSamples);
+        joined.set(a.clip.samples);
+        joined.set(b.clip.samples.subarray(0, secondSamples), a.clip.samples.length);
+        two.push({ id: `${a.id}+${b.id}@${share}`, clip: { samples: joined, sampleRate, channels: 1 } });
+      }
+    }
+    for (const conversation of (await generatedConversations(evalDir, manifest)).filter((c) => c.speakers === 2)) two.push({ id: conversation.id, clip: await preparedClip(conversation.samples) });
+    const rows = [];
+    for (const detector of detectors) {
+      const rejects = async (clip: Waveform) => {
+        const { seconds, perSpeaker } = await detector.shares(clip);
+        return Math.min(...perSpeaker) >= secondShare * seconds;
+      };
+      const falseAlarms: string[] = [];
+      for (const item of single) if (await rejects(item.clip)) falseAlarms.push(item.id);
+      const missed: string[] = [];
+      for (const item of two) if (!(await rejects(item.clip))) missed.push(item.id);
+      rows.push({ model: detector.model, single_speaker_clips: single.length, rejected_single: falseAlarms.length, two_speaker_clips: two.length, detected_two: two.length - missed.length, rejected_single_ids: falseAlarms, missed_two_ids: missed });
+      process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
+    }
+    return { measured_at: new Date().toISOString(), second_speaker_share: secondShare, detectors: rows };
+  } finally {
+    await diarizationModels.close();
+  }
+}
+
+const sections: Record<string, () => Promise<unknown>> = { live: liveSection, conversion: conversionSection, voices: voicesSection, clips: clipsSection };
 const requested = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(sections);
 const results = (existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : {}) as Record<string, unknown>;
 for (const name of requested) {
