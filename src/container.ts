@@ -147,10 +147,11 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     (analysis) => metrics.builtinVoiceAnalyses.inc({ analysis }),
   );
   const campplus = async () => (await diarization.get()).encoder;
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
+  const diarizer = async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get());
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get()), speakerNaming: { voices, encoder: campplus } }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer, speakerNaming: { voices, encoder: campplus } }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
