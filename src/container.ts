@@ -106,9 +106,10 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
     return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads });
   });
+  // GE2E: voice profiles (blend search, gender estimate) and conversion metrics; transcription's speakers are CAM++'s.
   const speakerEncoder = new LoadedModel(
     'resemblyzer-ge2e',
-    ['transcribe', 'voices', 'vc'],
+    ['voices', 'vc'],
     async () => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
     (m) => m.close(),
   );
