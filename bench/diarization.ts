@@ -14,7 +14,7 @@ import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import { DiarizationModels, OverlapDiarizer, overlapDistanceThreshold } from '../src/speakers/overlap-diarization.js';
 import { packageRoot } from '../src/version.js';
-import { buildConversation, levelled, random, trimmed } from './lib/conversations.js';
+import { generatedConversations } from './lib/conversations.js';
 import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
@@ -39,30 +39,6 @@ interface BenchFile {
   speakers: number;
 }
 
-async function generatedConversations(): Promise<BenchFile[]> {
-  // Clean single-speaker clips of at least 3 s; the stereo file's channels are one conversation, so not used here.
-  const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
-  const bySpeaker = new Map<string, Float32Array[]>();
-  for (const entry of entries) {
-    const clip = levelled(trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples));
-    bySpeaker.set(entry.speaker, [...(bySpeaker.get(entry.speaker) ?? []), clip]);
-  }
-  const speakers = [...bySpeaker.keys()].sort();
-  const files: BenchFile[] = [];
-  for (let n = 0; n < 12; n++) {
-    const next = random(1000 + n);
-    const count = n < 6 ? 2 : 3;
-    const chosen: string[] = [];
-    while (chosen.length < count) {
-      const speaker = speakers[Math.floor(next() * speakers.length)]!;
-      if (!chosen.includes(speaker)) chosen.push(speaker);
-    }
-    const { samples, reference } = buildConversation(bySpeaker, chosen, next);
-    files.push({ id: `generated/${count}spk-${n}`, samples, reference, speakers: count });
-  }
-  return files;
-}
-
 async function evalFiles(): Promise<BenchFile[]> {
   return Promise.all(
     manifest.diar.map(async (entry) => ({
@@ -76,7 +52,7 @@ async function evalFiles(): Promise<BenchFile[]> {
 }
 
 const thresholds = [0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
-const files = [...(await evalFiles()), ...(await generatedConversations())];
+const files: BenchFile[] = [...(await evalFiles()), ...(await generatedConversations(evalDir, manifest))];
 const rows: Array<{ id: string; seconds: number; cpuSeconds: number; der: Map<number, number>; derGivenCount: number; speakersFound: Map<number, number>; speakers: number; overlapSeconds: number }> = [];
 for (const file of files) {
   const diarizer = new OverlapDiarizer(diarizationModels);

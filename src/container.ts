@@ -109,9 +109,10 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
     return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads, ...(encoderPath ? { encoderPath } : {}) });
   }, (m) => m.close?.() ?? Promise.resolve());
+  // GE2E: voice profiles (blend search, gender estimate) and conversion metrics; transcription's speakers are CAM++'s.
   const speakerEncoder = new LoadedModel(
     'resemblyzer-ge2e',
-    ['transcribe', 'voices', 'vc'],
+    ['voices', 'vc'],
     async () => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
     (m) => m.close(),
   );
@@ -150,14 +151,15 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     (analysis) => metrics.builtinVoiceAnalyses.inc({ analysis }),
   );
   const campplus = async () => (await diarization.get()).encoder;
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
+  const diarizer = async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get());
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer: async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get()), speakerNaming: { voices, encoder: campplus } }),
+    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer, speakerNaming: { voices, encoder: campplus } }),
     synthesis,
     conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
     separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
-    liveTranscription: new LiveTranscriptionService({ scheduler, vad: () => vad.get(), ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: () => speakerEncoder.get() } : {}) }),
+    liveTranscription: new LiveTranscriptionService({ scheduler, vad: () => vad.get(), ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: campplus } : {}) }),
   };
   const capabilities = async () => ({
     tts: await operations.synthesis.capabilities(),

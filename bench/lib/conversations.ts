@@ -3,6 +3,8 @@
  * seeded, so the audio is the same on every machine. The diarization bench, the speaker-identification bench and the
  * named-speaker tests build theirs here.
  */
+import path from 'node:path';
+import { decodeFile } from '../../src/audio/decode.js';
 import type { Turn } from './der.js';
 
 export const conversationSampleRate = 16000;
@@ -76,4 +78,37 @@ export function buildConversation(clipsBySpeaker: ReadonlyMap<string, Float32Arr
   for (const p of placed) for (let i = 0; i < p.clip.length; i++) samples[p.start + i] = samples[p.start + i]! + p.clip[i]!;
   const reference = placed.map((p) => ({ speaker: p.speaker, startSeconds: p.start / sampleRate, endSeconds: (p.start + p.clip.length) / sampleRate }));
   return { samples, reference };
+}
+
+interface ManifestClip {
+  id: string;
+  audio: string;
+  speaker: string;
+  duration_s: number;
+}
+
+/**
+ * The diarization bench's set: 12 conversations (six of two speakers, six of three) from the clean clips of at least 3 s
+ * of eval/vc and eval/asr (the stereo file's channels are one conversation, so not used).
+ */
+export async function generatedConversations(evalDir: string, manifest: { vc: ManifestClip[]; asr: ManifestClip[] }): Promise<Array<Conversation & { id: string; speakers: number }>> {
+  const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
+  const bySpeaker = new Map<string, Float32Array[]>();
+  for (const entry of entries) {
+    const clip = levelled(trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate: conversationSampleRate, channels: 1 })).samples));
+    bySpeaker.set(entry.speaker, [...(bySpeaker.get(entry.speaker) ?? []), clip]);
+  }
+  const speakers = [...bySpeaker.keys()].sort();
+  const conversations: Array<Conversation & { id: string; speakers: number }> = [];
+  for (let n = 0; n < 12; n++) {
+    const next = random(1000 + n);
+    const count = n < 6 ? 2 : 3;
+    const chosen: string[] = [];
+    while (chosen.length < count) {
+      const speaker = speakers[Math.floor(next() * speakers.length)]!;
+      if (!chosen.includes(speaker)) chosen.push(speaker);
+    }
+    conversations.push({ id: `generated/${count}spk-${n}`, ...buildConversation(bySpeaker, chosen, next), speakers: count });
+  }
+  return conversations;
 }

@@ -24,11 +24,10 @@ export function normalizeSpeech(samples: Float32Array, targetDb = -20): Float32A
 
 /**
  * Gain to `targetDbfs` RMS (20 log10 of the RMS re. full scale 1.0). With `increaseOnly`, louder
- * input is left alone. `levelDbfs`, when the samples are a piece of a longer recording: that recording's level, so every
- * piece gets the same gain. No peak limiting: this feeds analysis (e.g. speaker embedding), not playback.
+ * input is left alone. No peak limiting: this feeds analysis (e.g. speaker embedding), not playback.
  */
-export function normalizeVolume(samples: Float32Array, targetDbfs: number, options: { increaseOnly?: boolean; levelDbfs?: number } = {}): Float32Array {
-  const level = options.levelDbfs ?? rmsDb(samples);
+export function normalizeVolume(samples: Float32Array, targetDbfs: number, options: { increaseOnly?: boolean } = {}): Float32Array {
+  const level = rmsDb(samples);
   if (!Number.isFinite(level)) return samples;
   const changeDb = targetDbfs - level;
   if (options.increaseOnly && changeDb < 0) return samples;

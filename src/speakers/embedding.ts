@@ -1,6 +1,7 @@
 /**
  * Speaker embeddings with Resemblyzer's GE2E encoder (ONNX, see src/models/convert/ge2e-to-onnx.ts): 256 non-negative
- * floats of unit norm per utterance or per window. One module for diarization, voice profiles and voice conversion.
+ * floats of unit norm per utterance. Voice profiles (blend search, gender estimate) and voice conversion use it; speaker
+ * labels, diarization and named speakers use CAM++ (./campplus.ts). bench/speaker-embeddings.ts measures both per use.
  *
  * The front end reproduces Resemblyzer's, since the weights mean nothing otherwise: 16 kHz mono, volume raised to
  * -30 dBFS (never lowered), long silences trimmed, power (not log) mel spectrogram of 40 bands, 25 ms / 10 ms frames.
@@ -16,7 +17,6 @@ import { WorkerSession } from '../models/onnx-worker.js';
 export const embeddingSampleRate = 16000;
 export const embeddingSize = ge2eEmbeddingSize;
 const hopSamples = 160;
-const framesPerSecond = embeddingSampleRate / hopSamples;
 const melOptions = { sampleRate: embeddingSampleRate, fftSize: 400, hopSize: hopSamples, melBands: ge2eMelBands, padMode: 'reflect' } as const;
 const targetDbfs = -30;
 /** 1.6 s partial utterances ... */
@@ -32,29 +32,8 @@ export interface SpeakerEncoderOptions {
   threads?: number;
   /** Voice decisions for silence trimming of utterances; default energy-based (swap in `sileroVoiceFlags`). */
   voiceFlags?: VoiceFlagger;
-  /** Partials/windows per inference call. */
+  /** Partial utterances per inference call. */
   batchSize?: number;
-}
-
-export interface WindowEmbedding {
-  startSeconds: number;
-  endSeconds: number;
-  embedding: Float32Array;
-}
-
-export interface WindowOptions {
-  windowSeconds: number;
-  hopSeconds: number;
-  /** Only place windows inside these spans (e.g. VAD speech); default the whole signal. */
-  regions?: Array<{ startSeconds: number; endSeconds: number }>;
-  /** Spans shorter than this get no window. Default 0.4 s. */
-  minWindowSeconds?: number;
-  /**
-   * When the waveform is a piece of a longer recording: that recording's RMS level (dBFS). Every piece then gets the
-   * gain the whole recording needs; pieces normalised on their own get uneven gains, which split or merge speakers
-   * (AMI excerpt dev01: 13% DER with one gain, 34% with a gain per piece).
-   */
-  recordingLevelDbfs?: number;
 }
 
 export class SpeakerEncoder {
@@ -91,42 +70,6 @@ export class SpeakerEncoder {
     const mel = melSpectrogram(padded, melOptions);
     const partials = await this.embedSpans(mel.data, starts.map((start) => ({ startFrame: start, frames: partialFrames })), signal);
     return normalise(meanOf(partials));
-  }
-
-  /**
-   * Embeddings of overlapping windows (for diarization). The whole signal's volume is normalised once; nothing is trimmed,
-   * so window times are times in the input. Each span is covered by windows at `hopSeconds`, the last one flush with
-   * the span's end; a span shorter than a window gets one window of its own length.
-   */
-  async embedWindows(waveform: Waveform, options: WindowOptions, signal?: AbortSignal): Promise<WindowEmbedding[]> {
-    const samples = normalizeVolume(checkedSamples(waveform), targetDbfs, { increaseOnly: true, ...(options.recordingLevelDbfs !== undefined ? { levelDbfs: options.recordingLevelDbfs } : {}) });
-    const totalSeconds = samples.length / embeddingSampleRate;
-    if (samples.length <= melOptions.fftSize / 2) return [];
-    const mel = melSpectrogram(samples, melOptions);
-    const windowFrames = Math.max(1, Math.round(options.windowSeconds * framesPerSecond));
-    const hopFrames = Math.max(1, Math.round(options.hopSeconds * framesPerSecond));
-    const minFrames = Math.round((options.minWindowSeconds ?? 0.4) * framesPerSecond);
-    const regions = options.regions ?? [{ startSeconds: 0, endSeconds: totalSeconds }];
-    const spans: Array<{ startFrame: number; frames: number }> = [];
-    for (const region of regions) {
-      const first = Math.max(0, Math.round(region.startSeconds * framesPerSecond));
-      const end = Math.min(mel.frames, Math.round(Math.min(region.endSeconds, totalSeconds) * framesPerSecond));
-      const length = end - first;
-      if (length < Math.max(1, minFrames)) continue;
-      if (length <= windowFrames) {
-        spans.push({ startFrame: first, frames: length });
-        continue;
-      }
-      let start = first;
-      for (; start + windowFrames <= end; start += hopFrames) spans.push({ startFrame: start, frames: windowFrames });
-      if (start - hopFrames + windowFrames < end) spans.push({ startFrame: end - windowFrames, frames: windowFrames });
-    }
-    const embeddings = await this.embedSpans(mel.data, spans, signal);
-    return spans.map((span, i) => ({
-      startSeconds: span.startFrame / framesPerSecond,
-      endSeconds: Math.min(totalSeconds, (span.startFrame + span.frames) / framesPerSecond),
-      embedding: embeddings[i]!,
-    }));
   }
 
   /** Runs the encoder over mel spans, batching spans of equal length together. */
@@ -186,9 +129,6 @@ export function normalise(vector: Float32Array): Float32Array {
   norm = Math.sqrt(norm);
   return norm > 0 ? vector.map((v) => v / norm) : vector;
 }
-
-/** Same-speaker clips score 0.82-0.93 with this encoder, different speakers at most ~0.7. */
-export const sameSpeakerSimilarity = 0.72;
 
 export function cosineSimilarity(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) throw new RangeError('embeddings of different sizes');

@@ -4,9 +4,11 @@
  * male ones: Kokoro's, whose gender is known, prepared with the models) and the median F0 (YIN; 165 Hz separates typical
  * adult speaking pitch). The embedding decides when it is clear; otherwise pitch does. Pitch alone misleads (a male
  * orator's speech sat at a median of 255 Hz; his embedding was 0.115 closer to the male voices), and so does a weak
- * embedding difference (a female VCTK reader at 225 Hz was 0.02 closer to the male voices). Over the 11 eval speakers of
- * known gender (with all 54 Kokoro voices as references): 11 right, pitch alone 10, the embedding alone 10; any margin
- * between 0.02 and 0.115 gives 11 (the margin was chosen on those same speakers: there is no held-out set).
+ * embedding difference (a female VCTK reader at 225 Hz was 0.02 closer to the male voices). The embedding is GE2E's:
+ * bench/speaker-embeddings.ts (voices) scores the 11 eval speakers of known gender and the 54 Kokoro voices, each against
+ * the Kokoro voices other than itself, with the margin chosen on the other 64 (leave one out): GE2E 11/11 and 51/54
+ * (margins 0.025-0.06), CAM++ 10/11 and 48/54; the CAM++ embedding alone gets 5 of the 11 eval speakers (GE2E 10): its
+ * distances from human speech to Kokoro's do not follow gender.
  */
 import { pitchStatistics, trackPitch } from '../audio/pitch.js';
 import { averageEmbedding, cosineSimilarity } from '../speakers/embedding.js';

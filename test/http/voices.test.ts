@@ -138,6 +138,13 @@ describe('voices API', () => {
     assert.deepEqual(readdirSync(path.join(t.config.dataDir, 'tmp')).filter((name) => name.endsWith('-voice')), []);
   });
 
+  test('single-speaker clips the earlier GE2E window check took for two speakers are accepted (CAM++ check)', async () => {
+    for (const file of ['vc/pv_eagle/speaker_1_utt_2.wav', 'asr/pv_leopard/test_es.wav']) {
+      const created = await post(form({ name: 'one', consent: 'true' }, [{ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) }]));
+      assert.equal(created.statusCode, 201, `${file}: ${created.body}`);
+    }
+  });
+
   test('unknown voice -> 404; bad labels -> 400', async () => {
     const r = await t.app.inject({ method: 'GET', url: '/v1/voices/voice_nope', headers: { authorization: `Bearer ${t.key}` } });
     assert.equal(r.statusCode, 404);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { averageLinkage, clusterEmbeddings, cosineDistanceMatrix, cutDendrogram, labelsToTurns, smoothLabels } from '../../src/speakers/clustering.js';
+import { averageLinkage, clusterEmbeddings, cosineDistanceMatrix, cutDendrogram, smoothLabels } from '../../src/speakers/clustering.js';
 
 function random(seed: number): () => number {
   let state = seed;
@@ -93,46 +93,8 @@ describe('average-linkage clustering', () => {
   });
 });
 
-describe('turns from window labels', () => {
+describe('smoothing window labels', () => {
   test('mode filter removes one-window flips but keeps real changes', () => {
     assert.deepEqual(smoothLabels([0, 0, 1, 0, 0, 1, 1, 1, 1], 3), [0, 0, 0, 0, 0, 1, 1, 1, 1]);
-  });
-
-  test('boundaries fall between window centres; short turns join their longer neighbour', () => {
-    const windows = Array.from({ length: 8 }, (_, i) => ({ startSeconds: i * 0.75, endSeconds: i * 0.75 + 1.5 }));
-    const turns = labelsToTurns(windows, [0, 0, 0, 1, 1, 1, 1, 1]);
-    assert.equal(turns.length, 2);
-    // Centres of windows 2 and 3 are at 2.25 and 3.0 s: the change is at 2.625 s.
-    assert.ok(Math.abs(turns[0]!.endSeconds - 2.63) < 0.011, String(turns[0]!.endSeconds));
-    assert.deepEqual([turns[0]!.startSeconds, turns[1]!.endSeconds, turns[0]!.speaker, turns[1]!.speaker], [0, 6.75, 0, 1]);
-    const short = labelsToTurns(windows, [0, 0, 0, 0, 1, 0, 0, 0], { minTurnSeconds: 1 });
-    assert.deepEqual(short.map((t) => t.speaker), [0]);
-    // A gap without windows separates turns; a short turn alone between gaps is kept.
-    const gapped = labelsToTurns([{ startSeconds: 0, endSeconds: 2 }, { startSeconds: 3, endSeconds: 3.3 }], [0, 1], { padSeconds: 0 });
-    assert.deepEqual(gapped.map((t) => [t.startSeconds, Number(t.endSeconds.toFixed(2)), t.speaker]), [
-      [0, 2, 0],
-      [3, 3.3, 1],
-    ]);
-    // A speaker's short pause is bridged; a longer one, or one between two speakers, is not.
-    const paused = [{ startSeconds: 0, endSeconds: 2 }, { startSeconds: 2.8, endSeconds: 4 }, { startSeconds: 6, endSeconds: 7 }, { startSeconds: 7.5, endSeconds: 9 }];
-    const bridged = labelsToTurns(paused, [0, 0, 0, 1], { padSeconds: 0 });
-    assert.deepEqual(bridged.map((t) => [t.startSeconds, Number(t.endSeconds.toFixed(2)), t.speaker]), [
-      [0, 4, 0],
-      [6, 7, 0],
-      [7.5, 9, 1],
-    ]);
-    assert.equal(labelsToTurns(paused, [0, 0, 0, 1], { bridgeGapSeconds: 0 }).length, 4);
-    // By default turns reach 0.2 s into the silence around them; a gap under 0.4 s is split between its neighbours.
-    const padded = labelsToTurns(paused, [0, 0, 0, 1]);
-    assert.deepEqual(padded.map((t) => [Number(t.startSeconds.toFixed(2)), Number(t.endSeconds.toFixed(2)), t.speaker]), [
-      [0, 4.2, 0],
-      [5.8, 7.2, 0],
-      [7.3, 9, 1],
-    ]);
-    const close = labelsToTurns([{ startSeconds: 1, endSeconds: 2 }, { startSeconds: 2.3, endSeconds: 3 }], [0, 1]);
-    assert.deepEqual(close.map((t) => [Number(t.startSeconds.toFixed(2)), Number(t.endSeconds.toFixed(2))]), [
-      [0.8, 2.15],
-      [2.15, 3],
-    ]);
   });
 });

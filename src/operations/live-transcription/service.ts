@@ -2,7 +2,7 @@
 import type { SileroVad } from '../../audio/vad.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
-import type { SpeakerEncoder } from '../../speakers/embedding.js';
+import type { CamppEncoder } from '../../speakers/campplus.js';
 import { baseLanguage, whisperLanguages } from '../transcribe/languages.js';
 import type { Transcriber } from '../transcribe/transcriber.js';
 import { LiveTranscriptionSession, type LiveEvent, type LiveTranscriptionSettings } from './session.js';
@@ -12,7 +12,8 @@ export interface LiveTranscriptionServiceDependencies {
   vad: () => Promise<SileroVad>;
   /** Undefined when no ASR engine runs in this process (an API-only node). */
   transcriber?: () => Promise<Transcriber>;
-  speakerEncoder?: () => Promise<SpeakerEncoder>;
+  /** CAM++, for speaker labels. */
+  speakerEncoder?: () => Promise<CamppEncoder>;
 }
 
 /** OpenAI's server_vad defaults. */

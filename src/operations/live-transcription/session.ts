@@ -12,11 +12,10 @@ import type { SileroVad, VadStream } from '../../audio/vad.js';
 import { vadWindowSamples } from '../../audio/vad.js';
 import { VoxError } from '../../errors.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
-import type { SpeakerEncoder } from '../../speakers/embedding.js';
 import { SampleWindow } from '../transcribe/chunks.js';
 import { scriptConverter } from '../transcribe/script.js';
 import type { ChunkTranscript, Transcriber } from '../transcribe/transcriber.js';
-import { OnlineSpeakers } from '../../speakers/online-clustering.js';
+import { liveSameSpeakerSimilarity, OnlineSpeakers, type UtteranceEncoder } from '../../speakers/online-clustering.js';
 
 export const liveSampleRate = 16000;
 
@@ -71,8 +70,8 @@ export interface LiveTranscriptionDependencies {
   transcriber: Transcriber;
   vad: SileroVad;
   scheduler: Scheduler;
-  /** Needed when a session asks for speaker labels. */
-  speakerEncoder?: () => Promise<SpeakerEncoder>;
+  /** CAM++ (the labels' threshold is CAM++'s): needed when a session asks for speaker labels. */
+  speakerEncoder?: () => Promise<UtteranceEncoder>;
   /** Wall-clock time in ms (tests and benches pass their own). */
   now?: () => number;
   /** Partial decodings running in every session of the process: a final decoding stops them, so it never waits for one. */
@@ -291,7 +290,7 @@ export class LiveTranscriptionSession {
     result.catch(() => undefined);
     this.uncommittedFrom = stopSample;
     this.audio.discardBefore(stopSample);
-    if (this.settings.diarize && this.deps.speakerEncoder) this.speakers ??= new OnlineSpeakers(this.deps.speakerEncoder);
+    if (this.settings.diarize && this.deps.speakerEncoder) this.speakers ??= new OnlineSpeakers(this.deps.speakerEncoder, liveSameSpeakerSimilarity);
     // Under half a second of speech says too little about the voice: such a turn gets no label.
     const speaker = this.settings.diarize && this.speakers && turn.speechSamples >= 0.5 * liveSampleRate ? this.speakers.label(samples, this.controller.signal) : undefined;
     speaker?.catch(() => undefined);
