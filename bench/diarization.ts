@@ -8,14 +8,13 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { decodeFile } from '../src/audio/decode.js';
 import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import { DiarizationModels, OverlapDiarizer, overlapDistanceThreshold } from '../src/speakers/overlap-diarization.js';
 import { packageRoot } from '../src/version.js';
-import { generatedConversations } from './lib/conversations.js';
-import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
+import { evalRecordings, generatedConversations, type DiarizedRecording } from './lib/conversations.js';
+import { diarizationErrorRate } from './lib/der.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
 const resultsPath = path.join(packageRoot, 'bench', 'results', 'transcription.json');
@@ -31,28 +30,8 @@ const diarizationModels = await DiarizationModels.load({ segmentation: path.join
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
 const sampleRate = 16000;
 
-interface BenchFile {
-  id: string;
-  samples: Float32Array;
-  reference: Turn[];
-  uem?: Array<[number, number]>;
-  speakers: number;
-}
-
-async function evalFiles(): Promise<BenchFile[]> {
-  return Promise.all(
-    manifest.diar.map(async (entry) => ({
-      id: entry.id,
-      samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples,
-      reference: parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8')),
-      ...(entry.uem ? { uem: parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) } : {}),
-      speakers: entry.num_speakers,
-    })),
-  );
-}
-
 const thresholds = [0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
-const files: BenchFile[] = [...(await evalFiles()), ...(await generatedConversations(evalDir, manifest))];
+const files: DiarizedRecording[] = [...(await evalRecordings(evalDir, manifest)), ...(await generatedConversations(evalDir, manifest))];
 const rows: Array<{ id: string; seconds: number; cpuSeconds: number; der: Map<number, number>; derGivenCount: number; speakersFound: Map<number, number>; speakers: number; overlapSeconds: number }> = [];
 for (const file of files) {
   const diarizer = new OverlapDiarizer(diarizationModels);

@@ -43,8 +43,8 @@ import { speakerAnalyzer } from '../src/voices/speaker-analyzer.js';
 import { VoxError } from '../src/errors.js';
 import { packageRoot } from '../src/version.js';
 import { buildTestApp, multipartBody } from '../test/helpers/app.js';
-import { generatedConversations } from './lib/conversations.js';
-import { diarizationErrorRate, parseRttm, parseUem, type Turn } from './lib/der.js';
+import { evalRecordings, generatedConversations, type DiarizedRecording } from './lib/conversations.js';
+import { diarizationErrorRate, type Turn } from './lib/der.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
 const resultsPath = path.join(packageRoot, 'bench', 'results', 'speaker-embeddings.json');
@@ -133,18 +133,7 @@ async function onlineLabels(embeddings: Float32Array[], threshold: number): Prom
 }
 
 async function liveSection() {
-  const files: Array<{ id: string; samples: Float32Array; reference: Turn[]; uem?: Array<[number, number]>; speakers: number }> = [
-    ...(await Promise.all(
-      manifest.diar.map(async (entry) => ({
-        id: entry.id,
-        samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples,
-        reference: parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8')),
-        ...(entry.uem ? { uem: parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) } : {}),
-        speakers: entry.num_speakers,
-      })),
-    )),
-    ...(await generatedConversations(evalDir, manifest)),
-  ];
+  const files: DiarizedRecording[] = [...(await evalRecordings(evalDir, manifest)), ...(await generatedConversations(evalDir, manifest))];
   const grids: Record<string, number[]> = { 'resemblyzer-ge2e': range(0.5, 0.9, 0.02), campplus: range(0.1, 0.7, 0.025) };
   const perModel = [];
   const turnsPerFile = [];

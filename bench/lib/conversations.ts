@@ -3,9 +3,10 @@
  * seeded, so the audio is the same on every machine. The diarization bench, the speaker-identification bench and the
  * named-speaker tests build theirs here.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { decodeFile } from '../../src/audio/decode.js';
-import type { Turn } from './der.js';
+import { parseRttm, parseUem, type Turn } from './der.js';
 
 export const conversationSampleRate = 16000;
 
@@ -111,4 +112,26 @@ export async function generatedConversations(evalDir: string, manifest: { vc: Ma
     conversations.push({ id: `generated/${count}spk-${n}`, ...buildConversation(bySpeaker, chosen, next), speakers: count });
   }
   return conversations;
+}
+
+/** A recording with who spoke when: an eval diarization file or a generated conversation. */
+export interface DiarizedRecording {
+  id: string;
+  samples: Float32Array;
+  reference: Turn[];
+  uem?: Array<[number, number]>;
+  speakers: number;
+}
+
+/** The eval set's diarization recordings (16 kHz mono) with their RTTM references and scoring regions. */
+export async function evalRecordings(evalDir: string, manifest: { diar: Array<{ id: string; audio: string; rttm: string; uem?: string; num_speakers: number }> }): Promise<DiarizedRecording[]> {
+  return Promise.all(
+    manifest.diar.map(async (entry) => ({
+      id: entry.id,
+      samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate: conversationSampleRate, channels: 1 })).samples,
+      reference: parseRttm(readFileSync(path.join(evalDir, entry.rttm), 'utf8')),
+      ...(entry.uem ? { uem: parseUem(readFileSync(path.join(evalDir, entry.uem), 'utf8')) } : {}),
+      speakers: entry.num_speakers,
+    })),
+  );
 }

@@ -63,6 +63,21 @@ async function run(session, { id, feeds }) {
 }
 `;
 
+/**
+ * Options of a large model's session: one operator at a time on `threads` threads, fully optimised, and intra-op threads
+ * that sleep between runs (spinning ones burn the cores other engines share, without making runs faster here).
+ */
+export function sleepingThreadsOptions(threads: number): Ort.InferenceSession.SessionOptions {
+  return {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  };
+}
+
 export class WorkerSession {
   private readonly pending = new Map<number, { resolve: (outputs: Record<string, Ort.Tensor>) => void; reject: (error: Error) => void }>();
   private nextId = 0;

@@ -11,7 +11,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { VoxError } from '../../errors.js';
-import { floatTensor, floatValueInfo, int64Tensor, intAttribute, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
+import { encodeModel, floatValueInfo, GraphBuilder, intAttribute, intsAttribute, node, onnx } from './onnx-graph.js';
 import { readTorchZipStateDict, type NamedTensor } from './torch-legacy.js';
 
 export const camppMelBins = 80;
@@ -41,12 +41,12 @@ export async function convertCamppToOnnx({ torchPath, outputPath }: CamppConvers
   await writeFile(outputPath, buildCamppOnnx(await readTorchZipStateDict(torchPath)));
 }
 
-class GraphBuilder {
-  readonly nodes: NodeProto[] = [];
-  readonly initializers: TensorProto[] = [];
+class CamppGraph extends GraphBuilder {
   private counter = 0;
 
-  constructor(private readonly tensors: Map<string, NamedTensor>) {}
+  constructor(private readonly tensors: Map<string, NamedTensor>) {
+    super();
+  }
 
   /** Initializer `as` (default: the checkpoint's own name) from a checkpoint tensor, optionally reshaped. */
   weight(name: string, options: { as?: string; shape?: number[] } = {}): string {
@@ -57,16 +57,6 @@ class GraphBuilder {
       throw new VoxError('internal', `CAM++ checkpoint: ${name} has shape [${tensor.shape.join(', ')}], expected [${shape.join(', ')}].`);
     }
     return this.constant(options.as ?? name, shape, tensor.data);
-  }
-
-  constant(name: string, shape: number[], data: Float32Array): string {
-    this.initializers.push(floatTensor(name, shape, data));
-    return name;
-  }
-
-  int64(name: string, values: number[]): string {
-    this.initializers.push(int64Tensor(name, [values.length], values));
-    return name;
   }
 
   op(opType: string, inputs: string[], attributes: ReturnType<typeof intAttribute>[] = [], output?: string): string {
@@ -97,7 +87,7 @@ class GraphBuilder {
 
 /** Serialised ONNX model from the CAM++ state dict. */
 export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
-  const g = new GraphBuilder(tensors);
+  const g = new CamppGraph(tensors);
   const relu = (x: string): string => g.op('Relu', [x]);
 
   // Head (FCM): the features as a one-channel image [batch, 1, 80 bins, frames]; strides shrink the bins only.
@@ -161,18 +151,14 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
   const denseVar = g.weight('xvector.dense.nonlinear.batchnorm.running_var', { as: 'dense_var', shape: [camppEmbeddingSize] });
   g.op('BatchNormalization', [dense, denseScale, denseBias, denseMean, denseVar], [{ name: 'epsilon', f: camppBatchNormEpsilon, type: onnx.AttributeProto.AttributeType.FLOAT }], 'embedding');
 
-  const model = onnx.ModelProto.create({
+  return encodeModel({
+    producer: 'campp-to-onnx',
     irVersion,
-    producerName: 'voxd campp-to-onnx',
-    producerVersion: '1',
-    opsetImport: [{ domain: '', version: opsetVersion }],
-    graph: {
-      name: 'campplus_speaker_embedding',
-      node: g.nodes,
-      initializer: g.initializers,
-      input: [floatValueInfo('fbank', ['batch', 'feature_frames', camppMelBins])],
-      output: [floatValueInfo('frames', ['batch', camppFrameChannels, 'frames']), floatValueInfo('embedding', ['batch', camppEmbeddingSize])],
-    },
+    opsetVersion,
+    graphName: 'campplus_speaker_embedding',
+    nodes: g.nodes,
+    initializers: g.initializers,
+    inputs: [floatValueInfo('fbank', ['batch', 'feature_frames', camppMelBins])],
+    outputs: [floatValueInfo('frames', ['batch', camppFrameChannels, 'frames']), floatValueInfo('embedding', ['batch', camppEmbeddingSize])],
   });
-  return onnx.ModelProto.encode(model).finish();
 }

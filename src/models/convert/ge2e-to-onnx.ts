@@ -7,11 +7,9 @@
  * the catalog can verify it by sha256.
  */
 import { writeFile } from 'node:fs/promises';
-import onnxProto from 'onnx-proto';
 import { VoxError } from '../../errors.js';
+import { encodeModel, floatTensor, floatValueInfo, intAttribute, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
 import { readLegacyTorchStateDict, type NamedTensor } from './torch-legacy.js';
-
-const { onnx } = onnxProto;
 
 export const ge2eMelBands = 40;
 export const ge2eHiddenSize = 256;
@@ -46,10 +44,10 @@ export function buildGe2eOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
     return tensor.data;
   };
 
-  const initializers: InstanceType<typeof onnx.TensorProto>[] = [];
-  const nodes: InstanceType<typeof onnx.NodeProto>[] = [];
+  const initializers: TensorProto[] = [];
+  const nodes: NodeProto[] = [];
   const squeezeAxes = (name: string, axes: number[]): string => {
-    initializers.push(new onnx.TensorProto({ name, dims: [axes.length], dataType: onnx.TensorProto.DataType.INT64, int64Data: axes }));
+    initializers.push(onnx.TensorProto.create({ name, dims: [axes.length], dataType: onnx.TensorProto.DataType.INT64, int64Data: axes }));
     return name;
   };
   const axis0 = squeezeAxes('axes_0', [0]);
@@ -102,20 +100,16 @@ export function buildGe2eOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
     node('LpNormalization', ['relu_output'], ['embedding'], 'l2_normalise', [intAttribute('axis', 1), intAttribute('p', 2)]),
   );
 
-  const model = new onnx.ModelProto({
+  return encodeModel({
+    producer: 'ge2e-to-onnx',
     irVersion,
-    producerName: 'voxd ge2e-to-onnx',
-    producerVersion: '1',
-    opsetImport: [new onnx.OperatorSetIdProto({ domain: '', version: opsetVersion })],
-    graph: new onnx.GraphProto({
-      name: 'ge2e_speaker_encoder',
-      node: nodes,
-      initializer: initializers,
-      input: [valueInfo('mels', ['batch', 'frames', ge2eMelBands])],
-      output: [valueInfo('embedding', ['batch', ge2eEmbeddingSize])],
-    }),
+    opsetVersion,
+    graphName: 'ge2e_speaker_encoder',
+    nodes,
+    initializers,
+    inputs: [floatValueInfo('mels', ['batch', 'frames', ge2eMelBands])],
+    outputs: [floatValueInfo('embedding', ['batch', ge2eEmbeddingSize])],
   });
-  return onnx.ModelProto.encode(model).finish();
 }
 
 /** Rows come in four gate blocks of `hidden` rows each, every row `rowLength` long. */
@@ -128,40 +122,6 @@ function reorderGates(torchRows: Float32Array, rowLength: number): Float32Array 
   return out;
 }
 
-function floatTensor(name: string, dims: number[], data: Float32Array): InstanceType<typeof onnx.TensorProto> {
-  // raw_data is little-endian by the ONNX spec; copy so the bytes never alias a larger buffer.
-  const bytes = new Uint8Array(data.length * 4);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < data.length; i++) view.setFloat32(i * 4, data[i]!, true);
-  return new onnx.TensorProto({ name, dims, dataType: onnx.TensorProto.DataType.FLOAT, rawData: bytes });
-}
-
-function node(opType: string, input: string[], output: string[], name: string, attribute: InstanceType<typeof onnx.AttributeProto>[] = []) {
-  return new onnx.NodeProto({ opType, input, output, name, attribute });
-}
-
-function intAttribute(name: string, value: number) {
-  return new onnx.AttributeProto({ name, type: onnx.AttributeProto.AttributeType.INT, i: value });
-}
-
-function intsAttribute(name: string, values: number[]) {
-  return new onnx.AttributeProto({ name, type: onnx.AttributeProto.AttributeType.INTS, ints: values });
-}
-
 function stringAttribute(name: string, value: string) {
   return new onnx.AttributeProto({ name, type: onnx.AttributeProto.AttributeType.STRING, s: new TextEncoder().encode(value) });
-}
-
-function valueInfo(name: string, dims: Array<string | number>) {
-  return new onnx.ValueInfoProto({
-    name,
-    type: new onnx.TypeProto({
-      tensorType: new onnx.TypeProto.Tensor({
-        elemType: onnx.TensorProto.DataType.FLOAT,
-        shape: new onnx.TensorShapeProto({
-          dim: dims.map((d) => new onnx.TensorShapeProto.Dimension(typeof d === 'string' ? { dimParam: d } : { dimValue: d })),
-        }),
-      }),
-    }),
-  });
 }

@@ -83,3 +83,40 @@ export function floatValueInfo(name: string, shape: Array<string | number>): onn
     },
   });
 }
+
+/** Nodes and initializers of a graph a converter is writing; each converter adds its own ops and naming. */
+export class GraphBuilder {
+  readonly nodes: NodeProto[] = [];
+  readonly initializers: TensorProto[] = [];
+
+  constant(name: string, shape: number[], data: Float32Array): string {
+    this.initializers.push(floatTensor(name, shape, data));
+    return name;
+  }
+
+  int64(name: string, values: number[]): string {
+    this.initializers.push(int64Tensor(name, [values.length], values));
+    return name;
+  }
+}
+
+/** The bytes of a model of one graph in the default operator set, written by one of our converters (`producer`). */
+export function encodeModel(model: {
+  producer: string;
+  irVersion: number;
+  opsetVersion: number;
+  graphName: string;
+  nodes: NodeProto[];
+  initializers: TensorProto[];
+  inputs: onnxProto.onnx.IValueInfoProto[];
+  outputs: onnxProto.onnx.IValueInfoProto[];
+}): Uint8Array {
+  const proto = onnx.ModelProto.create({
+    irVersion: model.irVersion,
+    producerName: `voxd ${model.producer}`,
+    producerVersion: '1',
+    opsetImport: [{ domain: '', version: model.opsetVersion }],
+    graph: { name: model.graphName, node: model.nodes, initializer: model.initializers, input: model.inputs, output: model.outputs },
+  });
+  return onnx.ModelProto.encode(proto).finish();
+}

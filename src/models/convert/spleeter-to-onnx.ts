@@ -15,7 +15,7 @@
 import { writeFile } from 'node:fs/promises';
 import yauzl from 'yauzl';
 import { VoxError } from '../../errors.js';
-import { floatTensor, floatValueInfo, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
+import { encodeModel, floatTensor, floatValueInfo, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
 import { readPickledNumpyArrays, type NamedTensor } from './torch-legacy.js';
 
 const encoderFilters = [16, 32, 64, 128, 256, 512];
@@ -107,18 +107,14 @@ export function buildSpleeterOnnx(arrays: Map<string, NamedTensor>): Uint8Array 
     node('Sigmoid', ['up7_conv'], [spleeterOutput], 'mask'),
   );
 
-  const model = onnx.ModelProto.create({
+  return encodeModel({
+    producer: 'spleeter-to-onnx',
     irVersion,
-    producerName: 'voxd spleeter-to-onnx',
-    producerVersion: '1',
-    opsetImport: [{ domain: '', version: opsetVersion }],
-    graph: {
-      name: 'spleeter_unet',
-      node: nodes,
-      initializer: initializers,
-      input: [floatValueInfo(spleeterInput, ['batch', 2, 'frames', 'bins'])],
-      output: [floatValueInfo(spleeterOutput, ['batch', 2, 'frames', 'bins'])],
-    },
+    opsetVersion,
+    graphName: 'spleeter_unet',
+    nodes,
+    initializers,
+    inputs: [floatValueInfo(spleeterInput, ['batch', 2, 'frames', 'bins'])],
+    outputs: [floatValueInfo(spleeterOutput, ['batch', 2, 'frames', 'bins'])],
   });
-  return onnx.ModelProto.encode(model).finish();
 }

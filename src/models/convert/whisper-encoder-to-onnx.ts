@@ -16,7 +16,7 @@
  * Output bytes are deterministic for a given ggml file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { floatTensor, floatValueInfo, int64Tensor, intAttribute, intsAttribute, node, onnx, TensorType, type NodeProto, type TensorProto } from './onnx-graph.js';
+import { encodeModel, floatValueInfo, GraphBuilder, intAttribute, intsAttribute, node, onnx, TensorType } from './onnx-graph.js';
 
 export type WhisperEncoderPrecision = 'float32' | 'int8';
 
@@ -106,12 +106,12 @@ export function readGgmlEncoder(file: Buffer): GgmlEncoder {
   return { heads: hyperparameters[3]!, layers: hyperparameters[4]!, tensors };
 }
 
-class GraphBuilder {
-  readonly nodes: NodeProto[] = [];
-  readonly initializers: TensorProto[] = [];
+class EncoderGraph extends GraphBuilder {
   private counter = 0;
 
-  constructor(private readonly encoder: GgmlEncoder) {}
+  constructor(private readonly encoder: GgmlEncoder) {
+    super();
+  }
 
   tensor(name: string): { shape: number[]; data: Float32Array } {
     const tensor = this.encoder.tensors.get(name);
@@ -122,16 +122,6 @@ class GraphBuilder {
   weight(name: string, shape?: number[]): string {
     const tensor = this.tensor(name);
     return this.constant(name, shape ?? tensor.shape, tensor.data);
-  }
-
-  constant(name: string, shape: number[], data: Float32Array): string {
-    this.initializers.push(floatTensor(name, shape, data));
-    return name;
-  }
-
-  int64(name: string, values: number[]): string {
-    this.initializers.push(int64Tensor(name, [values.length], values));
-    return name;
   }
 
   op(opType: string, inputs: string[], attributes: ReturnType<typeof intAttribute>[] = [], outputs?: string[]): string[] {
@@ -200,7 +190,7 @@ export function quantizePerOutputChannel(weight: Float32Array, outputs: number, 
 
 /** Serialised ONNX encoder. */
 export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: WhisperEncoderPrecision): Uint8Array {
-  const g = new GraphBuilder(encoder);
+  const g = new EncoderGraph(encoder);
   const conv1 = g.tensor('encoder.conv1.weight');
   const [state, melBins] = conv1.shape as [number, number];
   const headSize = state / encoder.heads;
@@ -232,18 +222,14 @@ export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: Whisper
   }
   g.layerNorm(x, 'encoder.ln_post', 'embd');
 
-  const model = onnx.ModelProto.create({
+  return encodeModel({
+    producer: 'whisper-encoder-to-onnx',
     irVersion,
-    producerName: 'voxd whisper-encoder-to-onnx',
-    producerVersion: '1',
-    opsetImport: [{ domain: '', version: opsetVersion }],
-    graph: {
-      name: `whisper_encoder_${precision}`,
-      node: g.nodes,
-      initializer: g.initializers,
-      input: [floatValueInfo('mel', [1, melBins, 'frames'])],
-      output: [floatValueInfo('embd', [1, 'context', state])],
-    },
+    opsetVersion,
+    graphName: `whisper_encoder_${precision}`,
+    nodes: g.nodes,
+    initializers: g.initializers,
+    inputs: [floatValueInfo('mel', [1, melBins, 'frames'])],
+    outputs: [floatValueInfo('embd', [1, 'context', state])],
   });
-  return onnx.ModelProto.encode(model).finish();
 }

@@ -18,7 +18,7 @@ import { normalizeText } from '../text/normalize.js';
 import { minSpokenClauseCharacters, splitClauses, splitSentences } from '../text/sentences.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
-import { WorkerSession } from '../../../models/onnx-worker.js';
+import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 
 export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
@@ -89,15 +89,7 @@ export class KokoroSynthesizer implements Synthesizer {
 
   static async load(options: KokoroOptions): Promise<KokoroSynthesizer> {
     const vocabJson = JSON.parse(await readFile(path.join(options.modelDir, 'vocab.json'), 'utf8')) as { vocab: Record<string, number> };
-    const session = await WorkerSession.create('Kokoro', path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), {
-      intraOpNumThreads: options.threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      logSeverityLevel: 3,
-      // Spinning intra-op threads burn the shared cores between runs without making runs faster here.
-      extra: { session: { intra_op: { allow_spinning: '0' } } },
-    });
+    const session = await WorkerSession.create('Kokoro', path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), sleepingThreadsOptions(options.threads));
     return new KokoroSynthesizer(session, new Map(Object.entries(vocabJson.vocab)), options.voicesDir);
   }
 

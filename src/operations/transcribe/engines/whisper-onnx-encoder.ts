@@ -4,22 +4,15 @@
  * the event loop stays free while a window encodes (about 1 s of CPU per 30 s window in float32 here) and whisper.cpp's
  * decoding thread waits for the result.
  */
-import { WorkerSession } from '../../../models/onnx-worker.js';
+import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 import type { WhisperEncoder } from './whisper-native.js';
 
 export class OnnxWhisperEncoder {
   private constructor(private readonly session: WorkerSession) {}
 
   static async load(modelPath: string, options: { threads: number }): Promise<OnnxWhisperEncoder> {
-    const session = await WorkerSession.create('Whisper encoder', modelPath, {
-      intraOpNumThreads: options.threads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-      logSeverityLevel: 3,
-      // Spinning intra-op threads burn the cores whisper.cpp's decoding needs between windows.
-      extra: { session: { intra_op: { allow_spinning: '0' } } },
-    });
+    // Threads that sleep between windows leave the cores to whisper.cpp's decoding.
+    const session = await WorkerSession.create('Whisper encoder', modelPath, sleepingThreadsOptions(options.threads));
     return new OnnxWhisperEncoder(session);
   }
 
