@@ -7,6 +7,7 @@ import { scopes } from './storage/store.js';
 import type { Config } from './config.js';
 import { createContainer } from './container.js';
 import { buildApp, shuttingDown } from './http/app.js';
+import { onnxWorkersIdle } from './models/onnx-worker.js';
 
 /** Exit codes: drained within the grace period; work still running when it ended was aborted. A second signal exits 128 + its number. */
 export const exitCodes = { drained: 0, aborted: 1 } as const;
@@ -50,7 +51,8 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
       // Aborted work stops within moments; what cannot be stopped (a model conversion, a client still uploading) is cut.
       setTimeout(() => {
         logger.error('in-flight work did not stop after the abort: exiting anyway');
-        process.exit(exitCodes.aborted);
+        // Not under a model run in a worker thread (that aborts the process): a run ends within seconds.
+        void onnxWorkersIdle().then(() => process.exit(exitCodes.aborted));
       }, abortSettleMilliseconds).unref();
     }, config.shutdownGraceSeconds * 1000);
     // No new jobs from now on; running ones finish (or go back to the queue when the grace period ends).

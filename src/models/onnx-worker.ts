@@ -78,12 +78,33 @@ export function sleepingThreadsOptions(threads: number): Ort.InferenceSession.Se
   };
 }
 
+/**
+ * Model loads and runs under way in the workers of the process. Exiting while a worker is inside onnxruntime aborts the
+ * whole process (its binding throws into the stopped thread, see close()), so an exit that cannot wait for close() waits
+ * for this count to reach zero: a load or run always ends within seconds.
+ */
+let nativeWorkUnderWay = 0;
+const idleWaiters: Array<() => void> = [];
+
+function endNativeWork(count: number): void {
+  nativeWorkUnderWay -= count;
+  if (nativeWorkUnderWay === 0) for (const wake of idleWaiters.splice(0)) wake();
+}
+
+/** Resolves once no worker is loading or running a model: from then on the process may exit. */
+export function onnxWorkersIdle(): Promise<void> {
+  return nativeWorkUnderWay === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+}
+
 export class WorkerSession {
   private readonly pending = new Map<number, { resolve: (outputs: Record<string, Ort.Tensor>) => void; reject: (error: Error) => void }>();
   private nextId = 0;
   /** Why the worker stopped (a crash, or close()); later runs fail with it instead of waiting forever. */
   private stopped?: Error;
   private exited = false;
+  private closing = false;
+  /** Runs posted to the worker and not answered yet (after close(), the worker skips queued ones and exits). */
+  private runsInWorker = 0;
 
   private constructor(
     private readonly ort: OnnxRuntime,
@@ -96,15 +117,20 @@ export class WorkerSession {
     // An idle worker does not keep the process alive; one with a run under way does (its caller awaits the reply).
     worker.unref();
     worker.on('message', (reply: Reply) => {
+      this.runsInWorker--;
+      endNativeWork(1);
       const waiter = this.pending.get(reply.id);
       this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref();
+      // Idle, it does not keep the process alive; closing, it must until it has exited (it may still be releasing its session).
+      if (this.pending.size === 0 && !this.closing) worker.unref();
       if ('error' in reply) waiter?.reject(new Error(`${name} run failed: ${reply.error}`));
       else waiter?.resolve(Object.fromEntries(Object.entries(reply.outputs).map(([key, t]) => [key, new this.ort.Tensor(t.type, t.data as Float32Array, t.dims)])));
     });
     worker.on('error', (error) => this.stop(error));
     worker.on('exit', (code) => {
       this.exited = true;
+      endNativeWork(this.runsInWorker);
+      this.runsInWorker = 0;
       this.stop(new Error(`${name} worker exited (code ${code})`));
     });
   }
@@ -113,10 +139,11 @@ export class WorkerSession {
   static async create(name: string, modelPath: string, sessionOptions: Ort.InferenceSession.SessionOptions): Promise<WorkerSession> {
     const onnxruntimePath = createRequire(import.meta.url).resolve('onnxruntime-node');
     const worker = new Worker(workerSource, { eval: true, workerData: { modelPath, sessionOptions, onnxruntimePath } });
+    nativeWorkUnderWay++;
     const loaded = await new Promise<Loaded>((resolve, reject) => {
       worker.once('message', resolve);
       worker.once('error', reject);
-    });
+    }).finally(() => endNativeWork(1));
     if (!loaded.loaded) {
       await worker.terminate();
       throw new Error(`${name} model failed to load: ${loaded.error}`);
@@ -136,6 +163,8 @@ export class WorkerSession {
     const message = Object.fromEntries(Object.entries(feeds).map(([key, t]) => [key, { type: t.type, data: t.data, dims: t.dims }]));
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      this.runsInWorker++;
+      nativeWorkUnderWay++;
       this.worker.ref();
       this.worker.postMessage({ id, feeds: message });
     });
@@ -149,6 +178,7 @@ export class WorkerSession {
     this.stop(new Error(`${this.name} worker closed`));
     if (this.exited) return;
     const exited = once(this.worker, 'exit');
+    this.closing = true;
     this.worker.ref();
     this.worker.postMessage({ close: true });
     await exited;

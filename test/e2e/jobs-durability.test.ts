@@ -66,7 +66,7 @@ test('SIGTERM past the grace period gives the running job back to the queue; the
   let api = await start(dataDir, { VOXD_SHUTDOWN_GRACE_SECONDS: '1' });
   const { id } = (await (await api.postForm('/v1/audio/transcribe', { async: 'true' }, { audio })).json()) as Job;
   await api.waitFor(id, (job) => job.status === 'running' && job.progress !== null);
-  assert.equal(await kill('SIGTERM'), 1, 'aborted work: exit code 1');
+  assert.equal(await kill('SIGTERM'), 1, `aborted work: exit code 1\n${servers.at(-1)!.output()}`);
 
   api = await start(dataDir);
   const queuedAgain = await api.job(id);

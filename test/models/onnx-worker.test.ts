@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkerSession } from '../../src/models/onnx-worker.js';
+import { onnxWorkersIdle, WorkerSession } from '../../src/models/onnx-worker.js';
 import { camppModelPath } from '../helpers/models.js';
 
 const melBins = 80;
@@ -26,4 +29,35 @@ test('closing a session while a run is under way waits for the run, ends the wor
   await assert.rejects(session.run({ fbank }), /CAM\+\+ worker closed/);
   // Closing twice is harmless.
   await session.close();
+});
+
+test('onnxWorkersIdle resolves once no model is loading or running, and an exit then is clean (an exit under a run aborts the process)', async () => {
+  const modelPath = await camppModelPath();
+  const creating = WorkerSession.create('CAM++', modelPath, { intraOpNumThreads: 1 });
+  let idle = false;
+  const loadedIdle = onnxWorkersIdle().then(() => (idle = true));
+  await sleep(10);
+  assert.equal(idle, false, 'a load is under way');
+  const session = await creating;
+  await loadedIdle;
+  const frames = 12_000;
+  const fbank = session.tensor('float32', Float32Array.from({ length: frames * melBins }, (_, i) => Math.cos(i * 0.11)), [1, frames, melBins]);
+  const running = session.run({ fbank });
+  idle = false;
+  const ranIdle = onnxWorkersIdle().then(() => (idle = true));
+  await sleep(100);
+  assert.equal(idle, false, 'a run is under way');
+  await running;
+  await ranIdle;
+  await session.close();
+
+  const exitDuringRun = async (when: 'now' | 'idle' | 'close') => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures/exit-during-run.ts'), modelPath, when], { stdio: 'ignore' });
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    return signal ?? code;
+  };
+  assert.equal(await exitDuringRun('idle'), 3);
+  // A worker being closed keeps the process alive until it has exited, even once its last run has answered.
+  assert.equal(await exitDuringRun('close'), 4);
+  assert.equal(await exitDuringRun('now'), 'SIGABRT', 'the hazard this guards against');
 });
