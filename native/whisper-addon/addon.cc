@@ -230,6 +230,16 @@ napi_value encoderDone(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// A Float32Array holding a copy of the values, or nullptr if N-API failed.
+napi_value floatArray(napi_env env, const std::vector<float>& values) {
+  napi_value buffer, array;
+  void* bytes = nullptr;
+  if (napi_create_arraybuffer(env, values.size() * sizeof(float), &bytes, &buffer) != napi_ok) return nullptr;
+  std::memcpy(bytes, values.data(), values.size() * sizeof(float));
+  if (napi_create_typedarray(env, napi_float32_array, values.size(), buffer, 0, &array) != napi_ok) return nullptr;
+  return array;
+}
+
 // Thread-safe function body, on the JS thread: encoder(mel: Float32Array, frames, done). Nothing thrown by the JS
 // function reaches the decoding thread: an exception fails the window.
 void callEncoder(napi_env env, napi_value encoder, void*, void* data) {
@@ -240,17 +250,11 @@ void callEncoder(napi_env env, napi_value encoder, void*, void* data) {
     delete held;
     return;
   }
-  napi_value arrayBuffer, mel, frames, done, result;
-  void* bytes = nullptr;
-  const size_t byteLength = request->mel.size() * sizeof(float);
-  bool called = napi_create_arraybuffer(env, byteLength, &bytes, &arrayBuffer) == napi_ok;
-  if (called) {
-    std::memcpy(bytes, request->mel.data(), byteLength);
-    called = napi_create_typedarray(env, napi_float32_array, request->mel.size(), arrayBuffer, 0, &mel) == napi_ok &&
-             napi_create_int32(env, request->frames, &frames) == napi_ok &&
-             napi_create_function(env, "done", NAPI_AUTO_LENGTH, encoderDone, held, &done) == napi_ok &&
-             napi_add_finalizer(env, done, held, deleteRequest, nullptr, nullptr) == napi_ok;
-  }
+  napi_value frames, done, result;
+  napi_value mel = floatArray(env, request->mel);
+  const bool called = mel != nullptr && napi_create_int32(env, request->frames, &frames) == napi_ok &&
+                      napi_create_function(env, "done", NAPI_AUTO_LENGTH, encoderDone, held, &done) == napi_ok &&
+                      napi_add_finalizer(env, done, held, deleteRequest, nullptr, nullptr) == napi_ok;
   if (!called) {
     request->finish(false, "could not call the encoder");
     return;
@@ -515,6 +519,27 @@ void transcribeComplete(napi_env env, napi_status, void* data) {
   delete job;
 }
 
+// The (model, samples) arguments every call starts with: the model kept alive by a reference while the work runs (even if
+// JS drops it), the samples copied. False with a JS exception pending when they are not a model and a Float32Array.
+bool readModelAndSamples(napi_env env, napi_value model, napi_value samples, Model** modelOut, napi_ref* modelRef, std::vector<float>* samplesOut) {
+  void* modelData = nullptr;
+  napi_typedarray_type type;
+  size_t length = 0;
+  void* values = nullptr;
+  if (napi_get_value_external(env, model, &modelData) != napi_ok || napi_get_typedarray_info(env, samples, &type, &length, &values, nullptr, nullptr) != napi_ok ||
+      type != napi_float32_array) {
+    napi_throw_type_error(env, nullptr, "expected a whisper model and its samples as a Float32Array");
+    return false;
+  }
+  if (napi_create_reference(env, model, 1, modelRef) != napi_ok) {
+    napi_throw_error(env, nullptr, "voxd_whisper: N-API call failed");
+    return false;
+  }
+  *modelOut = static_cast<Model*>(modelData);
+  samplesOut->assign(static_cast<float*>(values), static_cast<float*>(values) + length);
+  return true;
+}
+
 napi_value Transcribe(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
@@ -524,21 +549,10 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
     return nullptr;
   }
   auto* job = new TranscribeJob();
-  void* modelData = nullptr;
-  CHECK(env, napi_get_value_external(env, argv[0], &modelData));
-  job->model = static_cast<Model*>(modelData);
-  // Keep the model alive while the work runs, even if JS drops it.
-  CHECK(env, napi_create_reference(env, argv[0], 1, &job->modelRef));
-
-  napi_typedarray_type type;
-  size_t length;
-  void* samples;
-  CHECK(env, napi_get_typedarray_info(env, argv[1], &type, &length, &samples, nullptr, nullptr));
-  if (type != napi_float32_array) {
-    napi_throw_type_error(env, nullptr, "samples must be a Float32Array");
+  if (!readModelAndSamples(env, argv[0], argv[1], &job->model, &job->modelRef, &job->samples)) {
+    delete job;
     return nullptr;
   }
-  job->samples.assign(static_cast<float*>(samples), static_cast<float*>(samples) + length);
 
   napi_value options = argv[2];
   if (napi_value v = property(env, options, "language")) job->language = getString(env, v);
@@ -559,6 +573,8 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   readInt(env, options, "audioContext", job->audioContext);
   readInt(env, options, "maxTokens", job->maxTokens);
 
+  napi_typedarray_type type;
+  size_t length = 0;
   void* flag = nullptr;
   CHECK(env, napi_get_typedarray_info(env, argv[3], &type, &length, &flag, nullptr, nullptr));
   if (type != napi_int32_array || length < 1) {
@@ -635,15 +651,6 @@ void encodeExecute(napi_env, void* data) {
   whisper_free_state(state);
 }
 
-napi_value floatArray(napi_env env, const std::vector<float>& values) {
-  napi_value buffer, array;
-  void* bytes = nullptr;
-  napi_create_arraybuffer(env, values.size() * sizeof(float), &bytes, &buffer);
-  std::memcpy(bytes, values.data(), values.size() * sizeof(float));
-  napi_create_typedarray(env, napi_float32_array, values.size(), buffer, 0, &array);
-  return array;
-}
-
 void encodeComplete(napi_env env, napi_status, void* data) {
   auto* job = static_cast<EncodeJob*>(data);
   if (!job->error.empty()) {
@@ -670,19 +677,10 @@ napi_value Encode(napi_env env, napi_callback_info info) {
     return nullptr;
   }
   auto* job = new EncodeJob();
-  void* modelData = nullptr;
-  CHECK(env, napi_get_value_external(env, argv[0], &modelData));
-  job->model = static_cast<Model*>(modelData);
-  CHECK(env, napi_create_reference(env, argv[0], 1, &job->modelRef));
-  napi_typedarray_type type;
-  size_t length;
-  void* samples;
-  CHECK(env, napi_get_typedarray_info(env, argv[1], &type, &length, &samples, nullptr, nullptr));
-  if (type != napi_float32_array) {
-    napi_throw_type_error(env, nullptr, "samples must be a Float32Array");
+  if (!readModelAndSamples(env, argv[0], argv[1], &job->model, &job->modelRef, &job->samples)) {
+    delete job;
     return nullptr;
   }
-  job->samples.assign(static_cast<float*>(samples), static_cast<float*>(samples) + length);
   readInt(env, argv[2], "threads", job->threads);
   napi_value promise, name;
   CHECK(env, napi_create_promise(env, &job->deferred, &promise));
