@@ -4,6 +4,7 @@
  * The embedding is CAM++'s (src/speakers/campplus.ts).
  */
 import type { Waveform } from '../audio/waveform.js';
+import { camppSampleRate } from './campplus.js';
 import { cosineSimilarity, normalise } from './embedding.js';
 
 /** What labels need of a speaker embedding: one vector per 16 kHz mono utterance. */
@@ -38,7 +39,7 @@ export class OnlineSpeakers {
 
   /** The speaker of one utterance (16 kHz mono): SPEAKER_1, SPEAKER_2... in order of first appearance. */
   label(samples: Float32Array, signal?: AbortSignal): Promise<string> {
-    const embedding = this.encoder().then((encoder) => encoder.embedUtterance({ samples, sampleRate: 16000, channels: 1 }, signal));
+    const embedding = this.encoder().then((encoder) => encoder.embedUtterance({ samples, sampleRate: camppSampleRate, channels: 1 }, signal));
     const labelled = this.queue.then(async () => this.assign(await embedding));
     this.queue = labelled.catch(() => undefined);
     return labelled;
