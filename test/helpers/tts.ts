@@ -15,8 +15,8 @@ export function modelManager(): ModelManager {
 
 export async function loadKokoro(threads = 2): Promise<KokoroSynthesizer> {
   const manager = modelManager();
-  const [modelDir, voicesDir] = [await manager.pull('kokoro-82m'), await manager.pull('kokoro-voices')];
-  return KokoroSynthesizer.load({ modelDir, voicesDir, threads });
+  const [modelDir, voicesDir, lexiconDir] = [await manager.pull('kokoro-82m'), await manager.pull('kokoro-voices'), await manager.pull('misaki-lexicon')];
+  return KokoroSynthesizer.load({ modelDir, voicesDir, lexiconDir, threads });
 }
 
 export async function collect(chunks: AsyncIterable<SynthesizedChunk>): Promise<{ samples: Float32Array; sampleRate: number; chunks: number }> {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { EnglishLexicon } from '../../../src/operations/synthesize/engines/english-lexicon.js';
 import { kokoroPhonemes } from '../../../src/operations/synthesize/engines/kokoro-phonemes.js';
 import { normalizeText } from '../../../src/operations/synthesize/text/normalize.js';
 import { splitClauses, splitSentences } from '../../../src/operations/synthesize/text/sentences.js';
+import { modelFile } from '../../helpers/models.js';
 
 describe('text normalisation', () => {
   const cases: Array<[string, string, string]> = [
@@ -46,5 +48,35 @@ describe('Kokoro phonemes', () => {
     // Several Latin words, each followed by punctuation, keep their order and their pauses.
     const words = await Promise.all(['Rust', 'Go'].map((w) => kokoroPhonemes(w, 'en-us')));
     assert.equal(await kokoroPhonemes('我用Python、Rust和Go！', 'zh'), `wo↓jʊŋ↘ ${english}, ${words[0]} xɤ↗ ${words[1]}!`);
+  });
+});
+
+describe('Kokoro phonemes: English words from the misaki lexicon', () => {
+  let loaded: Promise<{ us: EnglishLexicon; gb: EnglishLexicon }> | undefined;
+  const lexicons = (): Promise<{ us: EnglishLexicon; gb: EnglishLexicon }> =>
+    (loaded ??= modelFile('misaki-lexicon', '').then(async (dir) => ({ us: await EnglishLexicon.load(dir, 'us'), gb: await EnglishLexicon.load(dir, 'gb') })));
+  test('known words are read as the lexicon writes them, where espeak-ng differs (issue 20: "downtown")', async () => {
+    const options = { lexicons: await lexicons() };
+    assert.equal(await kokoroPhonemes('Book a table for two at the new place downtown tonight.', 'en-us', options), 'bˈʊk ɐ tˈAbᵊl fɔɹ tˈu æt ðə nˈu plˈAs dˌWntˈWn tənˈIt.');
+    assert.match(await kokoroPhonemes('downtown', 'en-us'), /dˈWntWn/);
+    assert.equal(await kokoroPhonemes('water', 'en-us', options), 'wˈɔTəɹ');
+    assert.equal(await kokoroPhonemes('tomato', 'en-gb', options), 'təmˈɑːtQ');
+  });
+  test('"the", "to" and "an" follow the sound after them; phrase-final forms at the end of a clause', async () => {
+    const options = { lexicons: await lexicons() };
+    assert.equal(await kokoroPhonemes('the apple, the pear', 'en-us', options), 'ði ˈæpᵊl, ðə pˈɛɹ');
+    assert.equal(await kokoroPhonemes('to eat, to go, to', 'en-us', options), 'tʊ ˈit, tə ɡˌO, tu');
+    assert.equal(await kokoroPhonemes('I can be there.', 'en-us', options), 'ˌI kæn bi ðˈɛɹ.');
+    assert.equal(await kokoroPhonemes('it can be', 'en-us', options), 'ɪt kæn bˈi');
+  });
+  test('capitals, acronyms and -s/-ed/-ing of known stems', async () => {
+    const options = { lexicons: await lexicons() };
+    assert.equal(await kokoroPhonemes('USB', 'en-us', options), 'jˌuˌɛsbˈi');
+    assert.equal(await kokoroPhonemes('aardvarking abboted', 'en-us', options), 'ˈɑɹdvˌɑɹkɪŋ ˈæbəTᵻd');
+  });
+  test('words the lexicon does not know are read by espeak-ng in place', async () => {
+    const options = { lexicons: await lexicons() };
+    const unknown = await kokoroPhonemes('Zorblax Quuxington', 'en-us');
+    assert.equal(await kokoroPhonemes('the Zorblax Quuxington', 'en-us', options), `ðə ${unknown}`);
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Text -> Kokoro v1.0 phoneme strings.
  *
- * English, Spanish, French, Italian, Portuguese and Hindi come from espeak-ng IPA. Kokoro's English was trained on
- * misaki's inventory, so English IPA is mapped the way misaki maps espeak output: diphthongs to single letters
+ * English words come from misaki's lexicons where they know them (english-lexicon.ts). The other English words, and
+ * Spanish, French, Italian, Portuguese and Hindi, come from espeak-ng IPA. Kokoro's English was trained on misaki's
+ * inventory, so English IPA is mapped the way misaki maps espeak output: diphthongs to single letters
  * (eɪ A, aɪ I, aʊ W, oʊ O, ɔɪ Y, British əʊ Q), affricates to ʤ ʧ, r -> ɹ, x/ç -> k, ɐ -> ə, ɬ -> l, syllabic l -> ᵊl,
  * glottal stops to t, American flaps to T and ɚ to əɹ with length marks dropped. Other languages keep espeak's IPA
  * (ties removed).
@@ -16,6 +17,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import kuromoji from 'kuromoji';
 import { pinyin } from 'pinyin-pro';
+import { type EnglishDialect, type EnglishLexicon, followingSound } from './english-lexicon.js';
 import { phonemize } from './espeak-ng.js';
 
 /** espeak-ng voice per Kokoro language. */
@@ -60,6 +62,8 @@ const british: Array<[string, string]> = [['ə^ʊ', 'Q'], ['e^ə', 'ɛː'], ['ɪ
 
 export interface PhonemeOptions {
   signal?: AbortSignal;
+  /** Kokoro's English lexicons (misaki): English words they know are read from them, the rest by espeak-ng. */
+  lexicons?: Partial<Record<EnglishDialect, EnglishLexicon>>;
 }
 
 /** The phoneme string Kokoro reads for `text` (already normalised) in `language`. */
@@ -70,23 +74,49 @@ export async function kokoroPhonemes(text: string, language: string, options: Ph
   return (await espeakPhonemes([input], language, options))[0]!;
 }
 
-/** Phonemes of several texts through one espeak-ng run: words between punctuation go to espeak, punctuation stays. */
+/**
+ * Phonemes of several texts through one espeak-ng run: punctuation stays; in English, words the lexicon knows come from
+ * it and each stretch of words it does not know goes to espeak-ng (with its context); elsewhere each stretch between
+ * punctuation goes to espeak-ng whole.
+ */
 async function espeakPhonemes(texts: string[], language: string, options: PhonemeOptions): Promise<string[]> {
   const voice = kokoroEspeakVoices[language];
   if (!voice) throw new Error(`Kokoro has no phonemiser for '${language}'`);
+  const lexicon = language === 'en-us' ? options.lexicons?.us : language === 'en-gb' ? options.lexicons?.gb : undefined;
+  // A stretch is either one lexicon word or words for espeak-ng.
+  type Stretch = { word: string } | { espeak: string };
   const split = texts.map((text) => {
     const parts = text.split(punctuation);
-    return { parts, wordIndexes: parts.map((part, i) => (i % 2 === 0 && /[\p{L}\p{N}]/u.test(part) ? i : -1)).filter((i) => i >= 0) };
+    const stretches = parts.map((part, i): Stretch[] => {
+      if (i % 2 === 1 || !/[\p{L}\p{N}]/u.test(part)) return [];
+      if (!lexicon) return [{ espeak: part }];
+      const out: Stretch[] = [];
+      for (const word of part.trim().split(/\s+/)) {
+        const last = out.at(-1);
+        if (lexicon.knows(word)) out.push({ word });
+        else if (last && 'espeak' in last) last.espeak += ` ${word}`;
+        else out.push({ espeak: word });
+      }
+      return out;
+    });
+    return { parts, stretches };
   });
-  const ipa = await phonemize(split.flatMap(({ parts, wordIndexes }) => wordIndexes.map((i) => parts[i]!)), voice, options.signal);
+  const ipa = await phonemize(split.flatMap(({ stretches }) => stretches.flat().flatMap((s) => ('espeak' in s ? [s.espeak] : []))), voice, options.signal);
   let next = 0;
-  return split.map(({ parts, wordIndexes }) => {
+  return split.map(({ parts, stretches }) => {
     const out = parts.map((part, i) => (i % 2 === 1 ? part : /\s/.test(part) ? ' ' : ''));
-    for (const partIndex of wordIndexes) {
+    stretches.forEach((partStretches, partIndex) => {
+      if (partStretches.length === 0) return;
+      const phonemes = partStretches.map((s) => ('espeak' in s ? fixUp(ipa[next++]!, language) : ''));
+      // Lexicon words last to first: "the", "to", "an" read by the sound that follows (none at the end of the clause).
+      for (let i = partStretches.length - 1; i >= 0; i--) {
+        const stretch = partStretches[i]!;
+        if ('word' in stretch) phonemes[i] = lexicon!.word(stretch.word, followingSound(phonemes[i + 1])) ?? '';
+      }
       const leading = /^\s/.test(parts[partIndex]!) && partIndex > 0 ? ' ' : '';
       const trailing = /\s$/.test(parts[partIndex]!) ? ' ' : '';
-      out[partIndex] = leading + fixUp(ipa[next++]!, language) + trailing;
-    }
+      out[partIndex] = leading + phonemes.join(' ') + trailing;
+    });
     // Punctuation sits on the word before it and is followed by a space, as in Kokoro's training phonemes.
     return out.join('').replace(/\s+/g, ' ').replace(/ ([;:,.!?…])/g, '$1').replace(/([;:,!?])(?=[^\s;:,.!?…])/g, '$1 ').trim();
   });

@@ -16,6 +16,7 @@ import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
 import { minSpokenClauseCharacters, splitClauses, splitSentences } from '../text/sentences.js';
+import { EnglishLexicon } from './english-lexicon.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
 import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
@@ -72,6 +73,8 @@ export interface KokoroOptions {
   modelDir: string;
   /** Directory of the `kokoro-voices` model (<voice>.bin). */
   voicesDir: string;
+  /** Directory of the `misaki-lexicon` model (English pronunciation lexicons). */
+  lexiconDir: string;
   threads: number;
 }
 
@@ -80,17 +83,23 @@ export class KokoroSynthesizer implements Synthesizer {
   readonly modelId = 'kokoro-82m';
   readonly sampleRate = kokoroSampleRate;
   private readonly voiceTables = new Map<string, Promise<Float32Array>>();
+  private britishLexicon: Promise<EnglishLexicon> | undefined;
 
   private constructor(
     private readonly session: WorkerSession,
     private readonly vocab: Map<string, number>,
     private readonly voicesDir: string,
+    private readonly lexiconDir: string,
+    private readonly americanLexicon: EnglishLexicon,
   ) {}
 
   static async load(options: KokoroOptions): Promise<KokoroSynthesizer> {
     const vocabJson = JSON.parse(await readFile(path.join(options.modelDir, 'vocab.json'), 'utf8')) as { vocab: Record<string, number> };
-    const session = await WorkerSession.create('Kokoro', path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), sleepingThreadsOptions(options.threads));
-    return new KokoroSynthesizer(session, new Map(Object.entries(vocabJson.vocab)), options.voicesDir);
+    const [session, americanLexicon] = await Promise.all([
+      WorkerSession.create('Kokoro', path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), sleepingThreadsOptions(options.threads)),
+      EnglishLexicon.load(options.lexiconDir, 'us'),
+    ]);
+    return new KokoroSynthesizer(session, new Map(Object.entries(vocabJson.vocab)), options.voicesDir, options.lexiconDir, americanLexicon);
   }
 
   languages(): string[] {
@@ -195,7 +204,9 @@ export class KokoroSynthesizer implements Synthesizer {
   }
 
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
-    const phonemes = await kokoroPhonemes(text, language, { signal });
+    // American English (also for English words in Chinese) is loaded with the model; British on its first use.
+    const british = language === 'en-gb' ? await (this.britishLexicon ??= EnglishLexicon.load(this.lexiconDir, 'gb')) : undefined;
+    const phonemes = await kokoroPhonemes(text, language, { signal, lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) } });
     const ids = this.tokenize(phonemes);
     // Positions after punctuation or spaces are where an over-long chunk may be cut.
     const breakIds = new Set([this.vocab.get(' '), this.vocab.get(','), this.vocab.get('.'), this.vocab.get(';'), this.vocab.get(':'), this.vocab.get('!'), this.vocab.get('?')]);
