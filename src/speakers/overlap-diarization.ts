@@ -59,6 +59,8 @@ export interface OverlappingTurn {
 interface EmbeddedWindow {
   centreSeconds: number;
   embedding: Float32Array;
+  /** Segmentation heard two people at once somewhere in the window. */
+  mixed: boolean;
 }
 
 /** The two models, loaded once and shared by every diarizer (CAM++ also embeds voice profiles). */
@@ -111,8 +113,9 @@ export class OverlapDiarizer {
     const embeddings = this.windows.map((w) => w.embedding);
     const stride = Math.ceil(embeddings.length / (this.options.maxClusteredWindows ?? 2000));
     const subset = embeddings.filter((_, i) => i % stride === 0);
-    const subsetLabels = clusterEmbeddings(subset, { distanceThreshold: this.options.distanceThreshold ?? overlapDistanceThreshold, ...speakers });
-    const labels = stride === 1 ? subsetLabels : assignToNearest(embeddings, centroidsOf(subset, subsetLabels, [...new Set(subsetLabels)]));
+    const mixed = this.windows.filter((_, i) => i % stride === 0).map((w) => w.mixed);
+    const subsetLabels = clusterEmbeddings(subset, { distanceThreshold: this.options.distanceThreshold ?? overlapDistanceThreshold, ...speakers, mixed });
+    const labels = stride === 1 ? subsetLabels : assignToNearest(embeddings, centroidsOf(subset, subsetLabels, [...new Set(subsetLabels)], mixed));
     return this.turns(smoothLabels(labels, 3));
   }
 
@@ -138,7 +141,7 @@ export class OverlapDiarizer {
     const spans = this.windowSpans(regions, samples.length / diarizationSampleRate);
     if (spans.length === 0) return;
     const embeddings = await this.embedSpans(samples, spans, signal);
-    spans.forEach((span, i) => this.windows.push({ centreSeconds: offsetSeconds + (span.startSeconds + span.endSeconds) / 2, embedding: embeddings[i]! }));
+    spans.forEach((span, i) => this.windows.push({ centreSeconds: offsetSeconds + (span.startSeconds + span.endSeconds) / 2, embedding: embeddings[i]!, mixed: holdsOverlap(counts, span) }));
   }
 
   /** Rounded mean, over the 10 s windows covering each frame, of how many local speakers are active in it. */
@@ -269,6 +272,13 @@ export class OverlapDiarizer {
 
 function frameCentreSeconds(frame: number): number {
   return (frame * segmentationFrameSamples + segmentationFrameCentre) / diarizationSampleRate;
+}
+
+/** Whether any frame centred inside the span (seconds into the chunk) has two or more speakers. */
+function holdsOverlap(counts: Uint8Array, span: { startSeconds: number; endSeconds: number }): boolean {
+  const first = Math.max(0, Math.ceil((span.startSeconds * diarizationSampleRate - segmentationFrameCentre) / segmentationFrameSamples));
+  for (let frame = first; frame < counts.length && frameCentreSeconds(frame) < span.endSeconds; frame++) if (counts[frame]! >= 2) return true;
+  return false;
 }
 
 /** Runs of frames with at least one speaker, as times (each frame stands for its 270-sample step around its centre). */

@@ -84,6 +84,42 @@ describe('average-linkage clustering', () => {
     assert.deepEqual(clusterEmbeddings([pair[0]!]), [0]);
   });
 
+  /**
+   * Two voices of 12 windows each and three windows of a stretch where both talk at once: those three share a component
+   * (like each other) and mix the two directions, the first leaning towards B and the others towards A (AMI dev01's
+   * pattern).
+   */
+  function overlapStretch(): { points: Float32Array[]; mixed: boolean[] } {
+    const next = random(6);
+    const direction = (): Float32Array => Float32Array.from({ length: 16 }, () => next() * 2 - 1);
+    const [a, b, shared] = [direction(), direction(), direction()];
+    const noisy = (v: Float32Array, spread: number): Float32Array => v.map((x) => x + spread * (next() * 2 - 1));
+    const voiceA = Array.from({ length: 12 }, () => noisy(a, 0.3));
+    const voiceB = Array.from({ length: 12 }, () => noisy(b, 0.3));
+    const both = (weightA: number): Float32Array => noisy(a.map((x, k) => weightA * x + (1 - weightA) * b[k]! + 0.8 * shared[k]!), 0.1);
+    const points = [...voiceA, ...voiceB, both(0.45), both(0.7), both(0.6)];
+    return { points, mixed: points.map((_, i) => i >= 24) };
+  }
+
+  test('a few windows holding two voices at once are not a speaker of their own, and each joins the voice nearest to it', () => {
+    const { points, mixed } = overlapStretch();
+    // Unmarked, the overlap windows are a third speaker, and with two speakers all three ride with A.
+    assert.equal(new Set(clusterEmbeddings(points, { distanceThreshold: 0.5 })).size, 3);
+    const unmarked = clusterEmbeddings(points, { numSpeakers: 2 });
+    assert.deepEqual(unmarked.slice(24), [unmarked[0], unmarked[0], unmarked[0]]);
+    const labels = clusterEmbeddings(points, { distanceThreshold: 0.5, mixed });
+    assert.equal(new Set(labels).size, 2);
+    assert.ok(labels.slice(0, 12).every((l) => l === labels[0]) && labels.slice(12, 24).every((l) => l === labels[12]) && labels[0] !== labels[12]);
+    assert.deepEqual(labels.slice(24), [labels[12], labels[0], labels[0]]);
+    assert.deepEqual(clusterEmbeddings(points, { numSpeakers: 2, mixed }), labels);
+  });
+
+  test('a voice heard only in overlap is still a speaker when it has enough windows', () => {
+    const { points, truth } = blobs(2, 12, 0.25, 41);
+    const labels = clusterEmbeddings(points, { distanceThreshold: 0.5, mixed: truth.map((t) => t === 1) });
+    assert.ok(samePartition(labels, truth));
+  });
+
   test('a stray window does not become a speaker of its own', () => {
     const { points, truth } = blobs(2, 15, 0.25, 31);
     const stray = Float32Array.from({ length: 16 }, (_, i) => (i % 2 ? 1 : -1));

@@ -59,6 +59,14 @@ describe('overlap-aware diarization (segmentation-3.0 + CAM++) on real audio', (
     assert.ok(score.der < 0.05, `DER ${score.der}`);
   });
 
+  test('AMI dev01: the windows around a stretch of overlap are not a third speaker and go to the voices they hold (DER 37% -> under 30%)', async (t) => {
+    const { score, speakers } = await run(entry('pyannote/dev01'));
+    t.diagnostic(`DER ${(100 * score.der).toFixed(1)}%, confusion ${score.confusionSeconds.toFixed(2)} s`);
+    assert.equal(speakers.size, 2);
+    assert.ok(score.confusionSeconds < 1, `confusion ${score.confusionSeconds} s`);
+    assert.ok(score.der < 0.3, `DER ${score.der}`);
+  });
+
   test('num_speakers, min_speakers and max_speakers are honoured', async () => {
     const sample = entry('pyannote/sample');
     assert.equal((await run(sample, { maxSpeakers: 1 })).speakers.size, 1);
