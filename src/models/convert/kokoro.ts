@@ -37,10 +37,11 @@ const decoderInputs: Array<{ tensor: string; perFrame: number }> = [
   { tensor: '/encoder/Reshape_1_output_0', perFrame: 2 },
 ];
 /**
- * Leading-pad frames the decoder keeps. With 4, the first French word of the round-trip sentences was misheard; with 8
- * whisper hears the same as from the whole pad.
+ * Leading-pad frames the decoder keeps: the first phoneme is shaped by the frames before it. With 4, the first French
+ * word of the round-trip sentences was misheard; with 8, am_puck's first words were ("Book a table" heard as "Look a
+ * table", "He began" as "You began"); with 16 whisper hears the same as from the whole pad.
  */
-export const decoderLeadingPadFrames = 8;
+export const decoderLeadingPadFrames = 16;
 
 export async function convertKokoro(inputPath: string, outputPath: string): Promise<{ rewritten: number }> {
   const model = await readModel(inputPath);

@@ -32,6 +32,12 @@ describe('Kokoro voices say their first word (round trip through whisper base)',
       assert.match(heard, /^please leave a message/i);
     });
   }
+  test('am_puck says its first word (the decoder keeps enough of the leading pad)', async () => {
+    const audio = await collect(kokoro.synthesize({ text: 'He began a confused complaint against the wizard.', language: 'en-us', voice: { id: 'am_puck' } }));
+    const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
+    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((s) => s.text).join(' ').trim();
+    assert.match(heard, /^he began/i);
+  });
   test('af_jessica says "downtown" as the lexicon has it', async () => {
     const audio = await collect(kokoro.synthesize({ text: 'Book a table for two at the new place downtown tonight.', language: 'en-us', voice: { id: 'af_jessica' } }));
     const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
