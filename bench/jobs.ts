@@ -1,11 +1,12 @@
 /**
  * Jobs bench: one API-only node and 1 or 2 worker processes (one inference thread each) on each store backend.
  * Measures throughput of 40 short jobs (scaling from 1 to 2 workers), submit-to-start and job-end-to-webhook latency on
- * an idle system (20 jobs one after another), and the API node's peak RSS. Writes bench/results/jobs.json (jobs-api-node-options.json with BENCH_API_NODE_OPTIONS).
+ * an idle system (20 jobs one after another), the API node's peak RSS, and the CPU seconds each role (API, workers,
+ * Postgres, SeaweedFS, this client) spent during the throughput run. Writes bench/results/jobs.json (jobs-api-node-options.json with BENCH_API_NODE_OPTIONS).
  *
  *   npm run bench -- jobs            (BENCH_JOBS_BACKENDS=embedded,postgres to choose; BENCH_API_NODE_OPTIONS: see below)
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, startServerProcess, startWorkerProcess, type ServerProcess } from './lib/server-process.js';
 import { packageRoot } from '../src/version.js';
@@ -37,6 +38,31 @@ const percentile = (values: number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 };
 const round = (value: number, digits = 1): number => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/**
+ * CPU seconds used so far by the processes of the deployment, by role: where the second worker's core goes when two
+ * workers share two cores with the API node, the stores and this client. Processes that exited are not counted.
+ */
+function cpuSecondsByRole(api: number, workers: number[]): Record<string, number> {
+  const ticksPerSecond = 100;
+  const totals: Record<string, number> = { api: 0, workers: 0, postgres: 0, seaweedfs: 0, bench_client: 0 };
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const pid = Number(entry);
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+    const role = pid === api ? 'api' : workers.includes(pid) ? 'workers' : comm.startsWith('postgres') ? 'postgres' : comm === 'weed' ? 'seaweedfs' : pid === process.pid ? 'bench_client' : undefined;
+    if (role) totals[role]! += seconds;
+  }
+  return totals;
+}
 
 /** Peak resident set of a process (VmHWM), MB. */
 function peakRssMegabytes(pid: number): number {
@@ -84,9 +110,17 @@ async function deployment(backend: Backend, workers: number) {
       endToWebhookMs.push(receivedAt.get(id)! - Date.parse(job.finished_at));
     }
 
+    const pids = { api: api.child.pid!, workers: nodes.map((node) => node.child.pid!) };
+    const cpuBefore = cpuSecondsByRole(pids.api, pids.workers);
     const ids = [];
     for (let i = 0; i < throughputJobs; i++) ids.push(await submit());
-    const settled = (await Promise.all(ids.map((id) => client.waitFor(id)))) as Array<Job & { created_at: string; finished_at: string }>;
+    // Their ends are seen through the webhooks, not by polling each job: 40 pollers (200 requests a second through the API
+    // node) were a load of their own on the workers' two cores.
+    for (const deadline = Date.now() + 600_000; !ids.every((id) => receivedAt.has(id)); await sleep(50)) {
+      if (Date.now() > deadline) throw new Error(`throughput jobs not all done: ${ids.filter((id) => !receivedAt.has(id)).length} left`);
+    }
+    const settled = (await Promise.all(ids.map((id) => client.job(id)))) as Array<Job & { created_at: string; finished_at: string }>;
+    const cpuAfter = cpuSecondsByRole(pids.api, pids.workers);
     const failed = settled.filter((job) => job.status !== 'succeeded').length;
     const seconds = (Math.max(...settled.map((j) => Date.parse(j.finished_at))) - Math.min(...settled.map((j) => Date.parse(j.created_at)))) / 1000;
     return {
@@ -97,6 +131,7 @@ async function deployment(backend: Backend, workers: number) {
       submit_to_start_ms: { p50: percentile(submitToStartMs, 50), p95: percentile(submitToStartMs, 95) },
       job_end_to_webhook_ms: { p50: percentile(endToWebhookMs, 50), p95: percentile(endToWebhookMs, 95) },
       api_peak_rss_mb: peakRssMegabytes(api.child.pid!),
+      throughput_cpu_seconds: Object.fromEntries(Object.entries(cpuAfter).map(([role, seconds]) => [role, round(seconds - cpuBefore[role]!, 2)])),
     };
   } catch (error) {
     for (const node of nodes) process.stderr.write(`worker output:\n${node.output().slice(-3000)}\n`);
