@@ -39,7 +39,8 @@ interface Piece {
 
 /**
  * Kokoro's published overall grade per voice (VOICES.md of Kokoro-82M v1.0; the English ones as kokoro-js 1.2.1 ships
- * them). Voices are listed best first; those without a grade come after the graded ones.
+ * them, the others copied by hand: no package reachable offline carries them). Voices are listed best first; those
+ * without a grade come after the graded ones.
  */
 const voiceGrades: Record<string, string> = {
   af_heart: 'A', af_bella: 'A-', af_nicole: 'B-', af_aoede: 'C+', af_kore: 'C+', af_sarah: 'C+', af_alloy: 'C', af_nova: 'C', af_sky: 'C-', af_jessica: 'D', af_river: 'D',
