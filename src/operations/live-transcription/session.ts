@@ -78,7 +78,11 @@ export interface LiveTranscriptionDependencies {
   runningDrafts: Set<AbortController>;
 }
 
-/** Partials re-decode the open turn at most this often. */
+/**
+ * Partial text is due this long after the previous one. A partial decoding starts early by what it is expected to take
+ * (the last one's time, scaled by how much the audio has grown: a draft costs about 0.1 s more for every second of
+ * speech), so its text arrives on time as the turn grows.
+ */
 export const partialIntervalSeconds = 1;
 /** The first partial waits for this much speech: less is rarely a word. */
 const firstPartialSpeechSeconds = 0.6;
@@ -116,7 +120,10 @@ interface OpenTurn {
   sentWords: string[];
   /** The running partial decoding, stopped when the final one starts. */
   partial: AbortController | undefined;
-  lastPartialAtMs: number;
+  /** When the next partial text is due (wall ms), and how long the last partial decoding took for how much audio. */
+  partialDueAtMs: number;
+  lastDraftMs: number;
+  lastDraftSamples: number;
 }
 
 interface Speculation {
@@ -183,7 +190,7 @@ export class LiveTranscriptionSession {
     }
     if (!detection && this.turn && this.audio.availableUntil - this.turn.startSample >= maxTurnSeconds * liveSampleRate) this.commit();
     this.forgetSilence();
-    this.maybePartial();
+    this.maybePartial(samples.length / liveSampleRate);
   }
 
   /** The client ends the turn (manual mode, or forcing it early). */
@@ -265,7 +272,7 @@ export class LiveTranscriptionSession {
   }
 
   private openTurn(startSample: number, decodeFromSample = startSample): OpenTurn {
-    this.turn ??= { itemId: newItemId(), startSample, decodeFromSample: Math.min(startSample, decodeFromSample), speaking: false, speechSamples: 0, sentWords: [], partial: undefined, lastPartialAtMs: -Infinity };
+    this.turn ??= { itemId: newItemId(), startSample, decodeFromSample: Math.min(startSample, decodeFromSample), speaking: false, speechSamples: 0, sentWords: [], partial: undefined, partialDueAtMs: -Infinity, lastDraftMs: 0, lastDraftSamples: 1 };
     return this.turn;
   }
 
@@ -342,28 +349,33 @@ export class LiveTranscriptionSession {
     this.audio.discardBefore(this.uncommittedFrom);
   }
 
-  private maybePartial(): void {
+  /** `pieceSeconds`: the audio just received; the next chance to start a partial comes with the next piece. */
+  private maybePartial(pieceSeconds: number): void {
     const turn = this.turn;
-    if (!turn || turn.partial || this.silenceStart !== null) return;
+    // A pause shorter than the speculation delay does not hold partials back (single frames under the threshold come
+    // between words); once the final decoding has started, a partial would only be stopped by it.
+    if (!turn || turn.partial || this.speculation) return;
     if (turn.speechSamples < firstPartialSpeechSeconds * liveSampleRate) return;
     const now = this.now();
-    if (now - turn.lastPartialAtMs < partialIntervalSeconds * 1000) return;
     const endSample = this.audio.availableUntil;
+    const draftSamples = endSample - turn.decodeFromSample;
+    // Waiting for the next piece must not make the text late.
+    if (now + (turn.lastDraftMs * draftSamples) / turn.lastDraftSamples + pieceSeconds * 1000 < turn.partialDueAtMs) return;
     // Partials are extras: with every engine slot busy (other sessions' finals, short files) they are skipped, not queued.
     if (!this.deps.scheduler.hasFreeSlot('transcribe', (endSample - turn.startSample) / liveSampleRate)) return;
     const partial = new AbortController();
     turn.partial = partial;
     this.deps.runningDrafts.add(partial);
-    turn.lastPartialAtMs = now;
     void this.decode(this.audio.take(turn.decodeFromSample, endSample), true, partial.signal)
       .then((transcript) => {
         if (this.turn !== turn || partial.signal.aborted) return;
+        const finishedAt = this.now();
+        turn.lastDraftMs = finishedAt - now;
+        turn.lastDraftSamples = draftSamples;
         const text = this.toScript(transcript.language)(transcript.segments.map((s) => s.text).join('').trim());
         // Nothing usable (a loop dropped, or no words yet): not a partial, so the next may come sooner.
-        if (text === '') {
-          turn.lastPartialAtMs -= (partialIntervalSeconds - emptyDraftRetrySeconds) * 1000;
-          return;
-        }
+        turn.partialDueAtMs = finishedAt + (text === '' ? emptyDraftRetrySeconds : partialIntervalSeconds) * 1000;
+        if (text === '') return;
         const words = text.split(/\s+/).filter(Boolean);
         // The last word of a draft is often cut off by the end of the audio: it is sent with the next partial or the final.
         const stable = words.slice(0, -1);
