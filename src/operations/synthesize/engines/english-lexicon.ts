@@ -15,7 +15,7 @@ export type EnglishDialect = 'us' | 'gb';
 type Entry = string | Record<string, string | null>;
 
 /** The lexicon files of the misaki-lexicon model, per dialect. */
-export const englishLexiconFiles = (dialect: EnglishDialect): string[] => [`${dialect}_gold.json`, `${dialect}_silver.json`];
+const englishLexiconFiles = (dialect: EnglishDialect): string[] => [`${dialect}_gold.json`, `${dialect}_silver.json`];
 
 const primaryStress = 'ˈ';
 const secondaryStress = 'ˌ';
@@ -192,7 +192,7 @@ export class EnglishLexicon {
  * secondary stress to an unstressed word, 1+ raises secondary to primary, above 1 adds primary stress to an unstressed one.
  * An added mark goes before the first vowel.
  */
-export function applyStress(phonemes: string, stress: number | undefined): string {
+function applyStress(phonemes: string, stress: number | undefined): string {
   const hasPrimary = phonemes.includes(primaryStress);
   const hasStress = hasPrimary || phonemes.includes(secondaryStress);
   const hasVowel = [...phonemes].some((ch) => vowels.has(ch));
