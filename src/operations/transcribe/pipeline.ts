@@ -5,12 +5,12 @@
  * Two streaming passes over the file (VAD, then ASR) keep memory flat for multi-hour inputs.
  */
 import { decodeBlocks } from '../../audio/decode.js';
-import { speechSegments, type SileroVad } from '../../audio/vad.js';
+import { speechSegments, type SileroVad, type SpeechSegment } from '../../audio/vad.js';
 import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
 import { decodingPrompt, findKeyterms, repeatsItself, snapKeyterms } from './keyterms.js';
 import { scriptConverter } from './script.js';
-import type { ChunkTranscript, RecognizedSegment, Transcriber } from './transcriber.js';
+import type { ChunkTranscript, RecognizedSegment, RecognizedWord, Transcriber } from './transcriber.js';
 
 export const asrSampleRate = 16000;
 /** Whisper sees 30 s windows; a little headroom keeps padded chunks inside one window. */
@@ -89,6 +89,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const durationSeconds = totalSamples / asrSampleRate;
   const segments = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: 1, padBeforeSeconds: speechPadBeforeSeconds, padAfterSeconds: speechPadAfterSeconds, maxSpeechSeconds: maxChunkSeconds - speechPadBeforeSeconds - speechPadAfterSeconds });
   const chunks = planChunks(segments, maxChunkSeconds);
+  const speech = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: skippedSpeechMinSilenceSeconds, padBeforeSeconds: 0, padAfterSeconds: 0 });
 
   // Pass 2: recognition, chunk by chunk, while decoding.
   const recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }> = [];
@@ -117,7 +118,18 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
         language = result.language;
         languageProbability = result.languageProbability;
       }
-      recognized.push({ chunk, segments: result.segments, temperature: result.temperature });
+      const recoveredAt: number[] = [];
+      for (const range of skippedSpeech(chunk, result.segments, speech)) {
+        const samples = window.take(Math.floor(range.startSeconds * asrSampleRate), Math.floor(range.endSeconds * asrSampleRate));
+        const recovered = await deps.transcriber.transcribe(samples, { language, prompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
+        const kept = recovered.segments.filter((segment) => isRecoveredSpeech(segment, result.segments));
+        if (kept.length === 0) continue;
+        const durationSeconds = range.endSeconds - range.startSeconds;
+        const piece = { chunkStartSeconds: 0, originalStartSeconds: range.startSeconds, durationSeconds };
+        recognized.push({ chunk: { pieces: [piece], originalStartSeconds: range.startSeconds, originalEndSeconds: range.endSeconds, durationSeconds }, segments: kept, temperature: recovered.temperature });
+        recoveredAt.push(range.startSeconds);
+      }
+      recognized.push({ chunk, segments: splitAt(chunk, result.segments, recoveredAt), temperature: result.temperature });
       previousText = conditioningText(result);
       window.discardBefore(Math.floor((chunks[chunkIndex + 1]?.originalStartSeconds ?? chunk.originalEndSeconds) * asrSampleRate));
       chunkIndex++;
@@ -159,6 +171,81 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     warnings,
     ...(keyterms.length > 0 ? { found_keyterms: findKeyterms(transcriptSegments, keyterms) } : {}),
   };
+}
+
+/**
+ * Whisper can pass over a quiet sentence between louder ones: its decoding jumps from one timestamp to the next. LDC93S1
+ * (20 dB under its neighbours) was missing from all 16 repeats of the 10-minute bench file, and from the six English eval
+ * utterances said once, though decoded alone it comes back; faster-whisper on the same weights kept it. Which window
+ * passes it over changes with a tenth of a second of context, so no decoding setting fixes it. Instead, speech the VAD
+ * found that no recognised word touches is decoded again on its own, with the chunk's prompt: stretches at least
+ * skippedSpeechMinSeconds long (unpadded, split at pauses of skippedSpeechMinSilenceSeconds), so a cough or a breath
+ * costs nothing.
+ */
+const skippedSpeechMinSeconds = 1;
+const skippedSpeechMinSilenceSeconds = 0.3;
+
+/**
+ * Audio ranges (original seconds) to decode again: each stretch of `speech` in the chunk that none of its words
+ * overlaps, padded as chunks are but never into the words around it, nor outside the chunk; ranges that overlap are
+ * joined, so no speech is decoded twice.
+ */
+export function skippedSpeech(chunk: SpeechChunk, segments: RecognizedSegment[], speech: SpeechSegment[]): SpeechSegment[] {
+  const words = segments.flatMap((segment) => segment.words).map((w) => originalWordSpan(chunk, w));
+  const ranges: SpeechSegment[] = [];
+  for (const stretch of speech) {
+    const startSeconds = Math.max(stretch.startSeconds, chunk.originalStartSeconds);
+    const endSeconds = Math.min(stretch.endSeconds, chunk.originalEndSeconds);
+    if (endSeconds - startSeconds < skippedSpeechMinSeconds) continue;
+    if (words.some((w) => w.startSeconds < endSeconds && w.endSeconds > startSeconds)) continue;
+    const before = words.filter((w) => w.endSeconds <= startSeconds).reduce((latest, w) => Math.max(latest, w.endSeconds), chunk.originalStartSeconds);
+    const after = words.filter((w) => w.startSeconds >= endSeconds).reduce((earliest, w) => Math.min(earliest, w.startSeconds), chunk.originalEndSeconds);
+    const range = { startSeconds: Math.max(startSeconds - speechPadBeforeSeconds, before), endSeconds: Math.min(endSeconds + speechPadAfterSeconds, after) };
+    const last = ranges.at(-1);
+    if (last && range.startSeconds < last.endSeconds) last.endSeconds = Math.max(last.endSeconds, range.endSeconds);
+    else ranges.push(range);
+  }
+  return ranges;
+}
+
+/**
+ * Segments split between two words where recovered speech starts (original seconds), so that the recovered text lands
+ * between them: whisper may end a segment with the first words after the sentence it passed over ("... his gospel. It
+ * was"), which would otherwise carry them in front of it.
+ */
+export function splitAt(chunk: SpeechChunk, segments: RecognizedSegment[], cutSeconds: number[]): RecognizedSegment[] {
+  if (cutSeconds.length === 0) return segments;
+  return segments.flatMap((segment) => {
+    const parts: RecognizedWord[][] = [];
+    for (const word of segment.words) {
+      const start = originalWordSpan(chunk, word).startSeconds;
+      const previous = parts.at(-1)?.at(-1);
+      const cut = previous && cutSeconds.some((at) => originalWordSpan(chunk, previous).startSeconds < at && at <= start);
+      if (!previous || cut) parts.push([word]);
+      else parts.at(-1)!.push(word);
+    }
+    if (parts.length < 2) return [segment];
+    return parts.map((words, i) => ({
+      ...segment,
+      startSeconds: i === 0 ? segment.startSeconds : words[0]!.startSeconds,
+      endSeconds: i === parts.length - 1 ? segment.endSeconds : parts[i + 1]![0]!.startSeconds,
+      text: words.map((w) => w.text).join(''),
+      words,
+    }));
+  });
+}
+
+/**
+ * Text recovered from skipped speech is kept only where Whisper is sure of it, and only when the chunk does not already
+ * say it. VAD also takes laughter or a cough for speech, which decoded alone comes back as an improbable "Thank you."
+ * (Whisper's own no-speech test uses the same two thresholds, joined by and: here either one drops the text). And the
+ * skipped stretch is found by word times, which DTW can get wrong: on a chunk of two sentences said three times it put
+ * a whole sentence's words at one instant, so the sentence's own stretch looked skipped and came back twice.
+ */
+export function isRecoveredSpeech(segment: RecognizedSegment, chunkSegments: RecognizedSegment[]): boolean {
+  const normalized = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const text = normalized(segment.text);
+  return segment.words.length > 0 && segment.averageLogProbability > -1 && segment.noSpeechProbability < 0.6 && text !== '' && !normalized(chunkSegments.map((s) => s.text).join(' ')).includes(text);
 }
 
 /** A chunk accepted only at this temperature or above (after fallback) is unreliable text. */
@@ -236,6 +323,13 @@ export function speakerAt(turns: SpeakerTurn[], startSeconds: number, endSeconds
   return turns.reduce((best, t) => (distance(t) < distance(best) ? t : best)).speaker;
 }
 
+/** Where a recognised word is in the original audio: it ends with its speech piece, and lasts at most maxWordSeconds. */
+function originalWordSpan(chunk: SpeechChunk, word: RecognizedWord): SpeechSegment {
+  const startSeconds = toOriginalSeconds(chunk, word.startSeconds);
+  const endSeconds = Math.max(startSeconds, Math.min(toOriginalSeconds(chunk, word.endSeconds), pieceEndSeconds(chunk, word.startSeconds), startSeconds + maxWordSeconds));
+  return { startSeconds, endSeconds };
+}
+
 /**
  * Words keep the recogniser's segments, which are split wherever the speaker changes (each word has one speaker). Where
  * the diarization has a segment's speaker talking over the neighbouring segment of another speaker, the segment
@@ -246,8 +340,7 @@ export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: 
   for (const { chunk, segments, temperature } of recognized) {
     for (const segment of segments) {
       const words: TranscriptWord[] = segment.words.map((w) => {
-        const start = toOriginalSeconds(chunk, w.startSeconds);
-        const end = Math.max(start, Math.min(toOriginalSeconds(chunk, w.endSeconds), pieceEndSeconds(chunk, w.startSeconds), start + maxWordSeconds));
+        const { startSeconds: start, endSeconds: end } = originalWordSpan(chunk, w);
         return { word: w.text, start, end, confidence: w.probability, speaker: speakerAt(turns, start, end) };
       });
       const start = toOriginalSeconds(chunk, segment.startSeconds);

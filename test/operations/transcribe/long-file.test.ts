@@ -82,10 +82,14 @@ test('a minute of two sentences said six times: WER at most 8%, no chunk left to
   assert.ok(transcript.segments.every((s) => s.temperature === 0));
 });
 
-test('the six English utterances once (no repetition): WER no worse than before the fix', async () => {
-  // 12 of 85 words wrong before and after, 11 of them LDC93S1, which whisper base skips in this context.
+test('the six English utterances once (no repetition): the quiet LDC93S1 between louder sentences is not skipped', async () => {
+  // Before: 12 of 85 words wrong, 11 of them LDC93S1 (20 dB under its neighbours), which whisper base passed over in
+  // this context: the pipeline now decodes speech no word covers on its own.
   const audio = concatenate([...utterances.keys()], 1);
   const transcript = await transcribeConcatenation('distinct', audio);
   const wer = errorRate(audio.transcript, transcript.text, 'en');
-  assert.ok(wer.rate <= 0.15, `WER ${wer.rate.toFixed(3)}: ${transcript.text}`);
+  assert.match(transcript.text, /dark suit .* greasy/i);
+  assert.ok(wer.rate <= 0.08, `WER ${wer.rate.toFixed(3)}: ${transcript.text}`);
+  const words = transcript.segments.flatMap((s) => s.words);
+  assert.ok(words.every((w, i) => i === 0 || w.start >= words[i - 1]!.start), 'words in time order');
 });
