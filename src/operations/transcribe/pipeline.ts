@@ -184,6 +184,8 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
  */
 const skippedSpeechMinSeconds = 1;
 const skippedSpeechMinSilenceSeconds = 0.3;
+/** Words that start at the same instant as the word before, at most (a share of the chunk's words): see skippedSpeech. */
+const maxStackedWordShare = 0.1;
 
 /**
  * Audio ranges (original seconds) to decode again: each stretch of `speech` in the chunk that none of its words
@@ -191,7 +193,12 @@ const skippedSpeechMinSilenceSeconds = 0.3;
  * joined, so no speech is decoded twice.
  */
 export function skippedSpeech(chunk: SpeechChunk, segments: RecognizedSegment[], speech: SpeechSegment[]): SpeechSegment[] {
-  const words = segments.flatMap((segment) => segment.words).map((w) => originalWordSpan(chunk, w));
+  const recognizedWords = segments.flatMap((segment) => segment.words);
+  // DTW that failed puts many words at one instant (seen on a chunk of two sentences said three times): its word times
+  // say nothing about what was skipped.
+  const stacked = recognizedWords.filter((w, i) => i > 0 && w.startSeconds === recognizedWords[i - 1]!.startSeconds).length;
+  if (stacked > recognizedWords.length * maxStackedWordShare) return [];
+  const words = recognizedWords.map((w) => originalWordSpan(chunk, w));
   const ranges: SpeechSegment[] = [];
   for (const stretch of speech) {
     const startSeconds = Math.max(stretch.startSeconds, chunk.originalStartSeconds);

@@ -95,3 +95,12 @@ test('a segment is split between the two words where recovered speech starts', (
   assert.deepEqual(splitAt(twoPieces, [segment], [30]), [segment]);
   assert.deepEqual(splitAt(twoPieces, [segment], []), [segment]);
 });
+
+test('a chunk whose DTW stacked many words at one instant has no skipped speech: its word times are not evidence', () => {
+  // Speech at original 14-17 (chunk 4-7) without words; one word in ten may share its start with the one before.
+  const speech = [{ startSeconds: 14, endSeconds: 17 }];
+  const fine = segmentOf([0.5, 1], [1, 1.5], [1.5, 2], [2, 2.5], [2.5, 3], [3, 3.5], [3.5, 3.8], [8, 8], [8, 8], [8.5, 9], [9, 9.5]);
+  assert.equal(skippedSpeech(twoPieces, [fine], speech).length, 1);
+  const stacked = segmentOf([0.5, 1], [1, 1.5], [1.5, 2], [2, 2.5], [2.5, 3], [8, 8], [8, 8], [8, 8], [8, 8], [8.5, 9], [9, 9.5]);
+  assert.deepEqual(skippedSpeech(twoPieces, [stacked], speech), []);
+});
