@@ -13,7 +13,7 @@
 #      the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
-# Seven patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
+# Eight patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
 # process when a decoded window ended within its first 7 frames, a GGML assert in the median filter, which any short or
 # odd input can trigger), whisper-temperature.patch (reports the temperature of the accepted decoding, which
 # whisper.cpp keeps to itself: transcripts show it and a chunk decoded only after fallback is not used as the next prompt)
@@ -31,7 +31,10 @@
 # whisper-encoder-input.patch (a state may hand every window's mel to an encoder outside whisper.cpp, the addon's call
 # into onnxruntime, and take its output in place of the conv and encoder graphs: the same encoder as an ONNX graph costs
 # about 1.1 s of CPU per 30 s window instead of 1.7-1.9 s here; and a state gives its last encoder output, to check such
-# an encoder against whisper.cpp's own).
+# an encoder against whisper.cpp's own) and ggml-amx-f16-only.patch (GGML_NATIVE compiles ggml's AMX code in where the
+# CPU lists AMX; its kernels for quantised weights use the AMX tiles, which a virtual machine may list without granting:
+# whisper-base-q8_0 died at its first matrix product, an illegal instruction. Only f16 weights, whose kernels there are
+# AVX-512, now go to that code: without it the f16 model took about 7% more CPU).
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
@@ -43,7 +46,7 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch")
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch" "$here/ggml-amx-f16-only.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-openmp-llamafile-$patch_id"
