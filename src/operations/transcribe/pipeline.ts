@@ -124,9 +124,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
         const recovered = await deps.transcriber.transcribe(samples, { language, prompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
         const kept = recovered.segments.filter((segment) => isRecoveredSpeech(segment, result.segments));
         if (kept.length === 0) continue;
-        const durationSeconds = range.endSeconds - range.startSeconds;
-        const piece = { chunkStartSeconds: 0, originalStartSeconds: range.startSeconds, durationSeconds };
-        recognized.push({ chunk: { pieces: [piece], originalStartSeconds: range.startSeconds, originalEndSeconds: range.endSeconds, durationSeconds }, segments: kept, temperature: recovered.temperature });
+        recognized.push({ chunk: planChunks([range], maxChunkSeconds)[0]!, segments: kept, temperature: recovered.temperature });
         recoveredAt.push(range.startSeconds);
       }
       recognized.push({ chunk, segments: splitAt(chunk, result.segments, recoveredAt), temperature: result.temperature });
@@ -225,9 +223,9 @@ export function splitAt(chunk: SpeechChunk, segments: RecognizedSegment[], cutSe
   return segments.flatMap((segment) => {
     const parts: RecognizedWord[][] = [];
     for (const word of segment.words) {
-      const start = originalWordSpan(chunk, word).startSeconds;
+      const start = toOriginalSeconds(chunk, word.startSeconds);
       const previous = parts.at(-1)?.at(-1);
-      const cut = previous && cutSeconds.some((at) => originalWordSpan(chunk, previous).startSeconds < at && at <= start);
+      const cut = previous && cutSeconds.some((at) => toOriginalSeconds(chunk, previous.startSeconds) < at && at <= start);
       if (!previous || cut) parts.push([word]);
       else parts.at(-1)!.push(word);
     }
