@@ -20,9 +20,12 @@ const start = async (dataDir: string): Promise<ServerProcess> => {
   return server;
 };
 
-/** Every file and directory under `dir`, with its permission bits. */
+/** Every file and directory under `dir`, with its permission bits. A request's scratch file may be removed between listing and stat: it is skipped. */
 function modes(dir: string): Array<{ file: string; mode: number }> {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((file) => ({ file, mode: statSync(path.join(dir, file)).mode & 0o777 }));
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).flatMap((file) => {
+    const stats = statSync(path.join(dir, file), { throwIfNoEntry: false });
+    return stats === undefined ? [] : [{ file, mode: stats.mode & 0o777 }];
+  });
 }
 
 describe('data directory', () => {
