@@ -137,13 +137,20 @@ export function modelNameFromFile(file: string): string | undefined {
 
 let addon: NativeAddon | undefined;
 function loadAddon(): NativeAddon {
-  // ggml's OpenMP threads spin at every barrier by default. With any other work on the cores (a second request, the
-  // VAD, speech synthesis) a spinning thread burns the time slice its partner needs: the first 20 s chunk of a process
-  // took 11-72 s instead of 7 s beside one busy process. Sleeping at barriers costs a little on an idle machine (the
-  // 10-minute bench file: 90-100 s instead of 85-88 s; ASR alone on its chunks: equal wall time, 9% less CPU).
-  // ggml's own thread pool (built without OpenMP) was slower in both cases. An OMP_WAIT_POLICY already set is kept.
-  // libgomp reads it once, when the addon loads.
-  process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
+  // ggml's OpenMP threads meet at a barrier after every graph node, a few hundred times per decoding step. libgomp's
+  // default spins 300,000 times there before sleeping: with any other work on the cores (a second request, the VAD,
+  // speech synthesis) a spinning thread burned the time slice its partner needed, and the first 20 s chunk of a process
+  // took 11-72 s instead of 7 s beside one busy process. Sleeping at once (PASSIVE) paid a futex wake-up per barrier
+  // instead: on the 67 s side-by-side file 13 s of CPU and 8.8 s of wall time, against 11.6 s and 6.9 s with a short
+  // spin of 3,000 first. Beside one busy process the short spin cost 7% more wall time than sleeping (12.0 s against
+  // 11.2 s), and two transcriptions at once 13% more (12.5 s against 11.0 s). Decoding on one thread when another
+  // decoding runs would avoid that, but a transcript would then depend on the load: ggml's products do not give the same
+  // floats on one thread as on two.
+  // An OMP_WAIT_POLICY already set is kept, with its own spin count. libgomp reads both once, when the addon loads.
+  if (process.env.OMP_WAIT_POLICY === undefined) {
+    process.env.OMP_WAIT_POLICY = 'ACTIVE';
+    process.env.GOMP_SPINCOUNT ??= '3000';
+  }
   try {
     if (!addon) {
       addon = createRequire(import.meta.url)(whisperAddonPath) as NativeAddon;
