@@ -77,7 +77,9 @@ const contextPaddingFrames = 64;
  * 0.145; 60 min: 0.191 vs 0.189): each chunk's text is the next one's prompt, so one changed chunk changes the rest.
  */
 const reducedContextMaxSeconds = 20;
-const reducedContext = (audioSeconds: number): number => Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames;
+// A multiple of 16 frames: the cross-attention products then run as llamafile's tiled kernels instead of one dot product
+// per output (67 s side-by-side file: 11.8 s of CPU instead of 13.3 s).
+const reducedContext = (audioSeconds: number): number => Math.ceil((Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames) / 16) * 16;
 
 /**
  * A reduced-context decoding that repeated itself or started a segment where the audio has ended: the sign that the
