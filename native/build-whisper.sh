@@ -38,7 +38,7 @@
 # the CPU has AVX512-VNNI, the vocabulary projection of each decoding step, 51,865 rows times up to 5 beams, runs on an
 # int8 copy of the token embedding made at load, one scale per row, with the step's activations in two int8 parts, value
 # and rounding error: 8% less CPU on the 10-minute side-by-side file, 7.6% WER there instead of 7.0%, and over the 19
-# eval clips 25 word and character errors as before. Activations in one int8 part, as in CTranslate2's int8 models, lost
+# eval clips 40 word and character errors as before. It keeps the int8 copy beside the f16 weights: about 27 MB more. Activations in one int8 part, as in CTranslate2's int8 models, lost
 # words in German, Korean and Chinese).
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
