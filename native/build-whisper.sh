@@ -37,9 +37,12 @@
 # AVX-512, now go to that code: without it the f16 model took about 7% more CPU) and whisper-int8-projection.patch (where
 # the CPU has AVX512-VNNI, the vocabulary projection of each decoding step, 51,865 rows times up to 5 beams, runs on an
 # int8 copy of the token embedding made at load, one scale per row, with the step's activations in two int8 parts, value
-# and rounding error: 8% less CPU on the 10-minute side-by-side file, 7.6% WER there instead of 7.0%, and over the 19
-# eval clips 40 word and character errors as before. It keeps the int8 copy beside the f16 weights: about 27 MB more. Activations in one int8 part, as in CTranslate2's int8 models, lost
-# words in German, Korean and Chinese).
+# and rounding error: 8% less CPU on the 10-minute side-by-side file. Activations in one int8 part, as in CTranslate2's
+# int8 models, lost words in German, Korean and Chinese. The rows that decide the step, each beam's 64 best text tokens
+# and every special and timestamp token, are then scored again from the f16 weights: with int8 scores alone a near tie
+# went the other way ("ask not" heard as "asked not!", a long-file test failing on a CPU without AMX), and the 19 eval
+# clips came out differently from the f16 product; now they come out word for word the same, at the same CPU on the 67 s
+# file (9.2 s). It keeps the int8 copy beside the f16 weights: about 27 MB more).
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
