@@ -60,7 +60,9 @@ for (const makeBackend of [embeddedBackend, networkBackend]) {
       let api = await startApi();
       const workers = [await startWorker(), await startWorker()];
       const client = (): Api => new Api(api.base, key);
-      for (let i = 0; i < 1200 && !workers.some((w) => w.output().includes('engine catalog published')); i++) await sleep(100);
+      // Both workers ready before the jobs go in: a worker still loading its models on a busy machine took none of them, so
+      // the one killed below had no job to leave behind (CI run: "the killed worker's job ran again" failed).
+      for (let i = 0; i < 1200 && !workers.every((w) => w.output().includes('engine catalog published')); i++) await sleep(100);
       // Idle workers wait for jobs: nothing else keeps their process alive.
       await sleep(1500);
       for (const worker of workers) assert.equal(worker.child.exitCode, null, `an idle worker exited:\n${worker.output()}`);
