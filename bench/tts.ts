@@ -16,6 +16,9 @@
  * language, English voices with sentences that start with plosives and short words; per-voice WER (CER for ja, zh) and
  * whether the first word was heard, into bench/results/tts-voices.json.
  *
+ * `--openers` compares, for every English voice, sentences that start with a short clause spoken in one run and as the
+ * speech socket speaks them (the clause alone, then the rest), into bench/results/tts-openers.json.
+ *
  * `--speed [rounds]` measures only Kokoro's one-sentence speed and the streamed HTTP first byte (pcm), the given number of
  * rounds (default 1), and prints the medians without writing the results file (quick comparisons while tuning).
  */
@@ -181,6 +184,17 @@ const perVoiceEnglish = [
   'To get there, take the bus to the last stop and walk for a few minutes.',
   'Do not forget to bring your keys when you go out.',
   'Go to the desk on the left and ask for a visitor badge.',
+];
+/** Sentences an assistant starts with a short clause: [opening clause, rest]. */
+const openerSentences: Array<[string, string]> = [
+  ['Sure,', 'I can help with that.'],
+  ['Okay,', 'let me check the schedule for you.'],
+  ['Yes,', 'the train to the airport is on time.'],
+  ['Well,', 'that depends on the weather tomorrow.'],
+  ['Hello,', 'thanks for calling the front desk.'],
+  ['Please,', 'take a seat and wait for your name.'],
+  ['Great question,', 'the answer is in the second chapter.'],
+  ['Of course,', 'you can bring a friend along.'],
 ];
 /** Whisper's language code where the synthesis language differs. */
 const whisperLanguage = (language: string): string => ({ 'en-us': 'en', 'en-gb': 'en', 'pt-br': 'pt', nb: 'no' })[language] ?? language;
@@ -400,6 +414,57 @@ if (voicesArgument >= 0) {
     process.stdout.write(`${voice.id}: ${trip.metric} ${trip.rate}, first word lost in ${firstWordLost}/${trip.samples.length}\n`);
     write();
   }
+  await kokoro.close();
+  process.exit(0);
+}
+
+if (process.argv.includes('--openers')) {
+  // The speech socket's first piece: a short opening clause spoken as a run of its own, then the rest of the sentence as
+  // the next run, joined as the socket sends them; against the whole sentence in one run. Every English voice.
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+  const hear = async (samples: Float32Array): Promise<string> => {
+    const speech = await resample({ samples, sampleRate: kokoro.sampleRate, channels: 1 }, 16000);
+    return (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((segment) => segment.text).join(' ').trim();
+  };
+  const firstWord = (text: string): string => normalizeText(text).split(' ')[0] ?? '';
+  const ways = { whole: { errors: 0, words: 0, firstWordLost: 0 }, opener: { errors: 0, words: 0, firstWordLost: 0 } };
+  const openerMs: number[] = [];
+  const wholeMs: number[] = [];
+  const samples: Array<{ voice: string; text: string; whole: string; opener: string }> = [];
+  for (const voice of kokoro.voices().filter((v) => v.languages[0]!.startsWith('en'))) {
+    const language = voice.languages[0]!;
+    for (const [opener, rest] of openerSentences) {
+      const text = `${opener} ${rest}`;
+      let started = performance.now();
+      const whole = await collect(kokoro.synthesize({ text, language, voice: { id: voice.id } }));
+      wholeMs.push(performance.now() - started);
+      started = performance.now();
+      const first = await collect(kokoro.synthesize({ text: opener, language, voice: { id: voice.id } }));
+      openerMs.push(performance.now() - started);
+      const second = await collect(kokoro.synthesize({ text: rest, language, voice: { id: voice.id } }));
+      const joined = new Float32Array(first.samples.length + second.samples.length);
+      joined.set(first.samples);
+      joined.set(second.samples, first.samples.length);
+      const heard = { whole: await hear(whole.samples), opener: await hear(joined) };
+      for (const way of ['whole', 'opener'] as const) {
+        const rate = errorRate(text, heard[way], 'en');
+        ways[way].errors += rate.errors;
+        ways[way].words += rate.referenceLength;
+        if (firstWord(heard[way]) !== firstWord(text)) ways[way].firstWordLost++;
+      }
+      samples.push({ voice: voice.id, text, ...heard });
+    }
+    process.stdout.write(`${voice.id}: whole ${ways.whole.errors} errors, opener ${ways.opener.errors} errors so far\n`);
+  }
+  const summary = Object.fromEntries(Object.entries(ways).map(([way, w]) => [way, { wer: round(w.errors / w.words), errors: w.errors, firstWordLost: w.firstWordLost, sentences: samples.length }]));
+  writeFileSync(path.join(benchDir, 'results', 'tts-openers.json'), JSON.stringify({
+    generatedAt: new Date().toISOString(),
+    machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+    notes: ['Every English Kokoro voice says each sentence twice: whole, in one run; and as the speech socket speaks a short opening clause, the clause in a run of its own followed by the rest in a second run, joined. whisper base (greedy, English) transcribes both; firstWordLost: transcripts that start with another word. synthesisMs: median time to make the whole sentence and the opening clause alone.'],
+    summary: { ...summary, synthesisMs: { whole: round(median(wholeMs)), opener: round(median(openerMs)) } },
+    samples,
+  }, null, 2) + '\n');
+  process.stdout.write(`${JSON.stringify(summary)}; synthesis ms whole ${round(median(wholeMs))}, opener ${round(median(openerMs))}\n`);
   await kokoro.close();
   process.exit(0);
 }

@@ -58,6 +58,23 @@ describe('streaming speech socket', () => {
     assert.ok(errorRate(text, heard, 'en').rate <= 0.1, heard);
   });
 
+  test('a short opening clause is spoken before the rest of its sentence has arrived, and is heard with it', async () => {
+    const client = await RealtimeClient.connect(url, { key: t.key });
+    client.send({ type: 'start', voice_id: 'am_puck', format: 'pcm16', sample_rate: 16000 });
+    await client.waitFor('started');
+    client.send({ type: 'text', text: 'Sure, ' });
+    client.send({ type: 'text', text: 'I' });
+    const opening = await client.waitFor('alignment', { timeoutMs: 30_000 });
+    assert.equal(opening.text, 'Sure,');
+    assert.ok(client.binary.length > 0);
+    const rest = ' can help with that. The train leaves from the last platform.';
+    for (const piece of pieces(rest)) client.send({ type: 'text', text: piece });
+    client.send({ type: 'close' });
+    await client.closed;
+    const heard = await transcribe(await wav(Buffer.concat(client.binary.map((b) => b.data)), 16000), 'speech.wav');
+    assert.ok(errorRate(`Sure, I${rest}`, heard, 'en').rate <= 0.1, heard);
+  });
+
   test('mp3 output streams as frames that decode to the spoken text', async () => {
     const client = await RealtimeClient.connect(url, { key: t.key });
     client.send({ type: 'start', voice_id: 'am_michael', format: 'mp3' });

@@ -109,11 +109,12 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
   });
 
   const clauseOk = (): boolean => !stream || sentSamples < clauseStartSeconds * stream.sampleRate;
+  const cutting = (final: boolean) => ({ final, clauseOk: clauseOk(), opening: sentSamples === 0 });
 
   /** Speaks every piece that is ready, one after another; then answers a flush or a close. */
   const speakReady = async (): Promise<void> => {
     for (;;) {
-      const take = takeSpeakable(buffer, { final: flushRequested || closing, clauseOk: clauseOk() });
+      const take = takeSpeakable(buffer, cutting(flushRequested || closing));
       if (!take) break;
       buffer = take.rest;
       const signal = current.signal;
@@ -147,7 +148,7 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
   };
 
   /** Work for the speaking loop: a piece ready, a flush or a close to answer. */
-  const hasWork = (): boolean => flushRequested || closing || takeSpeakable(buffer, { final: false, clauseOk: clauseOk() }) !== undefined;
+  const hasWork = (): boolean => flushRequested || closing || takeSpeakable(buffer, cutting(false)) !== undefined;
   const kick = (): void => {
     if (speaking || !connection.open) return;
     speaking = speakReady().finally(() => {

@@ -19,15 +19,18 @@ const longBufferCharacters = 220;
 
 /**
  * The text ready to be spoken from `buffer`: every complete sentence; with `clauseOk` (the stream's first words, where
- * latency counts most) the first complete clause or sentence alone, so the piece is quick to make. `final`: everything left.
+ * latency counts most) the first complete clause or sentence alone, so the piece is quick to make; with `opening` too
+ * (nothing spoken yet) that clause may be as short as "Sure,": an opening clause said on its own is heard as well as
+ * inside its sentence (bench/tts.ts --openers), unlike a short run cut from the middle of one. `final`: everything left.
  */
-export function takeSpeakable(buffer: string, options: { final: boolean; clauseOk: boolean }): { piece: string; rest: string } | undefined {
+export function takeSpeakable(buffer: string, options: { final: boolean; clauseOk: boolean; opening?: boolean }): { piece: string; rest: string } | undefined {
   if (options.final) return /[\p{L}\p{N}]/u.test(buffer) ? { piece: buffer.trim(), rest: '' } : undefined;
   const ends = (pattern: RegExp): number[] => [...buffer.matchAll(pattern)].map((match) => match.index + match[0].length);
   const sentenceEnds = ends(sentenceBoundary);
   let cut = sentenceEnds.at(-1) ?? -1;
   if (options.clauseOk) {
-    const clauseEnds = ends(clauseBoundary).filter((end) => buffer.slice(0, end).trim().length >= minSpokenClauseCharacters);
+    const minCharacters = options.opening ? 0 : minSpokenClauseCharacters;
+    const clauseEnds = ends(clauseBoundary).filter((end) => buffer.slice(0, end).trim().length >= minCharacters);
     cut = Math.min(...[...sentenceEnds, ...clauseEnds].filter((end) => /[\p{L}\p{N}]/u.test(buffer.slice(0, end))), Infinity);
   }
   else if (cut < 0 && buffer.length >= longBufferCharacters) cut = ends(clauseBoundary).at(-1) ?? -1;
