@@ -81,8 +81,11 @@ for (const makeBackend of [embeddedBackend, networkBackend]) {
           assert.equal(response.status, 202);
           ids.push(((await response.json()) as Job).id);
         }
-        // Kill the first worker while it runs a job.
-        for (let i = 0; i < 600 && !/"msg":"job started"/.test(workers[0]!.output()); i++) await sleep(100);
+        // Kill the first worker while it runs a job: its log has started more jobs than it settled (a 'job started' line
+        // alone may be an earlier job's, already done while the jobs were still being submitted).
+        const count = (output: string, message: string): number => output.split(`"msg":"${message}"`).length - 1;
+        const busy = (output: string): boolean => count(output, 'job started') > count(output, 'job settled');
+        for (let i = 0; i < 3000 && !busy(workers[0]!.output()); i++) await sleep(20);
         workers[0]!.child.kill('SIGKILL');
         await workers[0]!.exited;
         // Restart the API while jobs run: it holds nothing of its own.
