@@ -9,7 +9,8 @@
  * faster-whisper is a reference tool, never a dependency: FASTER_WHISPER_PYTHON is the python of a venv with
  * faster-whisper installed, FASTER_WHISPER_MODEL a CTranslate2 directory of the same weights (see
  * ../shared/notes/whisper-weights.md); int8, beam 5, word timestamps, its Silero VAD on. Without them only voxd is measured.
- * Results: `side_by_side` in bench/results/transcription.json, per voxd model (VOXD_ASR_MODEL picks it as usual).
+ * Results: `side_by_side` in bench/results/transcription.json, per voxd model and encoder (VOXD_ASR_MODEL and
+ * VOXD_ASR_ENCODER pick them as usual).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -125,6 +126,8 @@ await container.close();
 
 const resultsPath = path.join(packageRoot, 'bench/results/transcription.json');
 const previous = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>;
-// One entry per voxd model, so runs with VOXD_ASR_MODEL=whisper-base-q8_0 and the default sit side by side.
-const sideBySide = { ...(previous.side_by_side as Record<string, unknown> | undefined), [config.asrModel]: { measured_at: new Date().toISOString(), threads: config.inferenceThreads, rounds, load_average_1min: round(loadavg()[0]!, 2), rows } };
+// One entry per voxd model and encoder, so runs with VOXD_ASR_MODEL=whisper-base-q8_0 or VOXD_ASR_ENCODER=onnx-int8 and
+// the default sit side by side.
+const entry = config.asrEncoder === 'onnx' ? config.asrModel : `${config.asrModel} (${config.asrEncoder} encoder)`;
+const sideBySide = { ...(previous.side_by_side as Record<string, unknown> | undefined), [entry]: { measured_at: new Date().toISOString(), threads: config.inferenceThreads, rounds, load_average_1min: round(loadavg()[0]!, 2), rows } };
 writeFileSync(resultsPath, `${JSON.stringify({ ...previous, side_by_side: sideBySide }, null, 2)}\n`);
