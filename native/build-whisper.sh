@@ -13,7 +13,7 @@
 #      the cache once per
 #      source version and shared by every checkout;
 #   2. our addon (native/whisper-addon), linked against those libraries, built inside this checkout.
-# Nine patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
+# Ten patches are applied to the source, in this order: whisper-dtw-short-window.patch (DTW word timing aborted the whole
 # process when a decoded window ended within its first 7 frames, a GGML assert in the median filter, which any short or
 # odd input can trigger), whisper-temperature.patch (reports the temperature of the accepted decoding, which
 # whisper.cpp keeps to itself: transcripts show it and a chunk decoded only after fallback is not used as the next prompt)
@@ -42,7 +42,10 @@
 # and every special and timestamp token, are then scored again from the f16 weights: with int8 scores alone a near tie
 # went the other way ("ask not" heard as "asked not!", a long-file test failing on a CPU without AMX), and the 19 eval
 # clips came out differently from the f16 product; now they come out word for word the same, at the same CPU on the 67 s
-# file (9.2 s). It keeps the int8 copy beside the f16 weights: about 27 MB more).
+# file (9.2 s). It keeps the int8 copy beside the f16 weights: about 27 MB more) and whisper-end-of-audio-margin.patch
+# (a caller may end a decoding pass at its first timestamp closer to the end of the audio than whisper.cpp's 100 ms:
+# live transcription's decodings stop at 0.3 s, where a segment would start with no speech left; one Japanese turn of
+# the realtime bench said its sentence five times over there, 0.84 s of decoding instead of 0.41).
 # Env: VOXD_CACHE_DIR (default ~/.cache/voxd), VOXD_BUILD_JOBS (default 2), NODE_INCLUDE_DIR (default: the running
 # Node's include/node).
 set -euo pipefail
@@ -54,7 +57,7 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch" "$here/ggml-amx-f16-only.patch" "$here/whisper-int8-projection.patch")
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch" "$here/ggml-amx-f16-only.patch" "$here/whisper-int8-projection.patch" "$here/whisper-end-of-audio-margin.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-openmp-llamafile-$patch_id"

@@ -137,6 +137,7 @@ struct TranscribeJob {
   bool singleSegment = false;
   int audioContext = 0;
   int maxTokens = 0;
+  int endOfAudioMarginMs = 0;
   // results
   std::string error;
   std::string detectedLanguage;
@@ -416,6 +417,7 @@ void transcribeExecute(napi_env, void* data) {
   params.single_segment = job->singleSegment;
   params.audio_ctx = job->audioContext;
   params.max_tokens = job->maxTokens;
+  params.voxd_end_of_audio_margin_ms = job->endOfAudioMarginMs;
   params.print_progress = false;
   params.print_realtime = false;
   params.print_timestamps = false;
@@ -572,6 +574,7 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   readBool(env, options, "singleSegment", job->singleSegment);
   readInt(env, options, "audioContext", job->audioContext);
   readInt(env, options, "maxTokens", job->maxTokens);
+  readInt(env, options, "endOfAudioMarginMs", job->endOfAudioMarginMs);
 
   napi_typedarray_type type;
   size_t length = 0;

@@ -148,6 +148,20 @@ describe('whisper.cpp addon', () => {
       assert.ok(result.segments.flatMap((s) => s.tokens).length <= 20, spoken);
     });
 
+    test('endOfAudioMarginMs ends a decoding at its first timestamp that close to the end: no sentence said over again there', async () => {
+      // A live turn's audio: 0.5 s of silence, then the Japanese utterance with its last 0.2 s cut. With whisper.cpp's own
+      // 0.1 s margin (and the token limit the engine sets for 5.7 s), whisper base says the sentence five times, four of them
+      // in zero-length segments 0.24 s before the end.
+      const utterance = await speech('asr/pv_leopard/test_ja.wav');
+      const samples = new Float32Array(8000 + utterance.length - 3200);
+      samples.set(utterance.subarray(0, utterance.length - 3200), 8000);
+      const durationSeconds = samples.length / 16000;
+      const options = { language: 'ja', threads: 2, beamSize: 5, bestOf: 5, audioContext: Math.ceil((Math.ceil(durationSeconds * 50) + 64) / 16) * 16, maxTokens: 125, endOfAudioMarginMs: 300 };
+      const result = await model.transcribe(samples, options);
+      assert.equal(result.segments.length, 1, JSON.stringify(result.segments.map((s) => [s.startSeconds, s.text])));
+      assert.ok(errorRate('客観的実在の判断的知識が成立するのである', text(result), 'ja').rate <= 0.2, text(result));
+    });
+
     test('maxTokens ends a decoding pass at a timestamp; the rest of the audio is decoded in the next pass, no text lost', async () => {
       const samples = await speech('asr/whisper_cpp/jfk.wav');
       const options = { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0 };

@@ -88,6 +88,11 @@ export interface WhisperDecodeOptions {
    * audio after that timestamp is decoded in the next pass.
    */
   maxTokens?: number;
+  /**
+   * A decoding pass ends at its first timestamp this close to the end of the audio (0 = whisper.cpp's 100 ms): nothing
+   * said after it can be heard, and a model that has not seen where the audio ends repeats itself there.
+   */
+  endOfAudioMarginMs?: number;
 }
 
 export interface WhisperModelInfo {
