@@ -230,7 +230,7 @@ try {
 
   const live: LiveResult[] = [];
   const commitLatencies: number[] = [];
-  const rows: Array<Record<string, unknown> & { live_error: number; file_error: number }> = [];
+  const rows: Array<Record<string, unknown> & { live_error: number; file_error: number; live_errors: number; file_errors: number; reference_length: number }> = [];
   for (const utterance of utterances) {
     const result = await liveUtterance(url, utterance);
     const commitMs = await committedUtterance(url, utterance);
@@ -239,10 +239,12 @@ try {
     commitLatencies.push(commitMs);
     const liveError = errorRate(utterance.transcript, result.text, utterance.language);
     const fileError = errorRate(utterance.transcript, file, utterance.language);
-    rows.push({ id: utterance.id, language: utterance.language, seconds: utterance.seconds, turns: result.turns, final_after_speech_ms: round(result.finalAfterSpeechMs), final_after_commit_ms: round(commitMs), first_partial_ms: result.firstPartialMs === null ? null : round(result.firstPartialMs), live_error: round(liveError.rate * 100, 1), file_error: round(fileError.rate * 100, 1), metric: unspaced.has(utterance.language) ? 'cer' : 'wer', live_text: result.text, file_text: file });
+    rows.push({ id: utterance.id, language: utterance.language, seconds: utterance.seconds, turns: result.turns, final_after_speech_ms: round(result.finalAfterSpeechMs), final_after_commit_ms: round(commitMs), first_partial_ms: result.firstPartialMs === null ? null : round(result.firstPartialMs), live_error: round(liveError.rate * 100, 1), file_error: round(fileError.rate * 100, 1), live_errors: liveError.errors, file_errors: fileError.errors, reference_length: liveError.referenceLength, metric: unspaced.has(utterance.language) ? 'cer' : 'wer', live_text: result.text, file_text: file });
     process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech, ${round(commitMs)} ms after commit, first partial ${result.firstPartialMs === null ? '-' : round(result.firstPartialMs)} ms; error live ${round(liveError.rate * 100, 1)}% file ${round(fileError.rate * 100, 1)}% (${result.turns} turns: ${result.text})\n`);
   }
   const meanError = (column: 'live_error' | 'file_error') => round(rows.reduce((n, r) => n + r[column], 0) / rows.length, 2);
+  // Errors over all the words and characters: an utterance of 8 words does not weigh as much as one of 20.
+  const pooledError = (column: 'live_errors' | 'file_errors') => round((100 * rows.reduce((n, r) => n + r[column], 0)) / rows.reduce((n, r) => n + r.reference_length, 0), 2);
   const levels = (process.env.BENCH_REALTIME_SESSIONS ?? '1,2,4,6').split(',').map(Number);
   const english = utterances.filter((u) => u.language === 'en');
   const concurrency = [];
@@ -269,6 +271,10 @@ try {
       partial_interval_p95_ms: round(percentile(live.flatMap((l) => l.partialIntervalsMs), 95)),
       mean_error_live_percent: meanError('live_error'),
       mean_error_file_percent: meanError('file_error'),
+      pooled_error_live_percent: pooledError('live_errors'),
+      pooled_error_file_percent: pooledError('file_errors'),
+      utterances_live_better: rows.filter((r) => r.live_error < r.file_error).length,
+      utterances_live_worse: rows.filter((r) => r.live_error > r.file_error).length,
     },
     concurrency,
     speech: speechResult,
