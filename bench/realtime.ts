@@ -4,7 +4,9 @@
  * Writes bench/results/realtime.json:
  * - final-text latency after the end of speech (server VAD, silence_duration_ms 300) and after a manual commit;
  * - time from speech start to the first partial text, and the interval between partials;
- * - WER/CER of the live path against the file path (POST /v1/audio/transcribe) on the same utterances;
+ * - WER/CER of the live path against the file path (POST /v1/audio/transcribe) on the same utterances; and, because 17
+ *   utterances cannot tell a gap of 2 points from none, on 27 more that the server synthesises (bench/lib/sentences.ts:
+ *   three sentences in each of Kokoro's nine languages, in its default voice; `generated` in the results);
  * - concurrent sessions (1, 2, 4, 6), each streaming utterances back to back: final latency and whether it grows;
  * - streaming speech: first audio after the first complete clause arrives, stalls of a player fed at arrival.
  *
@@ -18,6 +20,7 @@ import { packageRoot } from '../src/version.js';
 import { evalDir, makeTempDir, sharedModelsDir } from '../test/helpers/app.js';
 import { RealtimeClient, toPcm16 } from './lib/realtime-client.js';
 import { startServerProcess, waitUntilReady } from './lib/server-process.js';
+import { roundTripKokoro, whisperLanguage } from './lib/sentences.js';
 import { errorRate } from './lib/wer.js';
 
 const key = `vx_${'r'.repeat(43)}`;
@@ -51,6 +54,24 @@ async function loadUtterances(): Promise<Utterance[]> {
   for (const item of manifest.asr.filter((a) => a.duration_s <= 10).slice(0, limit)) {
     const samples = (await decodeFile(path.join(evalDir, item.audio), { sampleRate, channels: 1 })).samples;
     utterances.push({ id: item.id, language: item.language, transcript: item.transcript, seconds: item.duration_s, pcm: toPcm16(samples), file: path.join(evalDir, item.audio) });
+  }
+  return utterances;
+}
+
+/** The sentences of bench/lib/sentences.ts spoken by the server (POST /v1/audio/tts, each language's default voice, WAV). */
+async function generatedUtterances(base: string, dir: string): Promise<Utterance[]> {
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const capabilities = (await (await fetch(`${base}/v1/capabilities`, { headers })).json()) as { tts: { default_voices: Record<string, string> } };
+  const utterances: Utterance[] = [];
+  for (const [language, texts] of Object.entries(roundTripKokoro)) {
+    for (const [i, text] of texts.entries()) {
+      const response = await fetch(`${base}/v1/audio/tts`, { method: 'POST', headers, body: JSON.stringify({ text, language, voice_id: capabilities.tts.default_voices[language], format: 'wav' }) });
+      if (!response.ok) throw new Error(`${language} ${i}: ${response.status} ${await response.text()}`);
+      const file = path.join(dir, `${language}-${i}.wav`);
+      writeFileSync(file, Buffer.from(await response.arrayBuffer()));
+      const samples = (await decodeFile(file, { sampleRate, channels: 1 })).samples;
+      utterances.push({ id: `kokoro/${language}/${i}`, language: whisperLanguage(language), transcript: text, seconds: samples.length / sampleRate, pcm: toPcm16(samples), file });
+    }
   }
   return utterances;
 }
@@ -244,7 +265,17 @@ try {
   }
   const meanError = (column: 'live_error' | 'file_error') => round(rows.reduce((n, r) => n + r[column], 0) / rows.length, 2);
   // Errors over all the words and characters: an utterance of 8 words does not weigh as much as one of 20.
-  const pooledError = (column: 'live_errors' | 'file_errors') => round((100 * rows.reduce((n, r) => n + r[column], 0)) / rows.reduce((n, r) => n + r.reference_length, 0), 2);
+  const pooledError = (column: 'live_errors' | 'file_errors', of = rows) => round((100 * of.reduce((n, r) => n + r[column], 0)) / of.reduce((n, r) => n + r.reference_length, 0), 2);
+
+  const generated = [];
+  for (const utterance of await generatedUtterances(server.base, dataDir)) {
+    const result = await liveUtterance(url, utterance);
+    const file = await fileText(server.base, utterance);
+    const liveError = errorRate(utterance.transcript, result.text, utterance.language);
+    const fileError = errorRate(utterance.transcript, file, utterance.language);
+    generated.push({ id: utterance.id, seconds: round(utterance.seconds, 2), final_after_speech_ms: round(result.finalAfterSpeechMs), live_error: round(liveError.rate * 100, 1), file_error: round(fileError.rate * 100, 1), live_errors: liveError.errors, file_errors: fileError.errors, reference_length: liveError.referenceLength, live_text: result.text, file_text: file });
+    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech; errors live ${liveError.errors} file ${fileError.errors} of ${liveError.referenceLength} (${result.text})\n`);
+  }
   const levels = (process.env.BENCH_REALTIME_SESSIONS ?? '1,2,4,6').split(',').map(Number);
   const english = utterances.filter((u) => u.language === 'en');
   const concurrency = [];
@@ -275,6 +306,16 @@ try {
       pooled_error_file_percent: pooledError('file_errors'),
       utterances_live_better: rows.filter((r) => r.live_error < r.file_error).length,
       utterances_live_worse: rows.filter((r) => r.live_error > r.file_error).length,
+    },
+    generated: {
+      utterances: generated.length,
+      final_after_speech_p50_ms: round(median(generated.map((g) => g.final_after_speech_ms))),
+      final_after_speech_p95_ms: round(percentile(generated.map((g) => g.final_after_speech_ms), 95)),
+      pooled_error_live_percent: pooledError('live_errors', generated),
+      pooled_error_file_percent: pooledError('file_errors', generated),
+      utterances_live_better: generated.filter((g) => g.live_error < g.file_error).length,
+      utterances_live_worse: generated.filter((g) => g.live_error > g.file_error).length,
+      rows: generated,
     },
     concurrency,
     speech: speechResult,
