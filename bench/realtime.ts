@@ -76,6 +76,24 @@ async function generatedUtterances(base: string, dir: string): Promise<Utterance
   return utterances;
 }
 
+/** The live and the file path's errors on one utterance. */
+function compared(utterance: Utterance, liveText: string, fileText: string) {
+  const live = errorRate(utterance.transcript, liveText, utterance.language);
+  const file = errorRate(utterance.transcript, fileText, utterance.language);
+  return { live_error: round(live.rate * 100, 1), file_error: round(file.rate * 100, 1), live_errors: live.errors, file_errors: file.errors, reference_length: live.referenceLength, live_text: liveText, file_text: fileText };
+}
+
+/** Errors over all the words and characters (an utterance of 8 words does not weigh as much as one of 20), and who wins. */
+function errorSummary(rows: Array<ReturnType<typeof compared>>) {
+  const pooled = (column: 'live_errors' | 'file_errors') => round((100 * rows.reduce((n, r) => n + r[column], 0)) / rows.reduce((n, r) => n + r.reference_length, 0), 2);
+  return {
+    pooled_error_live_percent: pooled('live_errors'),
+    pooled_error_file_percent: pooled('file_errors'),
+    utterances_live_better: rows.filter((r) => r.live_error < r.file_error).length,
+    utterances_live_worse: rows.filter((r) => r.live_error > r.file_error).length,
+  };
+}
+
 const silence = (seconds: number): Buffer => Buffer.alloc(Math.round(seconds * sampleRate) * 2);
 
 async function session(url: string, update: Record<string, unknown>): Promise<RealtimeClient> {
@@ -251,30 +269,24 @@ try {
 
   const live: LiveResult[] = [];
   const commitLatencies: number[] = [];
-  const rows: Array<Record<string, unknown> & { live_error: number; file_error: number; live_errors: number; file_errors: number; reference_length: number }> = [];
+  const rows: Array<ReturnType<typeof compared> & Record<string, unknown>> = [];
   for (const utterance of utterances) {
     const result = await liveUtterance(url, utterance);
     const commitMs = await committedUtterance(url, utterance);
-    const file = await fileText(server.base, utterance);
+    const errors = compared(utterance, result.text, await fileText(server.base, utterance));
     live.push(result);
     commitLatencies.push(commitMs);
-    const liveError = errorRate(utterance.transcript, result.text, utterance.language);
-    const fileError = errorRate(utterance.transcript, file, utterance.language);
-    rows.push({ id: utterance.id, language: utterance.language, seconds: utterance.seconds, turns: result.turns, final_after_speech_ms: round(result.finalAfterSpeechMs), final_after_commit_ms: round(commitMs), first_partial_ms: result.firstPartialMs === null ? null : round(result.firstPartialMs), live_error: round(liveError.rate * 100, 1), file_error: round(fileError.rate * 100, 1), live_errors: liveError.errors, file_errors: fileError.errors, reference_length: liveError.referenceLength, metric: unspaced.has(utterance.language) ? 'cer' : 'wer', live_text: result.text, file_text: file });
-    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech, ${round(commitMs)} ms after commit, first partial ${result.firstPartialMs === null ? '-' : round(result.firstPartialMs)} ms; error live ${round(liveError.rate * 100, 1)}% file ${round(fileError.rate * 100, 1)}% (${result.turns} turns: ${result.text})\n`);
+    rows.push({ id: utterance.id, language: utterance.language, seconds: utterance.seconds, turns: result.turns, final_after_speech_ms: round(result.finalAfterSpeechMs), final_after_commit_ms: round(commitMs), first_partial_ms: result.firstPartialMs === null ? null : round(result.firstPartialMs), metric: unspaced.has(utterance.language) ? 'cer' : 'wer', ...errors });
+    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech, ${round(commitMs)} ms after commit, first partial ${result.firstPartialMs === null ? '-' : round(result.firstPartialMs)} ms; error live ${errors.live_error}% file ${errors.file_error}% (${result.turns} turns: ${result.text})\n`);
   }
   const meanError = (column: 'live_error' | 'file_error') => round(rows.reduce((n, r) => n + r[column], 0) / rows.length, 2);
-  // Errors over all the words and characters: an utterance of 8 words does not weigh as much as one of 20.
-  const pooledError = (column: 'live_errors' | 'file_errors', of = rows) => round((100 * of.reduce((n, r) => n + r[column], 0)) / of.reduce((n, r) => n + r.reference_length, 0), 2);
 
-  const generated = [];
+  const generated: Array<ReturnType<typeof compared> & { id: string; seconds: number; final_after_speech_ms: number }> = [];
   for (const utterance of await generatedUtterances(server.base, dataDir)) {
     const result = await liveUtterance(url, utterance);
-    const file = await fileText(server.base, utterance);
-    const liveError = errorRate(utterance.transcript, result.text, utterance.language);
-    const fileError = errorRate(utterance.transcript, file, utterance.language);
-    generated.push({ id: utterance.id, seconds: round(utterance.seconds, 2), final_after_speech_ms: round(result.finalAfterSpeechMs), live_error: round(liveError.rate * 100, 1), file_error: round(fileError.rate * 100, 1), live_errors: liveError.errors, file_errors: fileError.errors, reference_length: liveError.referenceLength, live_text: result.text, file_text: file });
-    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech; errors live ${liveError.errors} file ${fileError.errors} of ${liveError.referenceLength} (${result.text})\n`);
+    const errors = compared(utterance, result.text, await fileText(server.base, utterance));
+    generated.push({ id: utterance.id, seconds: round(utterance.seconds, 2), final_after_speech_ms: round(result.finalAfterSpeechMs), ...errors });
+    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech; errors live ${errors.live_errors} file ${errors.file_errors} of ${errors.reference_length} (${result.text})\n`);
   }
   const levels = (process.env.BENCH_REALTIME_SESSIONS ?? '1,2,4,6').split(',').map(Number);
   const english = utterances.filter((u) => u.language === 'en');
@@ -302,19 +314,13 @@ try {
       partial_interval_p95_ms: round(percentile(live.flatMap((l) => l.partialIntervalsMs), 95)),
       mean_error_live_percent: meanError('live_error'),
       mean_error_file_percent: meanError('file_error'),
-      pooled_error_live_percent: pooledError('live_errors'),
-      pooled_error_file_percent: pooledError('file_errors'),
-      utterances_live_better: rows.filter((r) => r.live_error < r.file_error).length,
-      utterances_live_worse: rows.filter((r) => r.live_error > r.file_error).length,
+      ...errorSummary(rows),
     },
     generated: {
       utterances: generated.length,
       final_after_speech_p50_ms: round(median(generated.map((g) => g.final_after_speech_ms))),
       final_after_speech_p95_ms: round(percentile(generated.map((g) => g.final_after_speech_ms), 95)),
-      pooled_error_live_percent: pooledError('live_errors', generated),
-      pooled_error_file_percent: pooledError('file_errors', generated),
-      utterances_live_better: generated.filter((g) => g.live_error < g.file_error).length,
-      utterances_live_worse: generated.filter((g) => g.live_error > g.file_error).length,
+      ...errorSummary(generated),
       rows: generated,
     },
     concurrency,

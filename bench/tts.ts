@@ -143,8 +143,10 @@ function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
 
-/** Round-trip sentences: no digits (the transcript would write them as numerals). */
-/** Languages only espeak-ng speaks (whisper base knows them all); the key is the espeak-ng language. */
+/**
+ * Round-trip sentences in the languages only espeak-ng speaks (whisper base knows them all), keyed by the espeak-ng
+ * language; no digits (the transcript would write them as numerals). Kokoro's are in ./lib/sentences.ts.
+ */
 const roundTripEspeak: Record<string, string[]> = {
   de: ['Morgen fahren wir mit dem Zug nach Berlin.', 'Das Wetter ist heute sehr schön.'],
   nl: ['Morgen gaan we met de trein naar Amsterdam.', 'Het weer is vandaag erg mooi.'],

@@ -1,6 +1,6 @@
 /** Fixed sentences the benches synthesise and then transcribe (chosen before any run; nothing is tuned on them). */
 
-/** Three sentences in each language Kokoro speaks, keyed by the synthesis language. */
+/** Three sentences in each language Kokoro speaks, keyed by the synthesis language; no digits (a transcript writes numerals). */
 export const roundTripKokoro: Record<string, string[]> = {
   'en-us': ['The library opens early in the morning and closes late on Fridays.', 'Please remember to bring your umbrella, because it may rain this afternoon.', 'She finished the report before lunch and sent it to the whole team.'],
   'en-gb': ['The train to London was delayed again this morning.', 'We had a lovely walk along the river before dinner.', 'My brother is studying history at a university in the north.'],
