@@ -6,7 +6,8 @@
  * - time from speech start to the first partial text, and the interval between partials;
  * - WER/CER of the live path against the file path (POST /v1/audio/transcribe) on the same utterances; and, because 17
  *   utterances cannot tell a gap of 2 points from none, on 27 more that the server synthesises (bench/lib/sentences.ts:
- *   three sentences in each of Kokoro's nine languages, in its default voice; `generated` in the results);
+ *   three sentences in each of Kokoro's nine languages, in its default voice; `generated` in the results), and on 27 other
+ *   sentences in a second voice (`generated_other_voices`), held out from the choice of the live decoding's context;
  * - concurrent sessions (1, 2, 4, 6), each streaming utterances back to back: final latency and whether it grows;
  * - streaming speech: first audio after the first complete clause arrives, stalls of a player fed at arrival.
  *
@@ -20,7 +21,7 @@ import { packageRoot } from '../src/version.js';
 import { evalDir, makeTempDir, sharedModelsDir } from '../test/helpers/app.js';
 import { RealtimeClient, toPcm16 } from './lib/realtime-client.js';
 import { startServerProcess, waitUntilReady } from './lib/server-process.js';
-import { roundTripKokoro, whisperLanguage } from './lib/sentences.js';
+import { otherVoiceKokoro, roundTripKokoro, whisperLanguage } from './lib/sentences.js';
 import { errorRate } from './lib/wer.js';
 
 const key = `vx_${'r'.repeat(43)}`;
@@ -58,19 +59,23 @@ async function loadUtterances(): Promise<Utterance[]> {
   return utterances;
 }
 
-/** The sentences of bench/lib/sentences.ts spoken by the server (POST /v1/audio/tts, each language's default voice, WAV). */
-async function generatedUtterances(base: string, dir: string): Promise<Utterance[]> {
+/**
+ * Sentences of bench/lib/sentences.ts spoken by the server (POST /v1/audio/tts, WAV): `default` in each language's default
+ * voice, `other` in a second voice.
+ */
+async function generatedUtterances(base: string, dir: string, set: 'default' | 'other'): Promise<Utterance[]> {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const capabilities = (await (await fetch(`${base}/v1/capabilities`, { headers })).json()) as { tts: { default_voices: Record<string, string> } };
+  const voices = set === 'default' ? Object.entries(roundTripKokoro).map(([language, sentences]) => ({ language, voice: capabilities.tts.default_voices[language]!, sentences })) : Object.entries(otherVoiceKokoro).map(([language, v]) => ({ language, ...v }));
   const utterances: Utterance[] = [];
-  for (const [language, texts] of Object.entries(roundTripKokoro)) {
-    for (const [i, text] of texts.entries()) {
-      const response = await fetch(`${base}/v1/audio/tts`, { method: 'POST', headers, body: JSON.stringify({ text, language, voice_id: capabilities.tts.default_voices[language], format: 'wav' }) });
+  for (const { language, voice, sentences } of voices) {
+    for (const [i, text] of sentences.entries()) {
+      const response = await fetch(`${base}/v1/audio/tts`, { method: 'POST', headers, body: JSON.stringify({ text, language, voice_id: voice, format: 'wav' }) });
       if (!response.ok) throw new Error(`${language} ${i}: ${response.status} ${await response.text()}`);
-      const file = path.join(dir, `${language}-${i}.wav`);
+      const file = path.join(dir, `${voice}-${language}-${i}.wav`);
       writeFileSync(file, Buffer.from(await response.arrayBuffer()));
       const samples = (await decodeFile(file, { sampleRate, channels: 1 })).samples;
-      utterances.push({ id: `kokoro/${language}/${i}`, language: whisperLanguage(language), transcript: text, seconds: samples.length / sampleRate, pcm: toPcm16(samples), file });
+      utterances.push({ id: `kokoro/${voice}/${language}/${i}`, language: whisperLanguage(language), transcript: text, seconds: samples.length / sampleRate, pcm: toPcm16(samples), file });
     }
   }
   return utterances;
@@ -258,6 +263,24 @@ async function speech(base: string) {
   };
 }
 
+/** Generated utterances through server VAD and the file path: the error summary, and each utterance. */
+async function generatedErrors(url: string, base: string, dir: string, set: 'default' | 'other') {
+  const rows: Array<ReturnType<typeof compared> & { id: string; seconds: number; final_after_speech_ms: number }> = [];
+  for (const utterance of await generatedUtterances(base, dir, set)) {
+    const result = await liveUtterance(url, utterance);
+    const errors = compared(utterance, result.text, await fileText(base, utterance));
+    rows.push({ id: utterance.id, seconds: round(utterance.seconds, 2), final_after_speech_ms: round(result.finalAfterSpeechMs), ...errors });
+    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech; errors live ${errors.live_errors} file ${errors.file_errors} of ${errors.reference_length} (${result.text})\n`);
+  }
+  return {
+    utterances: rows.length,
+    final_after_speech_p50_ms: round(median(rows.map((g) => g.final_after_speech_ms))),
+    final_after_speech_p95_ms: round(percentile(rows.map((g) => g.final_after_speech_ms), 95)),
+    ...errorSummary(rows),
+    rows,
+  };
+}
+
 const dataDir = makeTempDir('bench-realtime');
 const server = await startServerProcess(dataDir, { VOXD_API_KEYS: key, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_RATE_LIMIT_PER_MINUTE: '1000000', VOXD_MAX_CONCURRENT_PER_KEY: '1000', VOXD_REALTIME_SESSIONS_PER_KEY: '100' });
 try {
@@ -281,13 +304,8 @@ try {
   }
   const meanError = (column: 'live_error' | 'file_error') => round(rows.reduce((n, r) => n + r[column], 0) / rows.length, 2);
 
-  const generated: Array<ReturnType<typeof compared> & { id: string; seconds: number; final_after_speech_ms: number }> = [];
-  for (const utterance of await generatedUtterances(server.base, dataDir)) {
-    const result = await liveUtterance(url, utterance);
-    const errors = compared(utterance, result.text, await fileText(server.base, utterance));
-    generated.push({ id: utterance.id, seconds: round(utterance.seconds, 2), final_after_speech_ms: round(result.finalAfterSpeechMs), ...errors });
-    process.stdout.write(`${utterance.id}: final ${round(result.finalAfterSpeechMs)} ms after speech; errors live ${errors.live_errors} file ${errors.file_errors} of ${errors.reference_length} (${result.text})\n`);
-  }
+  const generated = await generatedErrors(url, server.base, dataDir, 'default');
+  const otherVoices = await generatedErrors(url, server.base, dataDir, 'other');
   const levels = (process.env.BENCH_REALTIME_SESSIONS ?? '1,2,4,6').split(',').map(Number);
   const english = utterances.filter((u) => u.language === 'en');
   const concurrency = [];
@@ -316,13 +334,8 @@ try {
       mean_error_file_percent: meanError('file_error'),
       ...errorSummary(rows),
     },
-    generated: {
-      utterances: generated.length,
-      final_after_speech_p50_ms: round(median(generated.map((g) => g.final_after_speech_ms))),
-      final_after_speech_p95_ms: round(percentile(generated.map((g) => g.final_after_speech_ms), 95)),
-      ...errorSummary(generated),
-      rows: generated,
-    },
+    generated,
+    generated_other_voices: otherVoices,
     concurrency,
     speech: speechResult,
     utterances: rows,
