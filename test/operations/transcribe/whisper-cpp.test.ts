@@ -32,6 +32,13 @@ test('for live finals a run-on is trimmed of what was made up: repeated segments
   assert.deepEqual(trimmed.segments.map((s) => s.text), [' He began a confused complaint.', ' The horizon.']);
 });
 
+test('a segment with text but no duration after another is a run-on: a live final keeps what came before it', () => {
+  const ranOn = result([[0, 2, '我的朋友在北京大学学习历史'], [2, 2, '我的朋友在北京大学学'], [2, 2.5, '歷史']]);
+  assert.equal(looksRunOn(ranOn, 2.93), true);
+  assert.deepEqual(withoutRunOn(ranOn, 2.93).segments.map((s) => s.text), ['我的朋友在北京大学学习历史']);
+  assert.equal(looksRunOn(result([[0, 0, ' Oh.'], [0.4, 2, ' I see.']]), 2.5), false);
+});
+
 test('a segment starting where the audio has ended is a run-on', () => {
   assert.equal(looksRunOn(result([[0, 4.8, ' He began a complaint.'], [4.9, 6.2, ' Against the wizard.']]), 5), true);
 });
