@@ -66,6 +66,8 @@ export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
   body: string;
   answeredStatus: number;
+  /** Wall-clock ms when the request had arrived whole. */
+  receivedAtMs: number;
 }
 
 /** A webhook receiver on loopback: answers each request with the next status of `statuses` (then 204). */
@@ -76,7 +78,7 @@ export async function startReceiver(port: number, statuses: number[] = []): Prom
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
       const answeredStatus = statuses.shift() ?? 204;
-      received.push({ headers: request.headers, body, answeredStatus });
+      received.push({ headers: request.headers, body, answeredStatus, receivedAtMs: Date.now() });
       response.writeHead(answeredStatus).end();
     });
   });
