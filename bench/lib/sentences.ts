@@ -1,4 +1,7 @@
-/** Fixed sentences the benches synthesise and then transcribe (chosen before any run; nothing is tuned on them). */
+/**
+ * Fixed sentences the benches synthesise and then transcribe, written before any run. The realtime bench's choice of how
+ * much audio to decode before the speech was made on `roundTripKokoro` (with the eval recordings), not on `otherVoiceKokoro`.
+ */
 
 /** Three sentences in each language Kokoro speaks, keyed by the synthesis language; no digits (a transcript writes numerals). */
 export const roundTripKokoro: Record<string, string[]> = {

@@ -95,11 +95,11 @@ const padAfterSeconds = 0.4;
 export const maxTurnSeconds = 28;
 /**
  * Audio before the detected speech given to Whisper at least (when the session has it and it belongs to no earlier turn),
- * more when the client's prefix padding is longer. More silence before the speech changes Whisper's first words ("Ma sœur" -> "Masseur",
- * "Amanhã" -> "A manhã"). The realtime bench's streams replayed through the session, word and character errors over its
- * eval / generated utterances and 27 held out (file path: 22 / 33 / 35): 0.3 s 24 / 36 / 33, 0.45 s 32 / 35 / 34,
- * 0.8 s 25 / 39 / 36, 1.5 s 27 / 39 / 36. Cutting into a recording's own noise instead of digital silence (no silence
- * added before the speech): 0.3 s 25 / 43 / 34, 1.5 s 27 / 43 / 34.
+ * more when the client's prefix padding is longer. More silence before the speech changes Whisper's first words ("Ma
+ * sœur" -> "Masseur", "Amanhã" -> "A manhã"). The realtime bench's streams replayed through the session, word and
+ * character errors over its eval / generated utterances and 27 held out (file path: 22 / 33 / 35): 0.3 s 24 / 36 / 33,
+ * 0.45 s 32 / 35 / 34, 0.8 s 25 / 39 / 36, 1.5 s 27 / 39 / 36. Cutting into a recording's own noise instead of digital
+ * silence (no silence added before the speech): 0.3 s 25 / 43 / 34, 1.5 s 27 / 43 / 34.
  */
 const decodeContextSeconds = 0.3;
 /** Speech a server-VAD turn needs to be transcribed (Silero's minimum speech duration). */
