@@ -1,7 +1,8 @@
 /**
  * A cloned voice belongs to the key that made it (and to admin keys): every route that names a voice, for the owner,
- * another key with the `voices` scope, a key without it, and an admin key. Writes check the scope first (403 whatever
- * the voice); everything else answers another key's voice exactly as a voice that does not exist (404).
+ * another key with the `voices` scope, a key without it, a key with only `voices`, and an admin key. Writes and speech
+ * (tts, conversion, previews) check the scope first (403 whatever the voice); everything else answers another key's
+ * voice exactly as a voice that does not exist (404).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { worldAddon } from '../helpers/vc-assets.js';
 
 const clipsDir = path.join(evalDir, 'vc/resemblyzer_librispeech');
 const missingId = 'voice_00000000000000000000';
-const callers = ['owner', 'other', 'noVoicesScope', 'admin'] as const;
+const callers = ['owner', 'other', 'noVoicesScope', 'voicesOnly', 'admin'] as const;
 type Caller = (typeof callers)[number];
 
 describe('cloned voices are private to their owner (and admin keys)', () => {
@@ -41,6 +42,7 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
       owner: await t.keyWith(['voices', 'tts', 'vc']),
       other: await t.keyWith(['voices', 'tts', 'vc']),
       noVoicesScope: await t.keyWith(['tts', 'vc']),
+      voicesOnly: await t.keyWith(['voices']),
       admin: await t.keyWith(['admin']),
     };
     voiceId = await create(keys.owner);
@@ -61,9 +63,14 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
     },
     'PATCH /v1/voices/{id}': (caller, id) => t.app.inject({ method: 'PATCH', url: `/v1/voices/${id}`, headers: as(caller), payload: { description: `set by ${caller}` } }),
   };
-  /** Scope rules stay as they were: PATCH and DELETE need `voices`, checked before the voice is looked up. */
-  const expected = (route: string, caller: Caller): number =>
-    caller === 'owner' || caller === 'admin' ? 200 : caller === 'noVoicesScope' && route.startsWith('PATCH') ? 403 : 404;
+  /** Scopes are checked before the voice is looked up: PATCH and DELETE need `voices`; speech (previews included) `tts` or `vc`. */
+  const speaks = (route: string): boolean => !route.startsWith('PATCH') && route !== 'GET /v1/voices/{id}';
+  const expected = (route: string, caller: Caller): number => {
+    if (caller === 'owner' || caller === 'admin') return 200;
+    if (caller === 'noVoicesScope' && route.startsWith('PATCH')) return 403;
+    if (caller === 'voicesOnly' && speaks(route)) return 403;
+    return 404;
+  };
 
   /** 404 indistinguishable from a voice that does not exist: same envelope and message, the id aside. */
   function assertHidden(response: LightMyRequestResponse, missing: LightMyRequestResponse): void {
@@ -98,11 +105,14 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
     }
   });
 
-  test('a built-in voice works with every key', async () => {
+  test('a built-in voice works with every key, and speaks (preview included) only with the tts scope', async () => {
     for (const caller of callers) {
       assert.equal((await routes['GET /v1/voices/{id}']!(caller, 'af_heart')).statusCode, 200, caller);
+      const canSpeak = caller !== 'voicesOnly';
       const spoken = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: as(caller), payload: { text: 'Hi.', voice_id: 'af_heart', format: 'wav' } });
-      assert.equal(spoken.statusCode, 200, `${caller}: ${spoken.body}`);
+      assert.equal(spoken.statusCode, canSpeak ? 200 : 403, `${caller}: ${spoken.body}`);
+      const preview = await routes['GET /v1/voices/{id}/preview']!(caller, 'af_heart');
+      assert.equal(preview.statusCode, canSpeak ? 200 : 403, `${caller} preview: ${preview.body}`);
     }
   });
 

@@ -1,5 +1,5 @@
 /**
- * Voice profiles: scope `voices` to write, any key to read. A cloned voice is its creating key's (and admin keys'); to any
+ * Voice profiles: scope `voices` to write, any key to read, `tts` to hear a preview. A cloned voice is its creating key's (and admin keys'); to any
  * other key it does not exist (404). The scope is checked first: a key without `voices` gets 403 on writes whatever the id.
  */
 import type { FastifyPluginAsync } from 'fastify';
@@ -28,9 +28,10 @@ export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: 
     schema: { summary: 'One voice profile', tags, security, params: voiceParams, response: { 200: voiceResponse, ...errorResponses([...keyedErrors, 404]) } },
   }, async (request, reply) => sendResult(reply, await voices.get(request.params.voice_id, requestContext(request).apiKey)));
 
+  // A preview is synthesised speech: it needs the scope that speech does.
   app.get<{ Params: VoiceParams }>('/v1/voices/:voice_id/preview', {
-    config: { scope: 'any' },
-    schema: { summary: 'A short sample in the voice (mp3)', tags, security, params: voiceParams, response: { 200: voicePreviewResponse, ...errorResponses([...keyedErrors, 404, 422, 501, 503]) } },
+    config: { scope: 'tts' },
+    schema: { summary: 'A short sample in the voice (mp3; needs scope tts)', tags, security, params: voiceParams, response: { 200: voicePreviewResponse, ...errorResponses([...keyedErrors, 403, 404, 422, 501, 503]) } },
   }, async (request, reply) => sendResult(reply, await synthesis.preview(request.params.voice_id, requestContext(request))));
 
   app.patch<{ Params: VoiceParams; Body: PatchVoiceBody }>('/v1/voices/:voice_id', {
