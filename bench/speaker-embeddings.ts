@@ -361,7 +361,7 @@ async function voicesSection() {
     for (const voice of kokoro.voices()) {
       if (voice.gender !== 'female' && voice.gender !== 'male') continue;
       const voiceGender = voice.gender;
-      const clips = await t.container.operations.synthesis.referenceSpeech(voice.id);
+      const clips = [await t.container.operations.synthesis.referenceSpeech(voice.id)];
       const embeddings = new Map<string, Float32Array>();
       for (const { model, encoder } of encoders) {
         const each: Float32Array[] = [];

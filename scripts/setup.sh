@@ -69,8 +69,14 @@ bash native/build-whisper.sh
 log "building the WORLD vocoder addon"
 bash native/build-world.sh >/dev/null
 
-log "building (the server and the web studio)"
-npm run build --silent
+# The build is skipped when its inputs are what the last build was made from.
+build_stamp=dist/.voxd-build.sha256
+build_inputs="$(find src test bench web tsconfig.json package.json package-lock.json -type f -not -path 'web/dist/*' -not -path '*/node_modules/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$build_stamp" ] || [ ! -d web/dist ] || [ "$(cat "$build_stamp")" != "$build_inputs" ]; then
+  log "building (the server and the web studio)"
+  npm run build --silent
+  echo "$build_inputs" > "$build_stamp"
+fi
 
 # Development checkouts sit beside ../shared, whose verified weights the local model source uses.
 if [ -z "${VOXD_LOCAL_MODEL_DIRS:-}" ] && [ -d ../shared/models ]; then export VOXD_LOCAL_MODEL_DIRS="$(cd ../shared/models && pwd)"; fi
@@ -79,6 +85,8 @@ if [ -n "${VOXD_MODELS_ARCHIVE:-}" ]; then
   log "installing models from $VOXD_MODELS_ARCHIVE"
   node dist/src/cli/main.js models import "$VOXD_MODELS_ARCHIVE"
 fi
-log "fetching default models"
-node dist/src/cli/main.js models pull ${VOXD_DEFAULT_MODELS:-silero-vad whisper-base resemblyzer-ge2e pyannote-segmentation-3 campplus dtln deepfilternet3 kokoro-82m kokoro-voices}
+# The models that the enabled operations load (VOXD_WORKER_OPERATIONS, VOXD_ASR_MODEL, ...), as /v1/ready waits for
+# them, and the built-in voices' speaker embeddings; installed ones are only checked.
+log "fetching the models of the enabled operations"
+node dist/src/cli/main.js models pull --needed
 log "setup done"

@@ -18,7 +18,7 @@ import type { SpeakerEncoder } from './speakers/embedding.js';
 import { genderAnalyzer } from './voices/gender-analyzer.js';
 import { speakerAnalyzer } from './voices/speaker-analyzer.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
-import { LoadedModel } from './models/loaded.js';
+import { LoadedModel, loadedFromCatalog } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
 import { BuiltinAnalysisStore, builtinAnalysisDir } from './voices/builtin-store.js';
 import { Scheduler } from './jobs/scheduler.js';
@@ -73,7 +73,10 @@ export interface Container {
   /** Started by `serve` (not by the CLI): runs queued jobs of this node's operations. */
   jobWorker: JobWorker;
   webhookSender: WebhookSender;
+  /** Ready when every model of this node's operations is loaded; a model whose load failed is tried again (throttled). */
   readiness(): Readiness;
+  /** The catalog models that the operations this node runs load: what setup pulls (`voxd models pull --needed`). */
+  neededModels(): string[];
   /** What a serving process runs besides requests: the job worker, webhook deliveries, deletion of expired files and jobs. */
   startBackground(): void;
   /** Loads every model now, so the first request does not wait (failures show in readiness). */
@@ -98,46 +101,65 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
-  const vad = new LoadedModel('silero-vad', ['transcribe', 'voices'], async () => (await import('./audio/vad.js')).SileroVad.load(`${await models.require('silero-vad')}/silero_vad.onnx`), (m) => m.close());
-  const asr = new LoadedModel<Transcriber>(config.asrModel, ['transcribe'], async () => {
-    // A path loads any ggml file as is; a catalog id loads the verified install.
-    const isPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
-    const modelPath = isPath ? config.asrModel : path.join(await models.require(config.asrModel), models.spec(config.asrModel).files[0]!.name);
-    // The model's ONNX encoder when it has one and it is installed (pulled with the model), unless whisper.cpp's is asked for.
-    const encoderId = isPath || config.asrEncoder === 'ggml' ? undefined : models.spec(config.asrModel).onnxEncoders?.[config.asrEncoder];
-    const encoderPath = encoderId && (await models.installed(encoderId)) ? path.join(await models.require(encoderId), models.spec(encoderId).files[0]!.name) : undefined;
-    const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
-    return WhisperCppTranscriber.load(modelPath, { modelId: isPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads, ...(encoderPath ? { encoderPath } : {}) });
-  }, (m) => m.close?.() ?? Promise.resolve());
+  const vad = loadedFromCatalog(models, { id: 'silero-vad', operations: ['transcribe', 'voices'], modelIds: ['silero-vad'], load: async (dir) => (await import('./audio/vad.js')).SileroVad.load(`${dir('silero-vad')}/silero_vad.onnx`), release: async (m) => m.close() });
+  // A path loads any ggml file as is; a catalog id loads the verified install.
+  const asrIsPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
+  const asr = loadedFromCatalog<Transcriber>(models, {
+    id: config.asrModel,
+    operations: ['transcribe'],
+    modelIds: asrIsPath ? [] : [config.asrModel],
+    load: async (dir) => {
+      const modelPath = asrIsPath ? config.asrModel : path.join(dir(config.asrModel), models.spec(config.asrModel).files[0]!.name);
+      // The model's ONNX encoder when it has one and it is installed (pulled with the model), unless whisper.cpp's is asked for.
+      const encoderId = asrIsPath || config.asrEncoder === 'ggml' ? undefined : models.spec(config.asrModel).onnxEncoders?.[config.asrEncoder];
+      const encoderPath = encoderId && (await models.installed(encoderId)) ? path.join(await models.require(encoderId), models.spec(encoderId).files[0]!.name) : undefined;
+      const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
+      return WhisperCppTranscriber.load(modelPath, { modelId: asrIsPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads, ...(encoderPath ? { encoderPath } : {}) });
+    },
+    release: (m) => m.close?.() ?? Promise.resolve(),
+  });
   // GE2E: voice profiles (blend search, gender estimate) and conversion metrics; transcription's speakers are CAM++'s.
-  const speakerEncoder = new LoadedModel(
-    'resemblyzer-ge2e',
-    ['voices', 'vc'],
-    async () => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(await models.require('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
-    (m) => m.close(),
-  );
-  const diarization = new LoadedModel('pyannote-segmentation-3+campplus', ['transcribe', 'voices'], async () => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(await models.require('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(await models.require('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }), (m) => m.close());
-  const separator = new LoadedModel<Separator>('deepfilternet3+dtln', ['separate'], async () => {
-    await Promise.all([models.require('deepfilternet3'), models.require('dtln'), models.require('spleeter-2stems')]);
-    return (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir);
-  }, (m) => m.close());
-  const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], async () => {
+  const speakerEncoder = loadedFromCatalog(models, {
+    id: 'resemblyzer-ge2e',
+    operations: ['voices', 'vc'],
+    modelIds: ['resemblyzer-ge2e'],
+    load: async (dir) => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(dir('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
+    release: async (m) => m.close(),
+  });
+  const diarization = loadedFromCatalog(models, {
+    id: 'pyannote-segmentation-3+campplus',
+    operations: ['transcribe', 'voices'],
+    modelIds: ['pyannote-segmentation-3', 'campplus'],
+    load: async (dir) => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(dir('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(dir('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }),
+    release: async (m) => m.close(),
+  });
+  const separator = loadedFromCatalog<Separator>(models, {
+    id: 'deepfilternet3+dtln',
+    operations: ['separate'],
+    modelIds: ['deepfilternet3', 'dtln', 'spleeter-2stems'],
+    load: async () => (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir),
+    release: async (m) => m.close(),
+  });
+  const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], [], async () => {
     const [{ World, defaultWorldAddonPath }, { WorldDspConverter }] = await Promise.all([import('./audio/world.js'), import('./operations/convert/engines/world-dsp.js')]);
     return new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get());
   });
-  const kokoro = new LoadedModel('kokoro-82m', ['tts'], async () => {
-    const [modelDir, voicesDir, lexiconDir] = await Promise.all([models.require('kokoro-82m'), models.require('kokoro-voices'), models.require('misaki-lexicon')]);
-    return (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir, voicesDir, lexiconDir, threads: config.inferenceThreads });
-  }, (m) => m.close());
-  const espeak = new LoadedModel('espeak-ng', ['tts'], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
+  const kokoro = loadedFromCatalog(models, {
+    id: 'kokoro-82m',
+    operations: ['tts'],
+    modelIds: ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon'],
+    load: async (dir) => (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir: dir('kokoro-82m'), voicesDir: dir('kokoro-voices'), lexiconDir: dir('misaki-lexicon'), threads: config.inferenceThreads }),
+    release: async (m) => m.close(),
+  });
+  const espeak = new LoadedModel('espeak-ng', ['tts'], [], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
   // Built-in voices' analyses depend only on model files: normally prepared at pull time, else here once (as a model
   // "loads": readiness waits for it) so that no request has to analyse a built-in voice.
   const preparation = new AbortController();
-  const builtinAnalysis = new LoadedModel('builtin-voice-analysis', ['tts', 'vc'], async () => {
-    const prepared = await synthesis.prepareBuiltinVoices({ log: (message) => logger.info(message), signal: preparation.signal });
+  const builtinAnalysis = new LoadedModel('builtin-voice-analysis', ['tts', 'vc'], [], async () => {
+    const prepared = await synthesis.prepareBuiltinVoices({ onVoice: (_done, _total, message) => logger.info(message), signal: preparation.signal });
     if (prepared > 0) logger.info({ voices: prepared }, 'built-in voices analysed and stored beside the models');
   });
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations'>> = [vad, asr, speakerEncoder, diarization, separator, converter, kokoro, espeak, builtinAnalysis];
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations' | 'modelIds' | 'retryFailed'>> = [vad, asr, speakerEncoder, diarization, separator, converter, kokoro, espeak, builtinAnalysis];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
   const localEngines = config.role !== 'api';
@@ -246,9 +268,11 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     jobWorker,
     webhookSender,
     readiness: () => {
+      for (const m of nodeModels) m.retryFailed();
       const states = nodeModels.map((m) => m.state());
       return { ready: states.every((s) => s.loaded), models: states };
     },
+    neededModels: () => [...new Set(nodeModels.flatMap((m) => m.modelIds))],
     startBackground: () => {
       if (localEngines) {
         jobWorker.start();

@@ -44,3 +44,17 @@ export function rmsDb(samples: Float32Array): number {
   for (let i = 0; i < samples.length; i++) sum += samples[i]! * samples[i]!;
   return 10 * Math.log10(sum / samples.length);
 }
+
+/** Samples as little-endian float32 bytes (how audio is kept beside analyses), and back. */
+export function float32Bytes(samples: Float32Array): Buffer {
+  const bytes = Buffer.alloc(samples.length * 4);
+  for (let i = 0; i < samples.length; i++) bytes.writeFloatLE(samples[i]!, i * 4);
+  return bytes;
+}
+
+export function float32FromBytes(bytes: Buffer): Float32Array {
+  if (bytes.length % 4 !== 0) throw new Error(`${bytes.length} bytes are not float32 samples.`);
+  const samples = new Float32Array(bytes.length / 4);
+  for (let i = 0; i < samples.length; i++) samples[i] = bytes.readFloatLE(i * 4);
+  return samples;
+}

@@ -16,7 +16,7 @@ import { serve } from '../server.js';
 import { scopes } from '../storage/store.js';
 import { version } from '../version.js';
 import { jobsCommand } from './jobs.js';
-import { progressBar, type ProgressBar } from './progress.js';
+import { progressBar, stepProgress, type ProgressBar } from './progress.js';
 
 const print = (text: string): void => void process.stdout.write(`${text}\n`);
 
@@ -115,17 +115,26 @@ models.command('list').description('Catalog and install state').action(() => wit
     print([m.id, m.task, m.installed ? 'installed' : 'missing', `${(m.bytes / 1e6).toFixed(1)} MB`, m.license, m.description].join('\t'));
   }
 }));
-models.command('pull [ids...]').description('Fetch, convert and verify models (default: all)').option('--force', 're-fetch even if installed')
-  .action((ids: string[], options: { force?: boolean }) => withContainer(async ({ models: manager, operations }) => {
-    const wanted = ids.length > 0 ? ids : manager.catalog.map((s) => s.id);
-    const log = (message: string): void => void process.stderr.write(`${message}\n`);
-    for (const id of wanted) await manager.pull(id, { force: options.force ?? false, log });
-    // What depends only on these models (built-in voices' analyses) is computed now, not by the first requests.
+models.command('pull [ids...]').description('Fetch, convert and verify models (default: all; --needed: those the enabled operations load)')
+  .option('--force', 're-fetch even if installed').option('--needed', 'also every model that the operations this node runs load (what setup pulls)')
+  .action((ids: string[], options: { force?: boolean; needed?: boolean }) => withContainer(async (container) => {
+    const manager = container.models;
+    const wanted = [...new Set([...(options.needed ? container.neededModels() : []), ...ids])];
+    if (wanted.length === 0) wanted.push(...manager.catalog.map((s) => s.id));
+    const steps = stepProgress('models', wanted.length);
+    for (const [index, id] of wanted.entries()) await manager.pull(id, { force: options.force ?? false, log: (message) => steps.update(index, message) });
+    steps.stop(`models: ${wanted.length} installed and verified`);
+    // What depends only on these models (built-in voices' speaker embeddings) is computed now, not by the first requests.
     if (wanted.some((id) => builtinAnalysisModels.includes(id))) {
       const installed = new Set((await manager.list()).filter((m) => m.installed).map((m) => m.id));
       const missing = builtinAnalysisModels.filter((id) => !installed.has(id));
-      if (missing.length > 0) log(`built-in voices not analysed yet: ${missing.join(', ')} not installed (the server does it at start once they are)`);
-      else log(`built-in voices: ${await operations.synthesis.prepareBuiltinVoices({ log })} analysed, the others already were`);
+      if (missing.length > 0) steps.stop(`built-in voices not analysed yet: ${missing.join(', ')} not installed (the server does it at start once they are)`);
+      else {
+        const voices = stepProgress('built-in voices', 0);
+        const startedAt = performance.now();
+        const analysed = await container.operations.synthesis.prepareBuiltinVoices({ onVoice: (done, total, message) => voices.update(done, message, total) });
+        voices.stop(`built-in voices: ${analysed} analysed in ${((performance.now() - startedAt) / 1000).toFixed(0)} s, the others already were`);
+      }
     }
   }));
 models.command('export <file> [ids...]').description('Write installed, verified models (default: all installed) and their manifest to a .tar.gz, for hosts without network')

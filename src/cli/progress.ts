@@ -24,3 +24,39 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progre
     },
   };
 }
+
+export interface StepProgress {
+  /** `done` steps of `total` (when it becomes known, or changes) are finished; `message` says what happens now. */
+  update(done: number, message: string, total?: number): void;
+  /** Ends the bar and prints a closing line. */
+  stop(message: string): void;
+}
+
+/**
+ * Progress through countable steps (models pulled, voices analysed): a bar on a terminal, a line per message otherwise
+ * (setup's output in CI logs).
+ */
+export function stepProgress(label: string, total: number, stream: NodeJS.WriteStream = process.stderr): StepProgress {
+  if (!stream.isTTY) {
+    return {
+      update: (_done, message) => void stream.write(`${message}\n`),
+      stop: (message) => void stream.write(`${message}\n`),
+    };
+  }
+  const bar = new SingleBar({ stream, format: ` ${label} {bar} {value}/{total} | {message}`, hideCursor: true, barsize: 30, etaBuffer: 10 });
+  let started = false;
+  return {
+    update: (done, message, newTotal) => {
+      if (!started) {
+        bar.start(newTotal ?? total, done, { message });
+        started = true;
+      } else if (newTotal !== undefined) bar.setTotal(newTotal);
+      bar.update(done, { message: message.length > 60 ? `${message.slice(0, 57)}...` : message });
+    },
+    stop: (message) => {
+      if (started) bar.stop();
+      started = false;
+      stream.write(`${message}\n`);
+    },
+  };
+}

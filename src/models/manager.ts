@@ -140,7 +140,8 @@ export class ModelManager {
     const spec = this.spec(id);
     const log = options.log ?? (() => undefined);
     const target = this.dir(id);
-    if (!options.force && (await this.isPresent(spec)) && (await this.verify(id)).length === 0) {
+    // Files unchanged since they were last hashed (the stamp) are not hashed again: `voxd models verify` does that.
+    if (!options.force && (await this.isPresent(spec)) && ((await this.stampMatches(spec)) || (await this.verify(id)).length === 0)) {
       log(`${id}: already installed and verified`);
       return target;
     }

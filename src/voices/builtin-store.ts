@@ -74,7 +74,7 @@ export class BuiltinAnalysisStore {
 }
 
 /** Raised when what the analyses compute changes (reference text, analysis steps): stored ones are then computed again. */
-const analysisVersion = 1;
+const analysisVersion = 2;
 
 /** The store's directory for these model files (their catalog hashes) under a models directory. */
 export function builtinAnalysisDir(modelsDir: string, fileHashes: string[]): string {

@@ -11,12 +11,12 @@ import { encodeWaveform } from '../audio/encode.js';
 import { admitAudio } from '../audio/input.js';
 import { clippedFraction, normalizeSpeech } from '../audio/loudness.js';
 import { speechSegments, type SileroVad } from '../audio/vad.js';
-import { durationSeconds, rmsDb, type Waveform } from '../audio/waveform.js';
+import { durationSeconds, float32Bytes, float32FromBytes, rmsDb, type Waveform } from '../audio/waveform.js';
 import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
 import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
 import type { CamppEncoder } from '../speakers/campplus.js';
-import { averageEmbedding, type SpeakerEncoder } from '../speakers/embedding.js';
+import { averageEmbedding, embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { ApiKeyRecord, Scratch, Store, VoicePurpose, VoiceRecord } from '../storage/store.js';
 import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
 
@@ -60,9 +60,9 @@ export interface BuiltinVoiceSource {
   builtinVoices(): Promise<VoiceProfile[]>;
   /**
    * Speech in one of these built-in voices (16 kHz mono, speech only), standing in for a cloned profile's reference
-   * clips wherever an engine analyses a voice (e.g. a built-in voice as voice-conversion target).
+   * clips wherever a voice is analysed (its speaker embedding; what an engine needs of it as a voice-conversion target).
    */
-  referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform[]>;
+  referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform>;
 }
 
 type DeriveFunction = (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>;
@@ -110,8 +110,6 @@ function embeddingOf(speakerAnalysis: unknown, key: 'embedding' | 'campplus_embe
 export const storedEmbedding = (embedding: Float32Array): number[] => Array.from(embedding, (v) => Math.round(v * 1e6) / 1e6);
 
 export class VoiceService {
-  private lastReference: { voiceId: string; clips: Promise<Waveform[]> } | undefined;
-
   constructor(
     private readonly deps: {
       store: Store;
@@ -393,13 +391,19 @@ export class VoiceService {
   }
 
   private async builtinSpeakerEmbedding(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Float32Array | undefined> {
-    const { analysis } = await this.derivedBuiltin(voiceId, source, 'speaker', async (clips) => {
-      const encoder = await this.deps.speakerEncoder();
-      const embeddings: Float32Array[] = [];
-      for (const clip of clips) embeddings.push(await encoder.embedUtterance(clip, signal));
-      return { analysis: { embedding: storedEmbedding(averageEmbedding(embeddings)) }, files: {} };
-    }, signal);
-    return embeddingOf(analysis);
+    return embeddingOf((await this.builtinSpeakerAnalysis(voiceId, source, signal)).analysis);
+  }
+
+  /**
+   * A built-in voice's speaker analysis: its embedding, and the reference speech it came from, kept with it so that the
+   * voice's later analyses (an engine's statistics on first use as a conversion target) need no synthesis.
+   */
+  private async builtinSpeakerAnalysis(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Derived> {
+    const stored = await this.deps.builtinStore.read(voiceId, 'speaker');
+    if (stored?.files.speech) return stored;
+    const speech = await source.referenceSpeech(voiceId, signal);
+    const embedding = await (await this.deps.speakerEncoder()).embedUtterance(speech, signal);
+    return this.deps.builtinStore.write(voiceId, 'speaker', { analysis: { embedding: storedEmbedding(embedding) }, files: { speech: float32Bytes(speech.samples) } });
   }
 
   private async builtinSourceOf(voiceId: string): Promise<BuiltinVoiceSource | undefined> {
@@ -410,19 +414,9 @@ export class VoiceService {
   private async derivedBuiltin(voiceId: string, source: BuiltinVoiceSource, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
     const stored = await this.deps.builtinStore.read(voiceId, name);
     if (stored) return stored;
-    return this.deps.builtinStore.write(voiceId, name, await compute(await this.builtinReferenceSpeech(voiceId, source, signal)));
-  }
-
-  /** The last built-in voice's reference speech is kept: its analyses (embedding, conversion statistics) share it. */
-  private async builtinReferenceSpeech(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Waveform[]> {
-    if (this.lastReference?.voiceId !== voiceId) {
-      const clips = source.referenceSpeech(voiceId, signal);
-      this.lastReference = { voiceId, clips };
-      clips.catch(() => {
-        if (this.lastReference?.clips === clips) this.lastReference = undefined;
-      });
-    }
-    return this.lastReference.clips;
+    const { files } = await this.builtinSpeakerAnalysis(voiceId, source, signal);
+    const speech: Waveform = { samples: float32FromBytes(files.speech!), sampleRate: embeddingSampleRate, channels: 1 };
+    return this.deps.builtinStore.write(voiceId, name, await compute([speech]));
   }
 
   private async rejectBuiltin(voiceId: string): Promise<void> {

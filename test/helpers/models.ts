@@ -1,10 +1,11 @@
 /** Models for tests: pulled once through the real model manager into the same cache the service uses. */
+import { readdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { catalog } from '../../src/models/catalog.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { OnnxWhisperEncoder } from '../../src/operations/transcribe/engines/whisper-onnx-encoder.js';
-import { sharedModelsDir } from './app.js';
+import { makeTempDir, sharedModelsDir } from './app.js';
 
 export const testModelsDir = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' }).modelsDir;
 const manager = new ModelManager({ modelsDir: testModelsDir, localModelDirs: [sharedModelsDir], catalog });
@@ -43,4 +44,16 @@ export async function whisperBaseEncoderPath(): Promise<string | undefined> {
     case 'onnx-int8': return modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
     default: return modelFile('whisper-base-encoder', 'encoder.onnx');
   }
+}
+
+/**
+ * A models directory of its own holding links to every installed model, so what is derived from them (built-in voices'
+ * analyses, kept beside the models) starts empty: for tests of what is computed when.
+ */
+export function modelsDirWithoutDerived(): string {
+  const dir = makeTempDir('models');
+  for (const entry of readdirSync(testModelsDir, { withFileTypes: true })) {
+    if (entry.isDirectory() && !entry.name.startsWith('.')) symlinkSync(path.join(testModelsDir, entry.name), path.join(dir, entry.name));
+  }
+  return dir;
 }
