@@ -9,7 +9,7 @@
  * without help (transcription.json utterances), a few it gets right (controls: a term must not break what was right).
  * Runs: without terms; with the clip's own terms; with the terms of every clip in the clip's language as one list (a
  * user's vocabulary: the other clips' terms are distractors, nothing may be snapped to them and they must not be
- * reported); and, as a stress test, with all 17 terms in 9 languages given to every clip. The snap pass alone is also
+ * reported); and, as a stress test, with all 17 terms in 7 languages given to every clip. The snap pass alone is also
  * scored on the run without terms. The snapping rules (keyterms.ts snapRules) were set before this run and are not
  * tuned on it.
  */
