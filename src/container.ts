@@ -32,7 +32,7 @@ import type { Logger } from 'pino';
 import { Metrics } from './metrics.js';
 import { builtinAnalysisModels, catalog } from './models/catalog.js';
 import { ModelManager } from './models/manager.js';
-import { VoiceConversionService } from './operations/convert/service.js';
+import { conversionTargetAtCreation, VoiceConversionService } from './operations/convert/service.js';
 import { SeparationService } from './operations/separate/service.js';
 import { SynthesisService } from './operations/synthesize/service.js';
 import { TranscriptionService } from './operations/transcribe/service.js';
@@ -174,7 +174,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   );
   const campplus = async () => (await diarization.get()).encoder;
   const diarizer = async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get());
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], derivedAtCreation: [conversionTargetAtCreation(() => converter.get())], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
   const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer, speakerNaming: { voices, encoder: campplus } }),

@@ -67,6 +67,15 @@ export interface BuiltinVoiceSource {
 
 type DeriveFunction = (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>;
 
+/**
+ * Derived data made with a speaking profile instead of on its first use (what its first speech or conversion would
+ * otherwise wait for): kept as `derived` keeps it, under `name`.
+ */
+export interface DerivedAtCreation {
+  name: () => Promise<string>;
+  compute: (clips: Waveform[], signal: AbortSignal) => ReturnType<DeriveFunction>;
+}
+
 export interface CreateVoiceFields {
   name: string;
   language?: string;
@@ -116,6 +125,7 @@ export class VoiceService {
       scratch: Scratch;
       vad: () => Promise<SileroVad>;
       analyzers: VoiceAnalyzer[];
+      derivedAtCreation: DerivedAtCreation[];
       builtins: BuiltinVoiceSource[];
       speakerEncoder: () => Promise<SpeakerEncoder>;
       /** CAM++: the embeddings that name diarized speakers. */
@@ -266,6 +276,20 @@ export class VoiceService {
         const result = await analyzer.analyse(clips, context.signal, analysis);
         analysis[analyzer.name] = result.analysis;
         for (const [file, bytes] of Object.entries(result.files ?? {})) await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
+      }
+      // A profile made only to name speakers never speaks: nothing more to prepare. What cannot be made now (e.g. no
+      // conversion engine) is made on first use instead, where its failure is the request's.
+      if (fields.purpose !== 'identify') {
+        for (const derived of this.deps.derivedAtCreation) {
+          try {
+            const [name, computed] = await Promise.all([derived.name(), derived.compute(clips, context.signal)]);
+            analysis[name] = { analysis: computed.analysis, files: Object.keys(computed.files) };
+            for (const [file, bytes] of Object.entries(computed.files)) await writeFile(path.join(staging, `${name}-${file}`), bytes);
+          } catch (error) {
+            context.signal.throwIfAborted();
+            context.log.warn({ err: error }, 'voice analysis left for first use');
+          }
+        }
       }
       const record: VoiceRecord = {
         id,

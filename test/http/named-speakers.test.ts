@@ -136,6 +136,7 @@ describe('speakers named from voice profiles', () => {
     const beth = (await t.app.inject({ method: 'GET', url: `/v1/voices/${voices.beth}`, headers: auth })).json();
     assert.equal(beth.purpose, 'identify');
     assert.equal((await t.app.inject({ method: 'GET', url: `/v1/voices/${voices.alex}`, headers: auth })).json().purpose, 'speech');
+    assert.equal((await t.container.store.voices.get(voices.beth))?.analysis['world-dsp'], undefined, 'a profile that never speaks gets no conversion statistics');
 
     const noConsent = multipartBody({ name: 'x', purpose: 'identify' }, { files: { filename: 'a.wav', content: readFileSync(clipPath('3080-5032-0001.wav')) } });
     const refused = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { ...auth, 'content-type': noConsent.contentType }, payload: noConsent.body });

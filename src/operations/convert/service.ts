@@ -12,7 +12,7 @@ import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import type { ApiKeyRecord } from '../../storage/store.js';
 import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
-import type { VoiceService } from '../../voices/service.js';
+import type { DerivedAtCreation, VoiceService } from '../../voices/service.js';
 import { loadProfileStats, storeProfileStats, type TargetProfileStats, type VoiceConverter } from './voice-converter.js';
 
 export interface ConvertFields {
@@ -41,11 +41,24 @@ const round = (v: number): number => Math.round(v * 1000) / 1000;
  * reference clips of a cloned profile, or from speech synthesised in a built-in voice).
  */
 export async function conversionTarget(voices: VoiceService, converter: VoiceConverter, voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<TargetProfileStats> {
-  const stored = await voices.derived(voiceId, caller, converter.engine, async (clips) => {
-    const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
-    return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
-  }, signal);
+  const stored = await voices.derived(voiceId, caller, converter.engine, (clips) => targetStatistics(converter, clips, signal), signal);
   return loadProfileStats({ json: JSON.stringify(stored.analysis), blobs: stored.files });
+}
+
+async function targetStatistics(converter: VoiceConverter, clips: Waveform[], signal?: AbortSignal): Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }> {
+  const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
+  return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
+}
+
+/**
+ * The converter's statistics of a new cloned voice, made with the profile: its first speech (converted to it) and its
+ * first use as a conversion target then read them instead of analysing its clips (about 3 s) first.
+ */
+export function conversionTargetAtCreation(converter: () => Promise<VoiceConverter>): DerivedAtCreation {
+  return {
+    name: async () => (await converter()).engine,
+    compute: async (clips, signal) => targetStatistics(await converter(), clips, signal),
+  };
 }
 
 export class VoiceConversionService {
