@@ -12,6 +12,11 @@ import { VoxError } from '../errors.js';
 import type { OperationContext, OperationResult } from '../operations/context.js';
 import { createLogger } from '../logger.js';
 import { builtinAnalysisModels } from '../models/catalog.js';
+import { audioFormats } from '../audio/encode.js';
+import { contractFields } from '../operations/contract-fields.js';
+import { emotions } from '../operations/synthesize/emotion.js';
+import { synthesizeContract } from '../operations/synthesize/contract.js';
+import { transcriptionResponseFormats, type TranscriptionResponseFormat } from '../operations/transcribe/contract.js';
 import { serve } from '../server.js';
 import { scopes } from '../storage/store.js';
 import { version } from '../version.js';
@@ -159,15 +164,16 @@ models.command('verify [ids...]').description('Re-hash installed models').action
 program.command('transcribe <file>').description('Transcribe a local file')
   .option('--language <code>', 'language or auto', 'auto')
   .option('--diarize', 'label speakers')
-  .addOption(new Option('--format <format>', 'response format').choices(['json', 'verbose_json', 'srt', 'vtt', 'text']).default('json'))
-  .action((file: string, o: { language: string; diarize?: boolean; format: 'json' }) => withContainer(async (container) => {
+  .addOption(new Option('--format <format>', 'response format').choices(transcriptionResponseFormats).default('json'))
+  .action((file: string, o: { language: string; diarize?: boolean; format: TranscriptionResponseFormat }) => withContainer(async (container) => {
     await output(await runLocal(container, { audio: file }, (context) => container.operations.transcription.transcribe({ language: o.language, diarize: o.diarize ?? false, response_format: o.format }, context)), undefined);
   }));
 program.command('tts <text>').description('Speak text into a file')
   .requiredOption('--voice <id>', 'voice profile id').requiredOption('--out <file>', 'output file')
-  .option('--language <code>').option('--emotion <name>').addOption(new Option('--format <format>').choices(['mp3', 'wav', 'opus', 'flac', 'pcm', 'aac']).default('mp3'))
-  .action((text: string, o: { voice: string; out: string; language?: string; emotion?: string; format: 'mp3' }) => withContainer(async (container) => {
-    await output(await runLocal(container, {}, (context) => container.operations.synthesis.synthesize({ text, voice_id: o.voice, language: o.language, emotion: o.emotion, format: o.format }, context)), o.out);
+  .option('--language <code>').addOption(new Option('--emotion <name>').choices(emotions)).addOption(new Option('--format <format>').choices(audioFormats).default('mp3'))
+  .action((text: string, o: { voice: string; out: string; language?: string; emotion?: string; format: string }) => withContainer(async (container) => {
+    const fields = contractFields(synthesizeContract, { text, voice_id: o.voice, language: o.language, emotion: o.emotion, format: o.format });
+    await output(await runLocal(container, {}, (context) => container.operations.synthesis.synthesize(fields, context)), o.out);
   }));
 program.command('vc <file>').description('Re-voice a local file')
   .requiredOption('--voice <id>', 'target voice profile id').requiredOption('--out <file>', 'output file').option('--flatten-emotion', 'use the target’s neutral range')

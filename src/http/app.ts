@@ -17,7 +17,8 @@ import { realtimeRoutes } from './routes/realtime.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
 import { builtWebDir, webRoutes } from './routes/web.js';
-import { errorEnvelope, maxIdLength } from './schemas/common.js';
+import { maxIdLength } from '../operations/contract-fields.js';
+import { errorEnvelope } from './schemas/common.js';
 import { registerUploads } from './uploads.js';
 
 export interface BuildAppOptions {

@@ -5,10 +5,15 @@
 import type { Operation } from '../storage/store.js';
 import type { VoiceService } from '../voices/service.js';
 import type { OperationContext, OperationResult } from './context.js';
-import type { VoiceConversionService, ConvertFields } from './convert/service.js';
-import type { SeparateFields, SeparationService } from './separate/service.js';
-import { openaiVoiceId, type OpenaiSpeechFields, type SynthesisService, type SynthesizeFields } from './synthesize/service.js';
-import { speakerVoiceIds, type TranscribeFields, type TranscriptionService } from './transcribe/service.js';
+import { contractFields } from './contract-fields.js';
+import { convertFields } from './convert/contract.js';
+import type { VoiceConversionService } from './convert/service.js';
+import { separateFields } from './separate/contract.js';
+import type { SeparationService } from './separate/service.js';
+import { openaiSpeechContract, synthesizeContract } from './synthesize/contract.js';
+import { openaiVoiceId, type SynthesisService } from './synthesize/service.js';
+import { fromOpenaiTranscription, fromOpenaiTranslation, transcribeFields } from './transcribe/contract.js';
+import { speakerVoiceIds, type TranscriptionService } from './transcribe/service.js';
 
 export interface OperationRunner {
   operation: Operation;
@@ -36,51 +41,47 @@ export interface OperationServices {
 }
 
 export function operationRunners(services: OperationServices): Record<RunnerName, OperationRunner> {
+  const speakerVoicesOf = (params: Record<string, unknown>): string[] => speakerVoiceIds(contractFields(transcribeFields, params).speaker_voice_ids);
   return {
     transcribe: {
       operation: 'transcribe',
       audioFields: ['audio'],
-      speakerVoicesOf: (params) => speakerVoiceIds(params.speaker_voice_ids as TranscribeFields['speaker_voice_ids']),
-      run: (params, context) => services.transcription.transcribe(params as TranscribeFields, context),
+      speakerVoicesOf,
+      run: (params, context) => services.transcription.transcribe(contractFields(transcribeFields, params), context),
     },
     transcriptions: {
       operation: 'transcribe',
       audioFields: ['file'],
-      speakerVoicesOf: (params) => speakerVoiceIds(params.speaker_voice_ids as TranscribeFields['speaker_voice_ids']),
-      run: (params, context) =>
-        services.transcription.transcribe(
-          { ...params, timestamp_granularities: (params['timestamp_granularities[]'] ?? params.timestamp_granularities) as string | string[] | undefined },
-          context,
-          { uploadField: 'file', openaiCompatible: true },
-        ),
+      speakerVoicesOf,
+      run: (params, context) => services.transcription.transcribe(contractFields(transcribeFields, fromOpenaiTranscription(params)), context, { uploadField: 'file', openaiCompatible: true }),
     },
     translations: {
       operation: 'transcribe',
       audioFields: ['file'],
-      run: (params, context) => services.transcription.transcribe({ ...params, task: 'translate' }, context, { uploadField: 'file', openaiCompatible: true }),
+      run: (params, context) => services.transcription.transcribe(contractFields(transcribeFields, fromOpenaiTranslation(params)), context, { uploadField: 'file', openaiCompatible: true }),
     },
     tts: {
       operation: 'tts',
       audioFields: [],
-      voiceOf: (params) => ({ voiceId: String(params.voice_id), param: 'voice_id' }),
-      run: (params, context) => services.synthesis.synthesize(params as unknown as SynthesizeFields, context),
+      voiceOf: (params) => ({ voiceId: contractFields(synthesizeContract, params).voice_id, param: 'voice_id' }),
+      run: (params, context) => services.synthesis.synthesize(contractFields(synthesizeContract, params), context),
     },
     speech: {
       operation: 'tts',
       audioFields: [],
-      voiceOf: (params) => ({ voiceId: openaiVoiceId(String(params.voice)), param: 'voice' }),
-      run: (params, context) => services.synthesis.synthesizeOpenai(params as unknown as OpenaiSpeechFields, context),
+      voiceOf: (params) => ({ voiceId: openaiVoiceId(contractFields(openaiSpeechContract, params).voice), param: 'voice' }),
+      run: (params, context) => services.synthesis.synthesizeOpenai(contractFields(openaiSpeechContract, params), context),
     },
     vc: {
       operation: 'vc',
       audioFields: ['audio'],
-      voiceOf: (params) => ({ voiceId: String(params.target_voice_id), param: 'target_voice_id' }),
-      run: (params, context) => services.conversion.convert(params as unknown as ConvertFields, context),
+      voiceOf: (params) => ({ voiceId: contractFields(convertFields, params).target_voice_id, param: 'target_voice_id' }),
+      run: (params, context) => services.conversion.convert(contractFields(convertFields, params), context),
     },
     separate: {
       operation: 'separate',
       audioFields: ['audio'],
-      run: (params, context) => services.separation.separate(params as SeparateFields, context),
+      run: (params, context) => services.separation.separate(contractFields(separateFields, params), context),
     },
   };
 }

@@ -4,7 +4,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FileService } from '../../files/service.js';
 import { contentTypes } from '../../audio/encode.js';
 import { requestContext, sendResult } from '../context.js';
-import { binaryContent, errorResponses, keyedErrors, maxIdLength } from '../schemas/common.js';
+import { maxIdLength } from '../../operations/contract-fields.js';
+import { binaryContent, errorResponses, keyedErrors } from '../schemas/common.js';
 
 export const fileRoutes: FastifyPluginAsync<{ files: FileService }> = async (app, { files }) => {
   app.get<{ Params: { file_id: string } }>('/v1/audio/files/:file_id', {

@@ -1,8 +1,5 @@
-/** Schemas every route shares: the error envelope, the error responses, limits of path ids. */
+/** Schemas every route shares: the error envelope, the error responses. */
 import { Type } from '@sinclair/typebox';
-
-/** Longest path parameter (voice and file ids) the router accepts; ids are far shorter. */
-export const maxIdLength = 100;
 
 export const errorEnvelope = Type.Object({
   error: Type.Object({

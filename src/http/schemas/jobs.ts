@@ -1,7 +1,8 @@
 /** Jobs: the fields that turn an operation call into a job, the job object, and the jobs routes' parameters. */
 import { Type, type Static } from '@sinclair/typebox';
 import { jobStatuses, operations } from '../../storage/store.js';
-import { maxIdLength, openObject } from './common.js';
+import { maxIdLength } from '../../operations/contract-fields.js';
+import { openObject } from './common.js';
 
 /** Spread into every operation body: any of them may run as a job. */
 export const jobFields = {

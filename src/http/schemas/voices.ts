@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { maxLanguageLength } from './audio.js';
-import { binaryContent, maxIdLength, openObject } from './common.js';
+import { maxIdLength, maxLanguageLength } from '../../operations/contract-fields.js';
+import { binaryContent, openObject } from './common.js';
 import { voicePurposes, type VoicePurpose } from '../../storage/store.js';
 
 const fileField = Type.String({ format: 'binary' });

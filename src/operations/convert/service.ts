@@ -13,15 +13,8 @@ import type { Metrics } from '../../metrics.js';
 import type { ApiKeyRecord } from '../../storage/store.js';
 import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
 import type { DerivedAtCreation, VoiceService } from '../../voices/service.js';
+import type { ConvertFields } from './contract.js';
 import { loadProfileStats, storeProfileStats, type TargetProfileStats, type VoiceConverter } from './voice-converter.js';
-
-export interface ConvertFields {
-  target_voice_id: string;
-  preserve_emotion?: boolean;
-  format?: AudioFormat;
-  sample_rate?: number;
-  response_format?: 'audio' | 'json';
-}
 
 export interface ConversionDependencies {
   limits: AudioLimits;

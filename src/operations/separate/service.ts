@@ -11,18 +11,10 @@ import type { Scheduler } from '../../jobs/scheduler.js';
 import type { Metrics } from '../../metrics.js';
 import { stemNames, type Separator, type StemName } from './separator.js';
 import { writeStemFiles } from './stem-files.js';
+import { stemFormats, type SeparateFields, type StemFormat } from './contract.js';
 
 export { stemNames, type StemName } from './separator.js';
-export const stemFormats = ['wav', 'flac', 'mp3', 'opus'] as const;
-type StemFormat = (typeof stemFormats)[number];
 const extensions: Record<StemFormat, string> = { wav: 'wav', flac: 'flac', mp3: 'mp3', opus: 'ogg' };
-
-export interface SeparateFields {
-  stems?: string;
-  format?: StemFormat;
-  sample_rate?: number;
-  response_format?: 'json' | 'zip';
-}
 
 export interface SeparationDependencies {
   limits: AudioLimits;

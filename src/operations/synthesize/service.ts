@@ -22,6 +22,7 @@ import type { KokoroSynthesizer } from './engines/kokoro.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
+import { maxTextCharacters, type OpenaiSpeechFields, type SynthesizeFields } from './contract.js';
 
 export { emotions, type Emotion } from './emotion.js';
 /** One sentence per Kokoro language: voice previews and the reference speech of built-in voices. */
@@ -36,19 +37,6 @@ const matchingSentences: Record<string, string> = {
   ja: '素早い茶色の狐が川のそばで怠け者の犬を飛び越える。',
   zh: '敏捷的棕色狐狸在河边跳过了懒惰的狗。',
 };
-export const maxTextCharacters = 5000;
-
-export interface SynthesizeFields {
-  text: string;
-  voice_id: string;
-  language?: string;
-  emotion?: string;
-  speed?: number;
-  format?: AudioFormat;
-  sample_rate?: number;
-  stream?: boolean;
-}
-
 export interface SynthesisDependencies {
   scheduler: Scheduler;
   metrics: Metrics;
@@ -82,14 +70,6 @@ const instructionKeywords: Array<[RegExp, Emotion]> = [
   [/surpris|amazed|astonish/i, 'surprised'],
   [/calm|soothing|relax|gentle|soft/i, 'calm'],
 ];
-
-export interface OpenaiSpeechFields {
-  input: string;
-  voice: string;
-  response_format?: AudioFormat;
-  speed?: number;
-  instructions?: string;
-}
 
 interface Plan {
   synthesizer: Synthesizer;
@@ -248,8 +228,11 @@ export class SynthesisService {
     return { kind: 'audio', bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }), contentType: contentTypes[format], headers };
   }
 
-  /** A stream of speech for text that arrives in pieces (the speech socket): the voice plan is made once. */
-  async openStream(fields: Omit<SynthesizeFields, 'text' | 'format' | 'sample_rate' | 'stream'>, caller: ApiKeyRecord): Promise<SpeechStream> {
+  /**
+   * A stream of speech for text that arrives in pieces (the speech socket): the voice plan is made once. `emotion` is
+   * checked here: the socket's start event carries any string.
+   */
+  async openStream(fields: { voice_id: string; language?: string; emotion?: string; speed?: number }, caller: ApiKeyRecord): Promise<SpeechStream> {
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
     const profile = await this.deps.voices.speechProfile(fields.voice_id, caller);

@@ -14,31 +14,9 @@ import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
 import { nameSpeakers } from './speaker-names.js';
 import type { Transcriber } from './transcriber.js';
+import { maxSpeakerVoices, transcriptionResponseFormats, transcriptionTasks, type TranscribeFields, type TranscriptionResponseFormat, type TranscriptionTask } from './contract.js';
 
-export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
-export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
 const granularityValues = ['segment', 'word'] as const;
-export const transcriptionTasks = ['transcribe', 'translate'] as const;
-export type TranscriptionTask = (typeof transcriptionTasks)[number];
-
-export interface TranscribeFields {
-  language?: string;
-  task?: TranscriptionTask;
-  diarize?: boolean;
-  num_speakers?: number;
-  min_speakers?: number;
-  max_speakers?: number;
-  response_format?: TranscriptionResponseFormat;
-  timestamp_granularities?: string | string[];
-  prompt?: string;
-  /** Repeated field, JSON array or comma list (see parseKeyterms). */
-  keyterms?: string | string[];
-  temperature?: number;
-  speaker_voice_ids?: string | string[];
-}
-
-/** Profiles one transcript may name its speakers after. */
-export const maxSpeakerVoices = 20;
 
 /** speaker_voice_ids as a list: a comma list, repeated fields, or both; duplicates dropped. */
 export function speakerVoiceIds(value: string | string[] | undefined): string[] {

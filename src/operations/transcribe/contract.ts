@@ -1,0 +1,74 @@
+/** What a transcription takes: our fields, and OpenAI's transcription and translation forms (aliases onto ours). */
+import { Type, type Static } from '@sinclair/typebox';
+import { closedSet, fileField, maxIdLength, maxLanguageLength } from '../contract-fields.js';
+import { maxKeytermCharacters, maxKeyterms } from './keyterms.js';
+
+export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
+export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
+export const transcriptionTasks = ['transcribe', 'translate'] as const;
+export type TranscriptionTask = (typeof transcriptionTasks)[number];
+/** Profiles one transcript may name its speakers after. */
+export const maxSpeakerVoices = 20;
+
+const granularities = Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 2 })], { description: 'segment and/or word.' });
+const responseFormat = closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.');
+
+export const transcribeContract = Type.Object({
+  audio: fileField('Audio or video file in any format ffmpeg decodes.'),
+  language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: "ISO 639-1 code (BCP-47 accepted, region ignored) or 'auto' (default)." })),
+  task: Type.Optional(closedSet(transcriptionTasks, 'transcribe (default) or translate: English text whatever the spoken language; language then names the source language.')),
+  diarize: Type.Optional(Type.Boolean({ default: false, description: 'Label speakers.' })),
+  num_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
+  min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
+  max_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
+  response_format: Type.Optional(responseFormat),
+  timestamp_granularities: Type.Optional(granularities),
+  prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
+  // Bounds against abuse only: the service checks the limits, so a 400 names keyterms whichever form the list came in.
+  keyterms: Type.Optional(Type.Union([Type.String({ maxLength: 20_000 }), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })], {
+    description: `Words or phrases expected in the audio (names, jargon): up to ${maxKeyterms}, each up to ${maxKeytermCharacters} characters; the field repeated, or one value with a JSON array or a comma list. They bias the decoding, near misses are corrected to them, and found_keyterms reports them.`,
+  })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  speaker_voice_ids: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Array(Type.String({ maxLength: maxIdLength }), { maxItems: maxSpeakerVoices })], {
+    description: `Cloned voice profiles to name the speakers after (comma list or repeated field, at most ${maxSpeakerVoices}; needs diarize=true): a matched speaker gets speaker_name and voice_id.`,
+  })),
+});
+/** The fields the service reads: the file itself reaches it as an upload. */
+export const transcribeFields = Type.Omit(transcribeContract, ['audio']);
+export type TranscribeFields = Static<typeof transcribeFields>;
+
+const compatibleModel = Type.Optional(Type.String({ maxLength: 200, description: 'Accepted for compatibility; the server uses its configured ASR model.' }));
+
+/** OpenAI's /v1/audio/transcriptions form, so the official SDKs work unchanged. */
+export const openaiTranscriptionContract = Type.Object({
+  file: fileField('Audio file.'),
+  model: compatibleModel,
+  language: Type.Optional(Type.String({ maxLength: maxLanguageLength })),
+  prompt: Type.Optional(Type.String({ maxLength: 2000 })),
+  response_format: Type.Optional(responseFormat),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  'timestamp_granularities[]': Type.Optional(granularities),
+  timestamp_granularities: Type.Optional(granularities),
+});
+
+/** OpenAI's /v1/audio/translations form: English text from speech in any language. */
+export const openaiTranslationContract = Type.Object({
+  file: fileField('Audio file.'),
+  model: compatibleModel,
+  prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt, in English.' })),
+  response_format: Type.Optional(responseFormat),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+});
+
+/**
+ * Our fields from OpenAI's transcription form: the SDKs send the granularities as `timestamp_granularities[]`; the
+ * other fields are ours by name (ours that OpenAI lacks, e.g. diarize, pass through).
+ */
+export function fromOpenaiTranscription(form: Record<string, unknown>): Record<string, unknown> {
+  return { ...form, timestamp_granularities: form['timestamp_granularities[]'] ?? form.timestamp_granularities };
+}
+
+/** Our fields from OpenAI's translation form. */
+export function fromOpenaiTranslation(form: Record<string, unknown>): Record<string, unknown> {
+  return { ...form, task: 'translate' };
+}
