@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { VoxError } from '../errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
-import type { Waveform } from './waveform.js';
+import { concatSamples, type Waveform } from './waveform.js';
 
 export interface AudioProbe {
   durationSeconds: number;
@@ -163,16 +163,6 @@ export async function decodeFile(path: string, options: DecodeOptions = {}): Pro
   const channels = options.channels ?? probe.channels;
   const sampleRate = options.sampleRate ?? probe.sampleRate;
   const blocks: Float32Array[] = [];
-  let total = 0;
-  for await (const block of decodeBlocks(path, { ...options, channels, sampleRate, blockFrames: sampleRate * 10 })) {
-    blocks.push(block);
-    total += block.length;
-  }
-  const samples = new Float32Array(total);
-  let offset = 0;
-  for (const block of blocks) {
-    samples.set(block, offset);
-    offset += block.length;
-  }
-  return { samples, sampleRate, channels };
+  for await (const block of decodeBlocks(path, { ...options, channels, sampleRate, blockFrames: sampleRate * 10 })) blocks.push(block);
+  return { samples: concatSamples(blocks), sampleRate, channels };
 }

@@ -58,3 +58,14 @@ export function float32FromBytes(bytes: Buffer): Float32Array {
   for (let i = 0; i < samples.length; i++) samples[i] = bytes.readFloatLE(i * 4);
   return samples;
 }
+
+/** Sample blocks joined in order into one array. */
+export function concatSamples(parts: readonly Float32Array[]): Float32Array {
+  const joined = new Float32Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    joined.set(part, offset);
+    offset += part.length;
+  }
+  return joined;
+}

@@ -8,6 +8,7 @@ import { decodeBlocks } from '../audio/decode.js';
 import type { CamppEncoder } from './campplus.js';
 import { camppSampleRate } from './campplus.js';
 import { cosineSimilarity } from './embedding.js';
+import { concatSamples } from '../audio/waveform.js';
 
 /**
  * CAM++ cosine similarity of two whole-utterance embeddings from which they are one speaker: a diarized speaker and a
@@ -92,18 +93,9 @@ export async function speechOfSpeakers(path: string, spans: Map<string, TimeSpan
     offset = blockEnd;
     if (offset >= lastEnd) break;
   }
-  return new Map([...parts].map(([speaker, list]) => [speaker, concat(list)]));
+  return new Map([...parts].map(([speaker, list]) => [speaker, concatSamples(list)]));
 }
 
-function concat(parts: Float32Array[]): Float32Array {
-  const all = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.length;
-  }
-  return all;
-}
 
 /** CAM++ embedding of each speaker's speech (speakers with under 0.5 s of it get none). */
 export async function embedSpeakers(encoder: CamppEncoder, speech: Map<string, Float32Array>, signal?: AbortSignal): Promise<Map<string, Float32Array>> {

@@ -10,6 +10,7 @@
 import { WorkerSession } from '../models/onnx-worker.js';
 import { CamppEncoder } from './campplus.js';
 import { assignToNearest, centroidsOf, clusterEmbeddings, renumber, smoothLabels, type ClusteringOptions } from './clustering.js';
+import { concatSamples } from '../audio/waveform.js';
 
 export const diarizationSampleRate = 16000;
 /** segmentation-3.0: 10 s windows, one output frame every 270 samples, the first centred at sample 495.5. */
@@ -120,12 +121,7 @@ export class OverlapDiarizer {
   }
 
   private take(count: number): Float32Array {
-    const all = new Float32Array(this.pendingSamples);
-    let offset = 0;
-    for (const block of this.pending) {
-      all.set(block, offset);
-      offset += block.length;
-    }
+    const all = concatSamples(this.pending);
     this.pending = count < all.length ? [all.slice(count)] : [];
     this.pendingSamples = all.length - count;
     return all.subarray(0, count);

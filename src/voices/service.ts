@@ -11,7 +11,7 @@ import { encodeWaveform } from '../audio/encode.js';
 import { admitAudio } from '../audio/input.js';
 import { clippedFraction, normalizeSpeech } from '../audio/loudness.js';
 import { speechSegments, type SileroVad } from '../audio/vad.js';
-import { durationSeconds, float32Bytes, float32FromBytes, rmsDb, type Waveform } from '../audio/waveform.js';
+import { concatSamples, durationSeconds, float32Bytes, float32FromBytes, rmsDb, type Waveform } from '../audio/waveform.js';
 import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../errors.js';
 import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
@@ -462,12 +462,6 @@ export class VoiceService {
       throw new VoxError('unsupported_value', `'${filename}' is clipped (${(clippedFraction(clip.samples) * 100).toFixed(2)}% of samples at full scale): record at a lower level.`, { param: 'files' });
     }
     const pieces = segments.map((s) => clip.samples.subarray(Math.floor(s.startSeconds * referenceSampleRate), Math.ceil(s.endSeconds * referenceSampleRate)));
-    const speech = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
-    let offset = 0;
-    for (const piece of pieces) {
-      speech.set(piece, offset);
-      offset += piece.length;
-    }
-    return { samples: normalizeSpeech(speech), sampleRate: referenceSampleRate, channels: 1 };
+    return { samples: normalizeSpeech(concatSamples(pieces)), sampleRate: referenceSampleRate, channels: 1 };
   }
 }

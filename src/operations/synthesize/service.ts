@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder, type AudioFormat } from '../../audio/encode.js';
-import type { Waveform } from '../../audio/waveform.js';
+import { concatSamples, type Waveform } from '../../audio/waveform.js';
 import { unsupportedValue, VoxError } from '../../errors.js';
 import type { OperationContext, OperationResult } from '../context.js';
 import type { Scheduler } from '../../jobs/scheduler.js';
@@ -398,11 +398,5 @@ export function kokoroBlend(scored: Array<{ id: string; similarity: number }>): 
 async function collect(chunks: AsyncIterable<SynthesizedChunk>, sampleRate: number): Promise<Waveform> {
   const parts: Float32Array[] = [];
   for await (const chunk of chunks) parts.push(chunk.waveform.samples);
-  const samples = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    samples.set(part, offset);
-    offset += part.length;
-  }
-  return { samples, sampleRate, channels: 1 };
+  return { samples: concatSamples(parts), sampleRate, channels: 1 };
 }

@@ -11,6 +11,7 @@ import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js
 import { decodingPrompt, findKeyterms, repeatsItself, snapKeyterms } from './keyterms.js';
 import { scriptConverter } from './script.js';
 import type { ChunkTranscript, RecognizedSegment, RecognizedWord, Transcriber } from './transcriber.js';
+import { concatSamples } from '../../audio/waveform.js';
 
 export const asrSampleRate = 16000;
 /** Whisper sees 30 s windows; a little headroom keeps padded chunks inside one window. */
@@ -85,7 +86,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     if (Number.isFinite(expected) && expected > 0) request.onProgress?.({ stage: 'detecting speech', fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected) });
   }
   probabilityBlocks.push(await vadStream.flush());
-  const probabilities = concat(probabilityBlocks);
+  const probabilities = concatSamples(probabilityBlocks);
   const durationSeconds = totalSamples / asrSampleRate;
   const segments = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: 1, padBeforeSeconds: speechPadBeforeSeconds, padAfterSeconds: speechPadAfterSeconds, maxSpeechSeconds: maxChunkSeconds - speechPadBeforeSeconds - speechPadAfterSeconds });
   const chunks = planChunks(segments, maxChunkSeconds);
@@ -106,7 +107,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const chunk = chunks[chunkIndex]!;
       const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
       if (!final && window.availableUntil < endSample) return;
-      const samples = concat(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
+      const samples = concatSamples(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
       const { prompt, omittedKeyterms: omitted } = decodingPrompt(keyterms, request.prompt, previousText);
       omittedKeyterms = Math.max(omittedKeyterms, omitted);
       const decode = (withPrompt: string) => deps.transcriber.transcribe(samples, { language, prompt: withPrompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
@@ -304,15 +305,6 @@ export function transcriptWarnings(facts: TranscriptFacts): string[] {
   return warnings;
 }
 
-function concat(parts: Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
 
 /** The speaker whose turns overlap [start, end) most; nearest turn when none overlaps. */
 export function speakerAt(turns: SpeakerTurn[], startSeconds: number, endSeconds: number): string | null {
