@@ -86,7 +86,7 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
     assert.equal(listed.data.length, 0, 'nothing was queued');
   });
 
-  test('cancel: a running job stops within 2 s, a queued one never runs', async () => {
+  test('cancel: a running job stops within 10 s, a queued one never runs', async () => {
     const long = await longSpeech(20);
     const running = (await (await owner.postForm('/v1/audio/transcribe', { async: 'true' }, { audio: long })).json()) as Job;
     const queued = (await (await owner.postForm('/v1/audio/transcribe', { async: 'true' }, { audio: long })).json()) as Job;
@@ -98,11 +98,12 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
 
     const startedAt = performance.now();
     assert.equal((await owner.fetch(`/v1/jobs/${running.id}`, { method: 'DELETE' })).status, 200);
-    const stopped = await owner.waitFor(running.id, undefined, 10_000);
+    const stopped = await owner.waitFor(running.id);
     const seconds = (performance.now() - startedAt) / 1000;
     assert.equal(stopped.status, 'cancelled');
     assert.equal(stopped.error?.code, 'cancelled');
-    assert.ok(seconds < 2, `stopped after ${seconds.toFixed(2)} s`);
+    // The in-process worker aborts at once (within an encoder pass); the 220 s of speech would take minutes to finish.
+    assert.ok(seconds < 10, `stopped after ${seconds.toFixed(2)} s`);
     const never = await owner.job(queued.id);
     assert.equal(never.status, 'cancelled');
     assert.equal(never.started_at, null);

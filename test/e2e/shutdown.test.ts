@@ -16,6 +16,11 @@ const auth = { authorization: `Bearer ${key}` };
 const speech = readFileSync(path.join(evalDir, 'asr/pv_leopard/test.wav'));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const servers: ServerProcess[] = [];
+/**
+ * What exiting may take beyond the grace period on a loaded 2-core machine: a model load or inference step in progress
+ * finishes first (7.8 s measured during preload at a load average of 6). Running on instead takes minutes.
+ */
+const exitMarginSeconds = 20;
 
 async function start(env: Record<string, string> = {}): Promise<ServerProcess> {
   const server = await startServer({ VOXD_API_KEYS: key, VOXD_PRELOAD_MODELS: 'false', VOXD_SHUTDOWN_GRACE_SECONDS: '2', ...env });
@@ -50,7 +55,8 @@ describe('shutdown on SIGTERM', () => {
     const server = await start({ VOXD_SHUTDOWN_GRACE_SECONDS: '30' });
     const { code, seconds } = await terminate(server);
     assert.equal(code, exitCodes.drained, server.output());
-    assert.ok(seconds < 2, `took ${seconds} s`);
+    // At once (0.03 s measured), not at the end of the 30 s grace period.
+    assert.ok(seconds < 10, `took ${seconds} s`);
     assert.match(server.output(), /"msg":"stopped"/);
   });
 
@@ -68,7 +74,7 @@ describe('shutdown on SIGTERM', () => {
     const { code, seconds } = await terminate(server);
     agent.destroy();
     assert.equal(code, exitCodes.drained, server.output());
-    assert.ok(seconds < 2, `took ${seconds} s`);
+    assert.ok(seconds < 10, `took ${seconds} s`);
   });
 
   test('a request in flight (on a keep-alive connection) finishes with 200 during the drain', async () => {
@@ -99,7 +105,8 @@ describe('shutdown on SIGTERM', () => {
     const code = await server.exited;
     agent.destroy();
     assert.equal(code, exitCodes.drained, server.output());
-    assert.ok((performance.now() - startedAt) / 1000 < 30, 'exits once the request is answered, not at the end of the grace period');
+    // 4.9 s measured (the model loads, then the transcription) at a load average of 6; the grace period ends at 60 s.
+    assert.ok((performance.now() - startedAt) / 1000 < 50, 'exits once the request is answered, not at the end of the grace period');
     assert.deepEqual(abortedUrls(server.output()), []);
   });
 
@@ -122,7 +129,7 @@ describe('shutdown on SIGTERM', () => {
     assert.equal(body.error.code, 'overloaded');
     assert.equal(body.error.message, 'The server is shutting down.');
     assert.equal(code, exitCodes.aborted, server.output());
-    assert.ok(seconds < 2 + 5, `took ${seconds} s`);
+    assert.ok(seconds < 2 + exitMarginSeconds, `took ${seconds} s`);
     assert.deepEqual(abortedUrls(server.output()), ['/v1/audio/transcribe']);
   });
 
@@ -148,7 +155,7 @@ describe('shutdown on SIGTERM', () => {
     }
     const { code, seconds } = await exit;
     assert.equal(code, exitCodes.aborted, server.output());
-    assert.ok(seconds < 2 + 5, `took ${seconds} s`);
+    assert.ok(seconds < 2 + exitMarginSeconds, `took ${seconds} s`);
     assert.ok(bytes < 1_000_000, `streamed ${bytes} bytes after SIGTERM`);
     assert.deepEqual(abortedUrls(server.output()), ['/v1/audio/tts']);
   });
@@ -161,7 +168,7 @@ describe('shutdown on SIGTERM', () => {
       assert.equal(ready.ready, false, 'still preloading');
       const { code, seconds } = await terminate(server);
       assert.ok(code === exitCodes.drained || code === exitCodes.aborted, `exit ${code}\n${server.output()}`);
-      assert.ok(seconds < Number(grace) + 5, `took ${seconds} s`);
+      assert.ok(seconds < Number(grace) + exitMarginSeconds, `took ${seconds} s`);
       if (grace === '0') assert.equal(code, exitCodes.aborted, server.output());
       if (code === exitCodes.aborted) assert.match(server.output(), /"models_not_loaded":\["/);
     });
@@ -181,7 +188,8 @@ describe('shutdown on SIGTERM', () => {
     const { code, seconds } = await terminate(server);
     held.destroy();
     assert.equal(code, 128 + 15, server.output());
-    assert.ok(seconds < 1, `took ${seconds} s`);
+    // At once (0.05 s measured), not after the drain, which would last the 60 s grace period.
+    assert.ok(seconds < 10, `took ${seconds} s`);
     assert.match(server.output(), /second signal while draining/);
   });
 });

@@ -78,7 +78,10 @@ describe('audio without a declared length, default limits', () => {
     assert.ok(Number.isNaN((await probeAudio(file)).durationSeconds));
   });
 
-  test('every upload route answers 413 within 5 s, and memory grows by less than 100 MB', async () => {
+  // Measured 0.4-0.5 s per route and 2.6 s for the liar (it decodes up to the cap) at a load average of 2-3.
+  // Decoding all 3 h of this silence takes only 3.4 s, so no time bound tells it from stopping at the cap: the
+  // messages ("more than", not the length) and the RSS bound do; the time bound only catches a pathological slowdown.
+  test('every upload route answers 413 within 30 s, and memory grows by less than 100 MB', async () => {
     const routes: Array<[string, Record<string, string>, string]> = [
       ['/v1/audio/transcribe', {}, 'audio'],
       ['/v1/audio/transcriptions', { model: 'whisper-1' }, 'file'],
@@ -94,7 +97,7 @@ describe('audio without a declared length, default limits', () => {
         const body = assertTooLarge(r, field);
         const limit = url === '/v1/voices' ? /more than 900 s; the limit is 900 s \(900 s of reference audio per voice, over all files\)/ : /more than 7200 s; the limit is 7200 s \(VOXD_MAX_AUDIO_SECONDS\)/;
         assert.match(body.error.message, limit, url);
-        assert.ok(elapsedSeconds < 5, `${url}: ${elapsedSeconds.toFixed(1)} s`);
+        assert.ok(elapsedSeconds < 30, `${url}: ${elapsedSeconds.toFixed(1)} s`);
       }
     });
     assert.ok(growthBytes < 100 * 1024 * 1024, `RSS grew by ${(growthBytes / 1024 / 1024).toFixed(0)} MB`);
@@ -109,7 +112,7 @@ describe('audio without a declared length, default limits', () => {
     const r = await post('/v1/voices', { name: 'Liar', consent: 'true' }, 'files', liar);
     const elapsedSeconds = (performance.now() - startedAt) / 1000;
     assert.match(assertTooLarge(r, 'files').error.message, /more than 900 s/);
-    assert.ok(elapsedSeconds < 5, `${elapsedSeconds.toFixed(1)} s`);
+    assert.ok(elapsedSeconds < 30, `${elapsedSeconds.toFixed(1)} s`);
   });
 
   test('the reference cap counts all clips of a request together', async () => {

@@ -106,7 +106,8 @@ describe('Kokoro engine (real model)', () => {
       clearInterval(ticker);
     }
     const elapsedMs = performance.now() - started;
-    assert.ok(longestGapMs < Math.min(200, elapsedMs / 4), `the event loop stalled for ${longestGapMs.toFixed(0)} ms of ${elapsedMs.toFixed(0)} ms`);
+    // Relative to the run, not in ms: a run on the main thread stalls for most of it (measured free: 12 ms of 3.3 s).
+    assert.ok(longestGapMs < elapsedMs / 4, `the event loop stalled for ${longestGapMs.toFixed(0)} ms of ${elapsedMs.toFixed(0)} ms`);
   });
 
   test('a run after close fails instead of waiting', async () => {

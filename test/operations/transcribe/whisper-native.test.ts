@@ -87,7 +87,8 @@ describe('whisper.cpp addon', () => {
       assert.equal(text(reduced.result).toLowerCase(), text(full.result).toLowerCase());
       const gospel = reduced.result.segments.flatMap((s) => s.tokens).find((t) => t.bytes.toString('utf8').includes('gospel'));
       assert.ok(gospel && Math.abs(gospel.dtwSeconds - 4.9) < 0.5, `gospel at ${gospel?.dtwSeconds}`);
-      assert.ok(reduced.cpuSeconds < 0.6 * full.cpuSeconds, `reduced ${reduced.cpuSeconds} s CPU, full ${full.cpuSeconds} s`);
+      // 0.39 measured; an uncut context costs the same (1.0); ggml's spinning threads make CPU time vary under load.
+      assert.ok(reduced.cpuSeconds < 0.8 * full.cpuSeconds, `reduced ${reduced.cpuSeconds} s CPU, full ${full.cpuSeconds} s`);
     });
 
     test('speech shorter than the DTW median filter (0.12-0.2 s) is transcribed, not a process abort', async () => {
@@ -199,8 +200,10 @@ describe('whisper.cpp addon', () => {
       clearInterval(timer);
       assert.match(text(en), /apostle of the middle classes/i);
       assert.match(text(es), /arenas son blanquecinas/i);
-      assert.ok(ticks >= (elapsedMs / 10) * 0.5, `${ticks} ticks in ${elapsedMs} ms`);
-      assert.ok(longestGapMs < 250, `timer blocked for ${longestGapMs} ms`);
+      // Relative to the run, so a loaded machine's late timers cannot fail it: a blocked loop misses nearly every
+      // tick and stalls for most of the run (measured free: 89% of the ticks, longest gap 39 ms of 5.8 s).
+      assert.ok(ticks >= (elapsedMs / 10) * 0.25, `${ticks} ticks in ${elapsedMs} ms`);
+      assert.ok(longestGapMs < elapsedMs / 4, `timer blocked for ${longestGapMs} ms of ${elapsedMs} ms`);
     });
 
     test('an AbortSignal stops a running transcription', async () => {
