@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { ApiKeyService, parseScopes } from '../src/auth/api-keys.js';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { openSqliteStore } from '../src/storage/sqlite-store.js';
+import { openSqliteStore } from '../src/storage/sql/sqlite.js';
 import { makeTempDir } from './helpers/app.js';
 
 describe('configuration', () => {

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config.js';
 import { DiskBlobStore } from './disk-blobs.js';
-import { openSqliteStore } from './sqlite-store.js';
+import { openSqliteStore } from './sql/sqlite.js';
 import type { BlobStore, Store } from './store.js';
 
 export async function openBlobStore(config: Pick<Config, 'blobs'>): Promise<BlobStore> {
@@ -17,6 +17,6 @@ export async function openBlobStore(config: Pick<Config, 'blobs'>): Promise<Blob
 export async function openStore(config: Pick<Config, 'dataDir' | 'databaseUrl' | 'blobs'>): Promise<Store> {
   const blobs = await openBlobStore(config);
   if (config.databaseUrl === null) return openSqliteStore(config.dataDir, blobs);
-  const { openPostgresStore } = await import('./postgres-store.js');
+  const { openPostgresStore } = await import('./sql/postgres.js');
   return openPostgresStore(config.databaseUrl, blobs);
 }

@@ -4,7 +4,7 @@ import { after, describe, test } from 'node:test';
 import { createServer } from 'node:http';
 import { checkWebhookUrl, refusedRange } from '../../src/jobs/webhook-address.js';
 import { retryDelayMilliseconds, WebhookSender } from '../../src/jobs/webhooks.js';
-import { openSqliteStore } from '../../src/storage/sqlite-store.js';
+import { openSqliteStore } from '../../src/storage/sql/sqlite.js';
 import { ApiKeyService } from '../../src/auth/api-keys.js';
 import { makeTempDir } from '../helpers/app.js';
 import { createLogger } from '../../src/logger.js';
