@@ -16,6 +16,10 @@
  * language, English voices with sentences that start with plosives and short words; per-voice WER (CER for ja, zh) and
  * whether the first word was heard, into bench/results/tts-voices.json.
  *
+ * `--first-words [ids]` runs every English voice (or the given ones) over the sentences of bench/lib/sentences.ts
+ * firstWordEnglish (plosives and short function words first): first words lost or changed and WER, per half (tuning,
+ * held out) and per voice, into bench/results/tts-first-words.json.
+ *
  * `--openers` compares, for every English voice, sentences that start with a short clause spoken in one run and as the
  * speech socket speaks them (the clause alone, then the rest), into bench/results/tts-openers.json.
  *
@@ -41,8 +45,8 @@ import { cosineSimilarity, embeddingSampleRate, SpeakerEncoder } from '../src/sp
 import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../test/helpers/app.js';
 import { modelFile } from '../test/helpers/models.js';
 import { collect, loadKokoro, measure } from '../test/helpers/tts.js';
-import { roundTripKokoro, whisperLanguage } from './lib/sentences.js';
-import { characterLanguages, errorRate, normalizeText } from './lib/wer.js';
+import { firstWordHalves, roundTripKokoro, whisperLanguage } from './lib/sentences.js';
+import { characterLanguages, errorRate, firstWord } from './lib/wer.js';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const threads = Number(process.env.VOXD_THREADS ?? 2);
@@ -240,6 +244,12 @@ async function roundTrip(engine: Synthesizer, language: string, texts: string[],
   return { language, engine: engine.engine, metric, rate: round(errors / length), ...readingRate, samples };
 }
 
+/** English speech as whisper base hears it (language given, temperature 0). */
+async function hear(transcriber: WhisperCppTranscriber, samples: Float32Array, sampleRate: number): Promise<string> {
+  const speech = await resample({ samples, sampleRate, channels: 1 }, 16000);
+  return (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((segment) => segment.text).join(' ').trim();
+}
+
 /** Silence (10 ms frames below -50 dBFS) at the start or end of a piece, in seconds. */
 function edgeSilenceSeconds(samples: Float32Array, sampleRate: number, fromEnd: boolean): number {
   const frame = sampleRate / 100;
@@ -395,7 +405,6 @@ if (voicesArgument >= 0) {
     const language = voice.languages[0]!;
     const trip = await roundTrip(kokoro, language, language.startsWith('en') ? perVoiceEnglish : roundTripKokoro[language]!, voice.id, transcriber);
     // A space-delimited transcript whose first word is not the text's: the first word was lost (or misheard).
-    const firstWord = (text: string): string => normalizeText(text).split(' ')[0] ?? '';
     const firstWordLost = characterLanguages.has(whisperLanguage(language)) ? 0 : trip.samples.filter((s) => firstWord(s.text) !== firstWord(s.transcript)).length;
     const row = { voice: voice.id, firstWordLost, ...trip };
     const index = voices.findIndex((v) => v.voice === voice.id);
@@ -408,15 +417,65 @@ if (voicesArgument >= 0) {
   process.exit(0);
 }
 
+const firstWordsArgument = process.argv.indexOf('--first-words');
+if (firstWordsArgument >= 0) {
+  // Every English voice (or the given ones) says firstWordEnglish; whisper base hears it. Per half and per voice: first
+  // words lost or changed, and WER.
+  const wanted = process.argv[firstWordsArgument + 1]?.split(',');
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+  const ways: Record<string, (text: string, language: string, voice: string) => Promise<Float32Array>> = {
+    served: async (text, language, voice) => (await collect(kokoro.synthesize({ text, language, voice: { id: voice } }))).samples,
+  };
+  type Tally = { sentences: number; firstWordErrors: number; errors: number; words: number };
+  const tally = (): Tally => ({ sentences: 0, firstWordErrors: 0, errors: 0, words: 0 });
+  const report = (t: Tally) => ({ sentences: t.sentences, firstWordErrors: t.firstWordErrors, wer: round(t.errors / t.words), errors: t.errors, words: t.words });
+  const totals: Record<string, Record<string, Tally>> = {};
+  const perVoice: Record<string, Record<string, Record<string, Tally>>> = {};
+  const misheard: Array<{ way: string; half: string; voice: string; text: string; transcript: string; firstWordChanged: boolean }> = [];
+  const voices = kokoro.voices().filter((v) => v.languages[0]!.startsWith('en') && (!wanted || wanted.includes(v.id)));
+  for (const voice of voices) {
+    const language = voice.languages[0]!;
+    for (const [way, speak] of Object.entries(ways)) {
+      for (const [half, texts] of Object.entries(firstWordHalves)) {
+        const voiceTally = ((perVoice[way] ??= {})[half] ??= {})[voice.id] ??= tally();
+        const total = (totals[way] ??= {})[half] ??= tally();
+        for (const text of texts) {
+          const transcript = await hear(transcriber, await speak(text, language, voice.id), kokoro.sampleRate);
+          const rate = errorRate(text, transcript, 'en');
+          const firstWordChanged = firstWord(transcript) !== firstWord(text);
+          for (const t of [voiceTally, total]) {
+            t.sentences++;
+            t.firstWordErrors += firstWordChanged ? 1 : 0;
+            t.errors += rate.errors;
+            t.words += rate.referenceLength;
+          }
+          if (rate.errors > 0) misheard.push({ way, half, voice: voice.id, text, transcript, firstWordChanged });
+        }
+      }
+    }
+    process.stdout.write(`${voice.id}: ${Object.entries(perVoice).map(([way, halves]) => `${way} ${Object.entries(halves).map(([half, v]) => `${half} ${v[voice.id]!.firstWordErrors} first words, ${v[voice.id]!.errors} errors`).join('; ')}`).join(' | ')}\n`);
+  }
+  const summary = Object.fromEntries(Object.entries(totals).map(([way, halves]) => [way, Object.fromEntries(Object.entries(halves).map(([half, t]) => [half, report(t)]))]));
+  writeFileSync(path.join(benchDir, 'results', 'tts-first-words.json'), JSON.stringify({
+    generatedAt: new Date().toISOString(),
+    machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+    notes: [
+      'Every English Kokoro voice says the sentences of bench/lib/sentences.ts firstWordEnglish (first words that are plosives or short function words), each way of synthesising them; whisper base (language given, temperature 0) transcribes. Sentences are split into a tuning half, where any parameter was chosen, and a held-out half.',
+      'firstWordErrors: transcripts whose first word (case and punctuation aside, OK = okay) is not the text\'s; wer over all words of the half. perVoice lists the voices with a first-word error or any word error.',
+    ],
+    summary,
+    perVoice: Object.fromEntries(Object.entries(perVoice).map(([way, halves]) => [way, Object.fromEntries(Object.entries(halves).map(([half, v]) => [half, Object.fromEntries(Object.entries(v).filter(([, t]) => t.errors > 0 || t.firstWordErrors > 0).map(([id, t]) => [id, report(t)]))]))])),
+    misheard,
+  }, null, 2) + '\n');
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  await kokoro.close();
+  process.exit(0);
+}
+
 if (process.argv.includes('--openers')) {
   // The speech socket's first piece: a short opening clause spoken as a run of its own, then the rest of the sentence as
   // the next run, joined as the socket sends them; against the whole sentence in one run. Every English voice.
   const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
-  const hear = async (samples: Float32Array): Promise<string> => {
-    const speech = await resample({ samples, sampleRate: kokoro.sampleRate, channels: 1 }, 16000);
-    return (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((segment) => segment.text).join(' ').trim();
-  };
-  const firstWord = (text: string): string => normalizeText(text).split(' ')[0] ?? '';
   const ways = { whole: { errors: 0, words: 0, firstWordLost: 0 }, opener: { errors: 0, words: 0, firstWordLost: 0 } };
   const openerMs: number[] = [];
   const wholeMs: number[] = [];
@@ -435,7 +494,7 @@ if (process.argv.includes('--openers')) {
       const joined = new Float32Array(first.samples.length + second.samples.length);
       joined.set(first.samples);
       joined.set(second.samples, first.samples.length);
-      const heard = { whole: await hear(whole.samples), opener: await hear(joined) };
+      const heard = { whole: await hear(transcriber, whole.samples, kokoro.sampleRate), opener: await hear(transcriber, joined, kokoro.sampleRate) };
       for (const way of ['whole', 'opener'] as const) {
         const rate = errorRate(text, heard[way], 'en');
         ways[way].errors += rate.errors;

@@ -34,3 +34,33 @@ export const otherVoiceKokoro: Record<string, { voice: string; sentences: string
 
 /** Whisper's language code where the synthesis language differs. */
 export const whisperLanguage = (language: string): string => ({ 'en-us': 'en', 'en-gb': 'en', 'pt-br': 'pt', nb: 'no' })[language] ?? language;
+
+/**
+ * English sentences whose first word starts with a plosive or is a short function word (issue 32: "Please", "Bring",
+ * "Papers" lost or changed their first word on some voices), written before any run of them. Pairs share a first word or
+ * sound; the first of each pair is in the tuning half (where any parameter is chosen), the second in the held-out half
+ * (where the figures are read). No digits (a transcript writes numerals), no contractions or words with two spellings.
+ */
+export const firstWordEnglish: string[] = [
+  'Please close the door behind you.', 'Please hold the line while I transfer your call.',
+  'Bring a warm coat, because the evenings get cold up here.', 'Bring the papers to the meeting.',
+  'Papers and pens are in the top drawer of my desk.', 'Papers were scattered all over the kitchen floor.',
+  'To be honest, I did not expect so many people tonight.', 'To find the exit, follow the green signs.',
+  'But the shop was already closed when we arrived.', 'But nobody answered the phone.',
+  'Do you know where the station is?', 'Do you have a pen I could borrow?',
+  'Go straight ahead and turn left at the bank.', 'Go and ask your father.',
+  'Put the milk back in the fridge, please.', 'Put your bags under the seat in front of you.',
+  'Get some rest and call me in the morning.', 'Get ready, the taxi is outside.',
+  'By the end of the week, the new bridge should be open to traffic.', 'By now the kids should be asleep.',
+  'Take the second exit at the roundabout.', 'Tell your sister that dinner is ready.',
+  'Keep the receipt in case you need to return it.', 'Call the office before noon if you can.',
+  'Give me a minute to find my glasses.', 'Good luck with the interview tomorrow.',
+  'Did anyone see where I left my umbrella?', 'Dogs are not allowed inside the museum.',
+  'Could you speak a little more slowly?', 'Can we meet at the library near the park?',
+  'Be careful, the floor is still wet.', 'Books borrowed from the library must be returned within three weeks.',
+];
+/** The tuning half (even positions) and the held-out half (odd positions) of firstWordEnglish. */
+export const firstWordHalves = {
+  tuning: firstWordEnglish.filter((_, i) => i % 2 === 0),
+  heldOut: firstWordEnglish.filter((_, i) => i % 2 === 1),
+};

@@ -12,6 +12,15 @@ export function normalizeText(text: string): string {
     .trim();
 }
 
+/** Spellings whisper writes for one word, mapped to one form. */
+const sameWord: Record<string, string> = { ok: 'okay' };
+
+/** The first word of a text after normalisation ('' for none), one spelling per word. */
+export function firstWord(text: string): string {
+  const word = normalizeText(text).split(' ')[0] ?? '';
+  return sameWord[word] ?? word;
+}
+
 function editDistance(reference: string[], hypothesis: string[]): number {
   let previous = Array.from({ length: hypothesis.length + 1 }, (_, j) => j);
   for (let i = 1; i <= reference.length; i++) {
