@@ -157,7 +157,7 @@ const kokoroModel: ModelSpec = {
   license: 'Apache-2.0',
   pulledWith: ['misaki-lexicon'],
   files: [
-    { name: 'kokoro-v1.0-int8.onnx', bytes: 92836242, sha256: '8f863860af45f3d8e2c00f6f3dff9d2a1f2d3ec0d4098c4374c0c4ccabaf7f55' },
+    { name: 'kokoro-v1.0-int8.onnx', bytes: 92841900, sha256: '3740c4d8d419afedf9481f60e440c7bfb94c125d466328712b0e2c0e0fa2663b' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
   ],
   sources: [

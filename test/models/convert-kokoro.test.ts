@@ -42,7 +42,7 @@ describe('Kokoro int8 conversion', () => {
     rawPath = await rawKokoro();
   });
 
-  test('the ConvInteger rewrite gives bit-identical audio', async () => {
+  test('the ConvInteger rewrite gives bit-identical audio (on this CPU, whichever integer kernels it has)', async () => {
     const model = await readModel(rawPath);
     const report = rewriteConvInteger(model);
     assert.equal(report.rewritten, 87);
@@ -54,7 +54,9 @@ describe('Kokoro int8 conversion', () => {
     const [original, rewritten] = await speak([rawPath, rewrittenPath]);
     assert.ok(original.length > 12000, `${original.length} samples`);
     assert.equal(rewritten.length, original.length);
-    assert.deepEqual(Buffer.from(rewritten.buffer, rewritten.byteOffset, rewritten.byteLength), Buffer.from(original.buffer, original.byteOffset, original.byteLength));
+    // Counted rather than deepEqual'd: assert's diff of two large unequal buffers takes more memory than the machine has.
+    const differing = original.filter((sample, i) => sample !== rewritten[i]).length;
+    assert.equal(differing, 0, `${differing} of ${original.length} samples differ`);
   });
 
   test('capping the trailing pad removes silence after the last phoneme and keeps the speech', async () => {

@@ -2,13 +2,16 @@
  * Rewrites dynamic-int8 1-D `ConvInteger` nodes into im2col + `MatMulInteger` (Kokoro int8 and similar exports).
  *
  * Why: onnxruntime's CPU ConvInteger kernel is slow (88% of Kokoro's run time on onnxruntime-node 1.30), while
- * MatMulInteger with a constant int8 right-hand side runs on MLAS' packed u8s8 GEMM (VNNI where the CPU has it).
- * The arithmetic is exact integer arithmetic in both, so the output is bit-identical.
+ * MatMulInteger with a constant right-hand side runs on MLAS' packed integer GEMM.
+ * The weights keep their type (uint8 in Kokoro) and zero point: MLAS' u8 x u8 kernel is exact on every CPU, so the
+ * output is bit-identical. Centring them to int8 (the u8 x s8 kernel) was exact only with VNNI: AVX2 without it
+ * (vpmaddubsw) saturates pairs of products, and Kokoro's audio then differed from the original's at 1.2 dB SNR.
+ * On an AVX2 CPU (2 threads, a 7.2 s utterance) u8 x u8 cost 3-5% more CPU than u8 x s8; the original took 2x.
  *
  * Measured on Kokoro-82M v1.0 int8 (AVX-512 VNNI CPU), one thread, a 7.0 s utterance, CPU seconds:
  *   original (ConvInteger)                                                  ~6.5 (wall, 2 threads)
  *   float Conv on zero-point-centred integers (1-D or lifted to 2-D NCHWc)  4.7-4.9
- *   im2col + MatMulInteger, time-major, u8 x s8 constant (this)             2.8-3.4
+ *   im2col + MatMulInteger, time-major, u8 x s8 constant                    2.8-3.4 (exact only with VNNI)
  *   channel-major (no transposes): weights as the left u8 operand           4.1-4.8 (u8 x u8 kernel)
  *   dequantising before the transpose (MatMulIntegerToFloat fusion)         no gain, and not bit-identical
  * Whole model, 2 threads, a 4.6 s utterance, CPU seconds (loaded machine): this rewrite 1.8-1.9; every int8 weight
@@ -20,8 +23,8 @@
  * For `y = ConvInteger(x_q [1,C,T], w_q [O,C,k], x_zp, w_zp)` with dilation d, stride s, pads (p0, p1):
  *   X = Transpose(x_q) [1,T,C]; Xp = Pad(X, time p0/p1, value x_zp)   (x_zp stands for 0.0)
  *   tap_j = Slice(Xp, time from j*d to end-(k-1-j)*d, step s)   j = 0..k-1
- *   A = Concat(tap_0..tap_k-1, axis 2) [1,T',k*C];  B[j*C+c, o] = w_q[o,c,j] - w_zp (int8)
- *   y = Transpose(MatMulInteger(A, B, x_zp)) [1,O,T']
+ *   A = Concat(tap_0..tap_k-1, axis 2) [1,T',k*C];  B[j*C+c, o] = w_q[o,c,j]
+ *   y = Transpose(MatMulInteger(A, B, x_zp, w_zp)) [1,O,T']
  */
 import { dims, graphOf, int64Tensor, integerValues, intAttribute, intsAttribute, node, onnx, TensorType, type ModelProto, type NodeProto, type TensorProto } from './onnx-graph.js';
 
@@ -88,37 +91,31 @@ export function rewriteConvInteger(model: ModelProto): ConvIntegerRewriteReport 
       columns = `${base}/columns`;
       nodes.push(taps.length === 1 ? node('Identity', taps, [columns], `${columns}/Identity`) : node('Concat', taps, [columns], `${columns}/Concat`, [intAttribute('axis', 2)]));
     }
-    const matrix = `${weight.name}/im2col_int8`;
-    added.push(im2colWeights(matrix, weight, weightZeroPoint, kernel, inChannels, outChannels));
+    const matrix = `${weight.name}/im2col`;
+    added.push(im2colWeights(matrix, weight, kernel, inChannels, outChannels));
     replaced.add(weight.name);
-    if (wZeroPoint) replaced.add(wZeroPoint);
     const product = `${base}/product`;
-    nodes.push(node('MatMulInteger', [columns, matrix, xZeroPoint ?? ''], [product], `${product}/MatMulInteger`));
+    nodes.push(node('MatMulInteger', [columns, matrix, xZeroPoint ?? '', wZeroPoint ?? ''], [product], `${product}/MatMulInteger`));
     nodes.push(node('Transpose', [product], [original.output[0]!], `${base}/channel_major`, [intsAttribute('perm', [0, 2, 1])]));
     rewritten++;
   }
 
-  // Initializers nothing reads any more (the uint8 weights and their zero points) are dropped.
+  // Initializers nothing reads any more (the weights in convolution layout) are dropped.
   const read = new Set(nodes.flatMap((n) => n.input));
   graph.initializer = [...graph.initializer.filter((t) => !replaced.has(t.name) || read.has(t.name)), ...added];
   graph.node = nodes;
   return { rewritten, kept };
 }
 
-/** B[j*C + c, o] = w[o, c, j] - w_zp as int8 (per-tensor or per-output-channel zero point). */
-function im2colWeights(name: string, weight: TensorProto, zeroPoint: TensorProto | undefined, kernel: number, inChannels: number, outChannels: number): TensorProto {
+/** B[j*C + c, o] = w[o, c, j] in the weight's own type; its zero point stays beside it (a scalar, or one per output channel = column). */
+function im2colWeights(name: string, weight: TensorProto, kernel: number, inChannels: number, outChannels: number): TensorProto {
   const values = integerValues(weight);
-  const zeroPoints = zeroPoint ? integerValues(zeroPoint) : new Int32Array([0]);
-  const matrix = new Int8Array(kernel * inChannels * outChannels);
+  const matrix = new Int32Array(kernel * inChannels * outChannels);
   for (let o = 0; o < outChannels; o++) {
-    const zp = zeroPoints.length === 1 ? zeroPoints[0]! : zeroPoints[o]!;
     for (let c = 0; c < inChannels; c++) {
-      for (let j = 0; j < kernel; j++) {
-        const centred = values[(o * inChannels + c) * kernel + j]! - zp;
-        if (centred < -128 || centred > 127) throw new Error(`${weight.name}: centred weight ${centred} does not fit int8`);
-        matrix[(j * inChannels + c) * outChannels + o] = centred;
-      }
+      for (let j = 0; j < kernel; j++) matrix[(j * inChannels + c) * outChannels + o] = values[(o * inChannels + c) * kernel + j]!;
     }
   }
-  return onnx.TensorProto.create({ name, dims: [kernel * inChannels, outChannels], dataType: TensorType.INT8, rawData: new Uint8Array(matrix.buffer) });
+  const bytes = weight.dataType === TensorType.INT8 ? new Uint8Array(Int8Array.from(matrix).buffer) : Uint8Array.from(matrix);
+  return onnx.TensorProto.create({ name, dims: [kernel * inChannels, outChannels], dataType: weight.dataType, rawData: bytes });
 }
