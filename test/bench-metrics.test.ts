@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { chrf, chrfScore, chrfStatistics } from '../bench/lib/chrf.js';
 import { diarizationErrorRate } from '../bench/lib/der.js';
+import { npmStartEnv } from '../bench/lib/server-process.js';
+import { thirdsOf } from '../bench/lib/soak.js';
 import { errorRate } from '../bench/lib/wer.js';
 
 describe('benchmark metrics', () => {
@@ -32,5 +34,17 @@ describe('benchmark metrics', () => {
     assert.ok(chrf('abcdefgh', 'abcd') < chrf('abcdefgh', 'abcdefghijklmnop'));
     const corpus = chrfScore([chrfStatistics('abc', 'abc'), chrfStatistics('xyz', 'xyz')]);
     assert.equal(corpus, 100);
+  });
+
+  test('soak memory thirds: means of the first, middle and last third, and last over middle', () => {
+    const thirds = thirdsOf([1, 1, 1, 2, 2, 2, 3, 3, 3]);
+    assert.deepEqual(thirds, { first: 1, middle: 2, last: 3, lastToMiddle: 1.5 });
+    // Uneven lengths split at rounded boundaries: [1, 2] [3] [4, 5].
+    assert.deepEqual(thirdsOf([1, 2, 3, 4, 5]), { first: 1.5, middle: 3, last: 4.5, lastToMiddle: 1.5 });
+    assert.throws(() => thirdsOf([1, 2]));
+  });
+
+  test('servers started for tests and benches get the environment npm start sets (MALLOC_ARENA_MAX=2 unless set)', () => {
+    assert.equal(npmStartEnv().MALLOC_ARENA_MAX, process.env.MALLOC_ARENA_MAX ?? '2');
   });
 });

@@ -1,6 +1,6 @@
 /** Starts the real server process (the built `npm start` entry point) on a free loopback port, for tests and benches. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { packageRoot } from '../../src/version.js';
@@ -25,6 +25,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The variables `npm start` sets unless the environment has them (`NAME=${NAME:-value}` in package.json's start script), so
+ * the process tested and measured runs as the one deployed: MALLOC_ARENA_MAX, read by glibc at process start (without it,
+ * model threads keep freed memory in malloc arenas of their own).
+ */
+export function npmStartEnv(): Record<string, string> {
+  const { scripts } = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
+  return Object.fromEntries([...scripts.start.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g)].map(([, name, value]) => [name!, process.env[name!] ?? value!]));
+}
+
 /** A key in the accepted format, the same for every call with the same seed. */
 export const fixedKey = (seed: string): string => `vx_${seed.repeat(43).slice(0, 43)}`;
 
@@ -34,7 +44,7 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
   if (!existsSync(entry)) throw new Error('run `npm run build` first (npm test does)');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [entry], { env: { ...process.env, VOXD_PORT: String(port), VOXD_DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { env: { ...process.env, ...npmStartEnv(), VOXD_PORT: String(port), VOXD_DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -57,7 +67,7 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
 export async function startWorkerProcess(dataDir: string, env: Record<string, string>): Promise<Omit<ServerProcess, 'base'>> {
   const entry = path.join(packageRoot, 'dist/src/cli/main.js');
   if (!existsSync(entry)) throw new Error('run `npm run build` first (npm test does)');
-  const child = spawn(process.execPath, [entry, 'serve', '--role', 'worker'], { env: { ...process.env, VOXD_DATA_DIR: dataDir, ...env, VOXD_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, 'serve', '--role', 'worker'], { env: { ...process.env, ...npmStartEnv(), VOXD_DATA_DIR: dataDir, ...env, VOXD_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -77,6 +77,14 @@ function request(operation: SoakOperation, inputs: Inputs, base: string): { url:
   }
 }
 
+/** Means of a series' first, middle and last thirds, and the last over the middle (growth that levels off gives about 1). */
+export function thirdsOf(samples: readonly number[]): { first: number; middle: number; last: number; lastToMiddle: number } {
+  if (samples.length < 3) throw new Error(`thirds need 3 samples or more, got ${samples.length}`);
+  const mean = (part: readonly number[]): number => part.reduce((a, b) => a + b, 0) / part.length;
+  const [first, middle, last] = [0, 1, 2].map((i) => mean(samples.slice(Math.round((i * samples.length) / 3), Math.round(((i + 1) * samples.length) / 3)))) as [number, number, number];
+  return { first, middle, last, lastToMiddle: last / middle };
+}
+
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
 
 export async function runSoak(options: SoakOptions): Promise<SoakResult> {
