@@ -60,7 +60,7 @@ if (!options['no-setup']) {
 const modelsDir = modelsDirWithoutDerived();
 const analysis = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
 try {
-  await analysis.container.kokoro.get();
+  await analysis.container.synthesizers.get('kokoro-82m')!.get();
   const startedAt = performance.now();
   const voices = await analysis.container.operations.synthesis.prepareBuiltinVoices();
   results.builtin_voice_analysis = { voices, seconds: seconds(startedAt) };

@@ -38,7 +38,7 @@ import { CamppEncoder } from '../src/speakers/campplus.js';
 import { DiarizationModels, OverlapDiarizer } from '../src/speakers/overlap-diarization.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { liveSameSpeakerSimilarity, OnlineSpeakers } from '../src/speakers/online-clustering.js';
-import { kokoroBlend } from '../src/operations/synthesize/service.js';
+import { closestVoicesBlend } from '../src/operations/synthesize/service.js';
 import { speakerAnalyzer } from '../src/voices/speaker-analyzer.js';
 import { VoxError } from '../src/errors.js';
 import { packageRoot } from '../src/version.js';
@@ -349,14 +349,14 @@ function genderByRule(difference: number, medianHz: number, margin: number): 'fe
  *   without the subject; the margin from which the embedding overrules pitch is chosen on the other subjects (leave one
  *   out). Accuracy of the rule, of the embedding alone and of pitch alone.
  * - blend: the Kokoro blend each eval profile gets (the service's choice: same language and gender, three closest,
- *   kokoroBlend) when built-in voices and profile are compared under each model; Kokoro reads a text with that blend and
+ *   closestVoicesBlend) when built-in voices and profile are compared under each model; Kokoro reads a text with that blend and
  *   the speech is judged under both models, as it is and after the voice conversion a cloned voice's speech goes
  *   through: similarity to the profile, and whether it is closer to its own profile than to every other profile.
  */
 async function voicesSection() {
   const t = await buildTestApp({ VOXD_THREADS: '1' });
   try {
-    const [kokoro, converter] = await Promise.all([t.container.kokoro.get(), t.container.converter.get()]);
+    const [kokoro, converter] = await Promise.all([t.container.synthesizers.get('kokoro-82m')!.get(), t.container.converter.get()]);
     const builtins: Array<{ id: string; gender: 'female' | 'male'; language: string; embeddings: Map<string, Float32Array>; medianHz: number }> = [];
     for (const voice of kokoro.voices()) {
       if (voice.gender !== 'female' && voice.gender !== 'male') continue;
@@ -438,7 +438,7 @@ async function voicesSection() {
       for (const profile of profiles) {
         const sameGender = englishVoices.filter((b) => b.gender === profile.estimate);
         const candidates = sameGender.length >= 2 ? sameGender : englishVoices;
-        const blend = kokoroBlend(candidates.map((b) => ({ id: b.id, similarity: cosineSimilarity(b.embeddings.get(search.model)!, profile.embeddings.get(search.model)!) })));
+        const blend = closestVoicesBlend(candidates.map((b) => ({ id: b.id, similarity: cosineSimilarity(b.embeddings.get(search.model)!, profile.embeddings.get(search.model)!) })));
         const parts: Float32Array[] = [];
         for await (const chunk of kokoro.synthesize({ text, language: 'en-us', voice: { blend: blend.map(({ id, weight }) => ({ id, weight })) } })) parts.push(chunk.waveform.samples);
         const speech = new Float32Array(parts.reduce((n, p) => n + p.length, 0));

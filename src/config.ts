@@ -2,6 +2,7 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { whisperEncoderChoices, type WhisperEncoderChoice } from './operations/transcribe/engines/registry.js';
 import { operations, type Operation } from './storage/store.js';
 
 export const roles = ['all', 'api', 'worker'] as const;
@@ -49,7 +50,7 @@ export interface Config {
    * 'onnx' (default): the model's float32 ONNX encoder (catalog onnxEncoders, pulled with it) encodes the audio when it
    * is installed; 'onnx-int8': its int8 one (faster, less accurate); 'ggml': whisper.cpp's own encoder.
    */
-  asrEncoder: 'onnx' | 'onnx-int8' | 'ggml';
+  asrEncoder: WhisperEncoderChoice;
   /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
   metricsPublic: boolean;
   /** Jobs: how long a settled job, its inputs and results are kept. */
@@ -168,7 +169,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     if (!(operations as readonly string[]).includes(operation)) throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
   }
   const asrEncoder = (env.VOXD_ASR_ENCODER?.trim() || 'onnx') as Config['asrEncoder'];
-  if (!['onnx', 'onnx-int8', 'ggml'].includes(asrEncoder)) throw new ConfigError(`VOXD_ASR_ENCODER must be onnx, onnx-int8 or ggml (got '${env.VOXD_ASR_ENCODER}').`);
+  if (!whisperEncoderChoices.includes(asrEncoder)) throw new ConfigError(`VOXD_ASR_ENCODER must be onnx, onnx-int8 or ggml (got '${env.VOXD_ASR_ENCODER}').`);
   const dataDir = path.resolve(env.VOXD_DATA_DIR?.trim() || './data');
   const config: Config = {
     role,

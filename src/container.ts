@@ -8,17 +8,20 @@ import { speechStreamFormats } from './operations/synthesize/speech-stream.js';
 import type { Config } from './config.js';
 import type { Readiness } from './http/routes/system.js';
 import { FileService } from './files/service.js';
-import { sileroVoiceFlags } from './audio/silence.js';
 import type { SileroVad } from './audio/vad.js';
-import type { EspeakSynthesizer } from './operations/synthesize/engines/espeak.js';
-import type { KokoroSynthesizer } from './operations/synthesize/engines/kokoro.js';
+import { synthesisEngines } from './operations/synthesize/engines/registry.js';
+import type { Synthesizer } from './operations/synthesize/synthesizer.js';
+import { conversionEngine } from './operations/convert/engines/registry.js';
+import { separationEngine } from './operations/separate/engines/registry.js';
+import { transcriptionEngine } from './operations/transcribe/engines/registry.js';
+import { diarizationEngine, speakerEncoderEngine, vadEngine } from './speakers/registry.js';
 import type { VoiceConverter } from './operations/convert/voice-converter.js';
 import type { Separator } from './operations/separate/separator.js';
 import type { SpeakerEncoder } from './speakers/embedding.js';
 import { genderAnalyzer } from './voices/gender-analyzer.js';
 import { speakerAnalyzer } from './voices/speaker-analyzer.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
-import { LoadedModel, loadedFromCatalog } from './models/loaded.js';
+import { LoadedModel, loadedFromCatalog, type EngineEntry } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
 import { BuiltinAnalysisStore, builtinAnalysisDir } from './voices/builtin-store.js';
 import { Scheduler } from './jobs/scheduler.js';
@@ -58,8 +61,8 @@ export interface Container {
   speakerEncoder: LoadedModel<SpeakerEncoder>;
   separator: LoadedModel<Separator>;
   converter: LoadedModel<VoiceConverter>;
-  kokoro: LoadedModel<KokoroSynthesizer>;
-  espeak: LoadedModel<EspeakSynthesizer>;
+  /** The speech engines by registry id, in order of preference. */
+  synthesizers: ReadonlyMap<string, LoadedModel<Synthesizer>>;
   operations: {
     transcription: TranscriptionService;
     synthesis: SynthesisService;
@@ -101,57 +104,16 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
-  const vad = loadedFromCatalog(models, { id: 'silero-vad', operations: ['transcribe', 'voices'], modelIds: ['silero-vad'], load: async (dir) => (await import('./audio/vad.js')).SileroVad.load(`${dir('silero-vad')}/silero_vad.onnx`), release: async (m) => m.close() });
-  // A path loads any ggml file as is; a catalog id loads the verified install.
-  const asrIsPath = config.asrModel.includes('/') || config.asrModel.endsWith('.bin');
-  const asr = loadedFromCatalog<Transcriber>(models, {
-    id: config.asrModel,
-    operations: ['transcribe'],
-    modelIds: asrIsPath ? [] : [config.asrModel],
-    load: async (dir) => {
-      const modelPath = asrIsPath ? config.asrModel : path.join(dir(config.asrModel), models.spec(config.asrModel).files[0]!.name);
-      // The model's ONNX encoder when it has one and it is installed (pulled with the model), unless whisper.cpp's is asked for.
-      const encoderId = asrIsPath || config.asrEncoder === 'ggml' ? undefined : models.spec(config.asrModel).onnxEncoders?.[config.asrEncoder];
-      const encoderPath = encoderId && (await models.installed(encoderId)) ? path.join(await models.require(encoderId), models.spec(encoderId).files[0]!.name) : undefined;
-      const { WhisperCppTranscriber } = await import('./operations/transcribe/engines/whisper-cpp.js');
-      return WhisperCppTranscriber.load(modelPath, { modelId: asrIsPath ? path.basename(modelPath) : config.asrModel, threads: config.inferenceThreads, ...(encoderPath ? { encoderPath } : {}) });
-    },
-    release: (m) => m.close?.() ?? Promise.resolve(),
-  });
+  // One LoadedModel per registered engine; each operation's registry says what it loads.
+  const load = <T>(entry: EngineEntry<T>): LoadedModel<T> => loadedFromCatalog(models, entry, config.inferenceThreads);
+  const vad = load(vadEngine);
+  const asr = load(transcriptionEngine({ model: config.asrModel, encoder: config.asrEncoder }));
   // GE2E: voice profiles (blend search, gender estimate) and conversion metrics; transcription's speakers are CAM++'s.
-  const speakerEncoder = loadedFromCatalog(models, {
-    id: 'resemblyzer-ge2e',
-    operations: ['voices', 'vc'],
-    modelIds: ['resemblyzer-ge2e'],
-    load: async (dir) => (await import('./speakers/embedding.js')).SpeakerEncoder.load(path.join(dir('resemblyzer-ge2e'), 'ge2e.onnx'), { threads: config.inferenceThreads, voiceFlags: sileroVoiceFlags(await vad.get()) }),
-    release: async (m) => m.close(),
-  });
-  const diarization = loadedFromCatalog(models, {
-    id: 'pyannote-segmentation-3+campplus',
-    operations: ['transcribe', 'voices'],
-    modelIds: ['pyannote-segmentation-3', 'campplus'],
-    load: async (dir) => (await import('./speakers/overlap-diarization.js')).DiarizationModels.load({ segmentation: path.join(dir('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(dir('campplus'), 'campplus.onnx') }, { threads: config.inferenceThreads }),
-    release: async (m) => m.close(),
-  });
-  const separator = loadedFromCatalog<Separator>(models, {
-    id: 'deepfilternet3+dtln',
-    operations: ['separate'],
-    modelIds: ['deepfilternet3', 'dtln', 'spleeter-2stems'],
-    load: async () => (await import('./operations/separate/engines/soundtrack.js')).SoundtrackSeparator.load(config.modelsDir),
-    release: async (m) => m.close(),
-  });
-  const converter = new LoadedModel<VoiceConverter>('world-dsp', ['vc'], [], async () => {
-    const [{ World, defaultWorldAddonPath }, { WorldDspConverter }] = await Promise.all([import('./audio/world.js'), import('./operations/convert/engines/world-dsp.js')]);
-    return new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder.get());
-  });
-  const kokoro = loadedFromCatalog(models, {
-    id: 'kokoro-82m',
-    operations: ['tts'],
-    modelIds: ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon'],
-    load: async (dir) => (await import('./operations/synthesize/engines/kokoro.js')).KokoroSynthesizer.load({ modelDir: dir('kokoro-82m'), voicesDir: dir('kokoro-voices'), lexiconDir: dir('misaki-lexicon'), threads: config.inferenceThreads }),
-    release: async (m) => m.close(),
-  });
-  const espeak = new LoadedModel('espeak-ng', ['tts'], [], async () => (await import('./operations/synthesize/engines/espeak.js')).EspeakSynthesizer.load(), (m) => m.close());
+  const speakerEncoder = load(speakerEncoderEngine(() => vad.get()));
+  const diarization = load(diarizationEngine);
+  const separator = load(separationEngine);
+  const converter = load(conversionEngine(() => speakerEncoder.get()));
+  const synthesizers = new Map(synthesisEngines.map((entry) => [entry.id, load(entry)]));
   // Built-in voices' analyses depend only on model files: normally prepared at pull time, else here once (as a model
   // "loads": readiness waits for it) so that no request has to analyse a built-in voice.
   const preparation = new AbortController();
@@ -159,7 +121,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     const prepared = await synthesis.prepareBuiltinVoices({ onVoice: (_done, _total, message) => logger.info(message), signal: preparation.signal });
     if (prepared > 0) logger.info({ voices: prepared }, 'built-in voices analysed and stored beside the models');
   });
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations' | 'modelIds' | 'retryFailed'>> = [vad, asr, speakerEncoder, diarization, separator, converter, kokoro, espeak, builtinAnalysis];
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations' | 'modelIds' | 'retryFailed'>> = [vad, asr, speakerEncoder, diarization, separator, converter, ...synthesizers.values(), builtinAnalysis];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
   const localEngines = config.role !== 'api';
@@ -174,8 +136,8 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   );
   const campplus = async () => (await diarization.get()).encoder;
   const diarizer = async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get());
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(() => voices.builtinEmbeddings('kokoro'))], derivedAtCreation: [conversionTargetAtCreation(() => converter.get())], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
-  const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, kokoro: () => kokoro.get(), espeak: () => espeak.get(), converter: () => converter.get() });
+  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(async () => voices.builtinEmbeddings(await synthesis.blendingEngines()))], derivedAtCreation: [conversionTargetAtCreation(() => converter.get())], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
+  const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, engines: [...synthesizers.values()].map((engine) => () => engine.get()), converter: () => converter.get() });
   const operations = {
     transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer, speakerNaming: { voices, encoder: campplus } }),
     synthesis,
@@ -260,8 +222,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     speakerEncoder,
     separator,
     converter,
-    kokoro,
-    espeak,
+    synthesizers,
     operations,
     runners,
     jobs,

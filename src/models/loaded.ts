@@ -57,20 +57,41 @@ export class LoadedModel<T> {
   }
 }
 
+/** What an engine's load gets: the directories of the catalog models it declares, and the threads each model may use. */
+export interface EngineLoadContext {
+  dir(modelId: string): string;
+  /** The directory of a model it uses only when installed (verified then), else undefined. */
+  installedDir(modelId: string): Promise<string | undefined>;
+  threads: number;
+}
+
 /**
- * A model loaded from catalog models: each of `modelIds` is required (installed and verified) first, and the loader
+ * An engine as its operation's registry lists it (`operations/<operation>/engines/registry.ts`): the catalog models its
+ * load requires and how it loads. The container makes one LoadedModel of each; readiness, `models pull --needed` and the
+ * operation's service iterate them.
+ */
+export interface EngineEntry<T> {
+  id: string;
+  /** Operations that cannot run without it. */
+  operations: readonly string[];
+  modelIds: readonly string[];
+  load(context: EngineLoadContext): Promise<T>;
+  release?(engine: T): Promise<void>;
+}
+
+/**
+ * An engine loaded from catalog models: each of `modelIds` is required (installed and verified) first, and the loader
  * gets their directories by id; asking for one it did not declare is an error, so the declared ids are what it uses.
  */
-export function loadedFromCatalog<T>(
-  models: ModelManager,
-  spec: { id: string; operations: string[]; modelIds: readonly string[]; load: (dir: (modelId: string) => string) => Promise<T>; release?: (model: T) => Promise<void> },
-): LoadedModel<T> {
-  return new LoadedModel(spec.id, spec.operations, spec.modelIds, async () => {
-    const dirs = new Map(await Promise.all(spec.modelIds.map(async (modelId) => [modelId, await models.require(modelId)] as const)));
-    return spec.load((modelId) => {
-      const dir = dirs.get(modelId);
-      if (dir === undefined) throw new Error(`'${spec.id}' loads '${modelId}', which it does not declare among its models (${spec.modelIds.join(', ')}).`);
-      return dir;
-    });
-  }, spec.release);
+export function loadedFromCatalog<T>(models: Pick<ModelManager, 'require' | 'installed'>, entry: EngineEntry<T>, threads: number): LoadedModel<T> {
+  return new LoadedModel(entry.id, [...entry.operations], entry.modelIds, async () => {
+    const dirs = new Map(await Promise.all(entry.modelIds.map(async (modelId) => [modelId, await models.require(modelId)] as const)));
+    const dir = (modelId: string): string => {
+      const found = dirs.get(modelId);
+      if (found === undefined) throw new Error(`'${entry.id}' loads '${modelId}', which it does not declare among its models (${entry.modelIds.join(', ')}).`);
+      return found;
+    };
+    const installedDir = async (modelId: string): Promise<string | undefined> => ((await models.installed(modelId)) ? models.require(modelId) : undefined);
+    return entry.load({ dir, installedDir, threads });
+  }, entry.release ? (engine) => entry.release!(engine) : undefined);
 }

@@ -30,7 +30,7 @@ describe('first use: built-in voices are analysed once, never twice', () => {
     const modelsDir = modelsDirWithoutDerived();
     const setup = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
     try {
-      const kokoro = await setup.container.kokoro.get();
+      const kokoro = await setup.container.synthesizers.get('kokoro-82m')!.get();
       const voiceIds = [...kokoro.voices().filter((v) => v.languages.includes('en-us') && v.gender === 'female').map((v) => v.id), target];
       assert.equal(await setup.container.operations.synthesis.prepareBuiltinVoices({ voiceIds }), voiceIds.length);
       assert.equal(await setup.container.operations.synthesis.prepareBuiltinVoices({ voiceIds }), 0, 'a second run analyses nothing');

@@ -17,8 +17,6 @@ import type { VoiceProfile, VoiceService } from '../../voices/service.js';
 import { conversionTarget } from '../convert/service.js';
 import type { TargetProfileStats, VoiceConverter } from '../convert/voice-converter.js';
 import { emotions, isEmotion, type Emotion } from './emotion.js';
-import type { EspeakSynthesizer } from './engines/espeak.js';
-import type { KokoroSynthesizer } from './engines/kokoro.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
@@ -41,8 +39,8 @@ export interface SynthesisDependencies {
   scheduler: Scheduler;
   metrics: Metrics;
   voices: VoiceService;
-  kokoro: () => Promise<KokoroSynthesizer>;
-  espeak: () => Promise<EspeakSynthesizer>;
+  /** The speech engines in order of preference (engines/registry.ts): a language goes to the first that speaks it. */
+  engines: ReadonlyArray<() => Promise<Synthesizer>>;
   /** Voice conversion, moving a cloned voice's synthesised speech to the profile (absent: the speech stays unconverted). */
   converter?: () => Promise<VoiceConverter>;
 }
@@ -80,12 +78,10 @@ interface Plan {
   convertTo?: { converter: VoiceConverter; target: TargetProfileStats };
 }
 
-/** The engines, and the language a request is spoken in (as Kokoro names it, when Kokoro speaks it). */
+/** The engines, and the language a request is spoken in. */
 interface Languages {
-  kokoro: KokoroSynthesizer;
-  espeak: EspeakSynthesizer;
+  engines: Synthesizer[];
   language: string;
-  kokoroLanguage: string | undefined;
 }
 
 /** 'EN_us' -> 'en-us'. */
@@ -95,15 +91,16 @@ export class SynthesisService {
   constructor(private readonly deps: SynthesisDependencies) {}
 
   async capabilities() {
-    const [kokoro, espeak] = await Promise.all([this.deps.kokoro().catch(() => undefined), this.deps.espeak().catch(() => undefined)]);
-    const languages = [...new Set([...(kokoro?.languages() ?? []), ...(espeak?.languages() ?? [])])].sort();
+    // The engines that load: capabilities describe what is there.
+    const engines = (await Promise.all(this.deps.engines.map((engine) => engine().catch(() => undefined)))).filter((engine) => engine !== undefined);
+    const languages = [...new Set(engines.flatMap((engine) => engine.languages()))].sort();
     return {
       available: languages.length > 0,
       languages,
-      neural_languages: kokoro?.languages() ?? [],
-      // The voice to try first in each language: Kokoro's best-graded one where Kokoro speaks it, else espeak-ng's.
-      default_voices: Object.fromEntries(languages.map((l) => [l, kokoro?.defaultVoice(l) ?? `espeak-${espeak?.resolve(l) ?? l}`])),
-      engines: [kokoro && { engine: kokoro.engine, model: kokoro.modelId }, espeak && { engine: espeak.engine, model: espeak.modelId }].filter(Boolean),
+      neural_languages: [...new Set(engines.filter((engine) => engine.neural).flatMap((engine) => engine.languages()))],
+      // The voice to try first in each language: that of the first engine speaking it (Kokoro's best-graded voice).
+      default_voices: Object.fromEntries(languages.map((l) => [l, firstSpeaking(engines, l)!.voice])),
+      engines: engines.map((engine) => ({ engine: engine.engine, model: engine.modelId })),
       emotions: [...emotions],
       formats: [...audioFormats],
       max_text_characters: maxTextCharacters,
@@ -111,22 +108,30 @@ export class SynthesisService {
     };
   }
 
-  /** Built-in voices of both engines, as voice profiles. */
+  /** Built-in voices of every engine, as voice profiles. */
   async builtinVoices(): Promise<VoiceProfile[]> {
-    const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
-    return [...kokoro.voices(), ...espeak.voices()].map((v) => ({
+    return (await this.engines()).flatMap((engine) => engine.voices().map((v): VoiceProfile => ({
       voice_id: v.id,
       name: v.name,
       type: 'builtin',
       languages: v.languages,
       gender_estimate: v.gender === 'unknown' ? null : v.gender,
       created_at: null,
-      description: v.engine === 'kokoro' ? 'Kokoro-82M neural voice' : 'espeak-ng formant voice',
+      description: engine.description,
       labels: {},
       reference_seconds: 0,
       engine: v.engine,
       purpose: 'speech',
-    }));
+    })));
+  }
+
+  /** The engines whose voices cloned voices blend: their voices' speaker embeddings are prepared with the models. */
+  async blendingEngines(): Promise<string[]> {
+    return (await this.engines()).filter((engine) => engine.blends).map((engine) => engine.engine);
+  }
+
+  private engines(): Promise<Synthesizer[]> {
+    return Promise.all(this.deps.engines.map((engine) => engine()));
   }
 
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
@@ -247,44 +252,49 @@ export class SynthesisService {
     }, this.deps.scheduler, this.deps.metrics);
   }
 
-  /** The requested language (else the voice's first); 422 when neither engine speaks it. */
+  /** The requested language (else the voice's first); 422 when no engine speaks it. */
   private async languages(profile: VoiceProfile, requested: string | undefined): Promise<Languages> {
-    const [kokoro, espeak] = await Promise.all([this.deps.kokoro(), this.deps.espeak()]);
-    const kokoroLanguages = kokoro.languages();
+    const engines = await this.engines();
     const language = normalizeLanguage(requested ?? profile.languages[0] ?? 'en-us');
-    const kokoroLanguage = kokoroLanguages.includes(language) ? language : language === 'en' ? 'en-us' : language === 'pt' ? 'pt-br' : undefined;
-    const supported = [...new Set([...kokoroLanguages, ...espeak.languages()])].sort();
-    if (!kokoroLanguage && !espeak.resolve(language)) throw unsupportedValue('language', requested ?? language, supported);
-    return { kokoro, espeak, language, kokoroLanguage };
+    if (!firstSpeaking(engines, language)) throw unsupportedValue('language', requested ?? language, [...new Set(engines.flatMap((engine) => engine.languages()))].sort());
+    return { engines, language };
   }
 
   /**
-   * Kokoro speaks its nine languages in any of its voices (cross-lingual when the voice was made for another one);
-   * every other language goes to espeak-ng.
+   * A built-in voice speaks the language through its own engine when that engine speaks it (Kokoro: in any of its voices,
+   * cross-lingually when the voice was made for another language); else the first engine speaking it does, in its voice.
    */
-  private builtinPlan(profile: VoiceProfile, { kokoro, espeak, language, kokoroLanguage }: Languages): Plan {
+  private builtinPlan(profile: VoiceProfile, { engines, language }: Languages): Plan {
     const warnings: string[] = [];
-    if (profile.engine === 'kokoro') {
-      if (kokoroLanguage) return { synthesizer: kokoro, language: kokoroLanguage, voice: { id: profile.voice_id }, warnings };
-      warnings.push(`${profile.voice_id} has no model for '${language}': an espeak-ng voice speaks it.`);
-      return { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` }, warnings };
+    const first = firstSpeaking(engines, language)!;
+    const own = engines.find((engine) => engine.engine === profile.engine);
+    const ownLanguage = own?.speaks(language);
+    if (!own || !ownLanguage) {
+      warnings.push(`${profile.voice_id} has no model for '${language}': ${first.synthesizer.modelId}'s voice ${first.voice} speaks it.`);
+      return { synthesizer: first.synthesizer, language: first.language, voice: { id: first.voice }, warnings };
     }
-    if (kokoroLanguage && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by espeak-ng's rules for it.`);
-    return { synthesizer: espeak, language, voice: { id: kokoroLanguage && !espeak.resolve(language) ? profile.voice_id : `espeak-${espeak.resolve(language) ?? profile.languages[0]}` }, warnings };
+    const voice = own.voiceFor(ownLanguage, profile.voice_id);
+    // A better engine has the language: say that this voice speaks it by its own engine's means.
+    if (first.synthesizer !== own && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by ${own.modelId}'s voice ${voice}.`);
+    return { synthesizer: own, language: ownLanguage, voice: { id: voice }, warnings };
   }
 
-  /** Built-in voices as builtinPlan; cloned voices speak through either engine, then voice conversion. */
+  /** Built-in voices as builtinPlan; cloned voices speak through the first engine speaking the language, then voice conversion. */
   private async plan(profile: VoiceProfile, requested: string | undefined, caller: ApiKeyRecord): Promise<Plan> {
     const languages = await this.languages(profile, requested);
     if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
-    const { kokoro, espeak, language, kokoroLanguage } = languages;
+    const { language } = languages;
     const warnings: string[] = [];
-    // A cloned voice: Kokoro speaks its languages with the profile's blend of built-in voices, espeak-ng the others; voice
-    // conversion then moves that speech to the profile's voice. After Kokoro it lifts the output's similarity to its own
-    // profile (bench: closer to its own than to another profile in 95.5% of pairs instead of 78%) for two words in 231 lost.
-    const speaker = kokoroLanguage
-      ? { synthesizer: kokoro, language: kokoroLanguage, voice: await this.clonedStyle(profile.voice_id, kokoroLanguage, kokoro, caller) }
-      : { synthesizer: espeak, language, voice: { id: `espeak-${espeak.resolve(language)}` } };
+    // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another one in its
+    // voice for the language; voice conversion then moves that speech to the profile's voice. After Kokoro it lifts the
+    // output's similarity to its own profile (bench: closer to its own than to another profile in 95.5% of pairs instead
+    // of 78%) for two words in 231 lost.
+    const first = firstSpeaking(languages.engines, language)!;
+    const speaker = {
+      synthesizer: first.synthesizer,
+      language: first.language,
+      voice: first.synthesizer.blends ? await this.clonedStyle(profile.voice_id, first.language, first.synthesizer, caller) : { id: first.voice },
+    };
     if (!this.deps.converter) {
       warnings.push(`No voice-conversion engine is installed: '${language}' is spoken by a ${speaker.synthesizer.engine} voice close to the profile, not converted to it.`);
       return { ...speaker, warnings };
@@ -309,15 +319,14 @@ export class SynthesisService {
   }
 
   /**
-   * Computes the speaker embedding of each Kokoro voice (what cloned voices' blends and gender estimates read) into the
-   * built-in analysis store with the reference speech it came from, skipping those already there: at pull time, and at
-   * start for models pulled before. Two voices are in flight, so one's embedding overlaps the next one's synthesis. What
+   * Computes the speaker embedding of each voice of the blending engines (Kokoro; what cloned voices' blends and gender
+   * estimates read) into the built-in analysis store with the reference speech it came from, skipping those already
+   * there: at pull time, and at start for models pulled before. Two voices are in flight, so one's embedding overlaps the next one's synthesis. What
    * a converter needs of a voice as its target is computed from the kept speech on first use (conversionTarget) and kept
    * the same way. Returns how many voices needed work.
    */
   async prepareBuiltinVoices(options: { voiceIds?: string[]; onVoice?: (done: number, total: number, message: string) => void; signal?: AbortSignal } = {}): Promise<number> {
-    const kokoro = await this.deps.kokoro();
-    const voiceIds = options.voiceIds ?? kokoro.voices().map((v) => v.id);
+    const voiceIds = options.voiceIds ?? (await this.engines()).filter((engine) => engine.blends).flatMap((engine) => engine.voices().map((v) => v.id));
     const queue = new PQueue({ concurrency: 2 });
     let done = 0;
     let prepared = 0;
@@ -335,28 +344,37 @@ export class SynthesisService {
   }
 
   /**
-   * A cloned voice in a Kokoro language speaks with a blend of the three Kokoro voices (of that language) closest to the
-   * profile by speaker embedding, weighted by similarity. The built-in voices' embeddings are computed once for all
+   * A cloned voice in a language of a blending engine (Kokoro) speaks with a blend of its three voices (of that language)
+   * closest to the profile by speaker embedding, weighted by similarity. The built-in voices' embeddings are computed once for all
    * profiles; the blend is kept with the profile. The embedding is GE2E's: with CAM++ choosing, the converted speech of
    * 11 eval profiles was no closer to them under CAM++ itself (0.144 against 0.143) and further under GE2E (0.683 against
    * 0.692; bench/speaker-embeddings.ts, voices).
    */
-  private async clonedStyle(voiceId: string, language: string, kokoro: KokoroSynthesizer, caller: ApiKeyRecord): Promise<VoiceSelection> {
+  private async clonedStyle(voiceId: string, language: string, engine: Synthesizer, caller: ApiKeyRecord): Promise<VoiceSelection> {
     const record = await this.deps.voices.record(voiceId, caller);
     const target = await this.deps.voices.speakerEmbedding(voiceId, caller);
     if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
-    const { analysis } = await this.deps.voices.derived(voiceId, caller, `kokoro-blend-${language}`, async () => {
+    const { analysis } = await this.deps.voices.derived(voiceId, caller, `${engine.engine}-blend-${language}`, async () => {
       const scored: Array<{ id: string; similarity: number }> = [];
-      const sameLanguage = kokoro.voices().filter((v) => v.languages.includes(language));
+      const sameLanguage = engine.voices().filter((v) => v.languages.includes(language));
       const sameGender = sameLanguage.filter((v) => v.gender === record.genderEstimate);
       for (const voice of sameGender.length >= 2 ? sameGender : sameLanguage) {
         const embedding = await this.deps.voices.speakerEmbedding(voice.id, caller);
         if (embedding) scored.push({ id: voice.id, similarity: cosineSimilarity(embedding, target) });
       }
-      return { analysis: { blend: kokoroBlend(scored) }, files: {} };
+      return { analysis: { blend: closestVoicesBlend(scored) }, files: {} };
     });
     return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
   }
+}
+
+/** The first engine speaking a language, the tag it speaks it as and its voice for it. */
+function firstSpeaking(engines: readonly Synthesizer[], language: string): { synthesizer: Synthesizer; language: string; voice: string } | undefined {
+  for (const synthesizer of engines) {
+    const spoken = synthesizer.speaks(language);
+    if (spoken) return { synthesizer, language: spoken, voice: synthesizer.voiceFor(spoken) };
+  }
+  return undefined;
 }
 
 /** Text whose every word the engine had to skip (e.g. Arabic script for a Chinese voice). */
@@ -388,7 +406,7 @@ async function* reportSpoken(chunks: AsyncIterable<SynthesizedChunk>, totalChara
 }
 
 /** The three voices closest to a profile, weighted sharper than proportionally: the closest dominates unless the others are nearly as close. */
-export function kokoroBlend(scored: Array<{ id: string; similarity: number }>): Array<{ id: string; weight: number; similarity: number }> {
+export function closestVoicesBlend(scored: Array<{ id: string; similarity: number }>): Array<{ id: string; weight: number; similarity: number }> {
   const best = [...scored].sort((a, b) => b.similarity - a.similarity).slice(0, 3);
   const weights = best.map((v) => Math.exp((v.similarity - best[0]!.similarity) * 20));
   const total = weights.reduce((a, b) => a + b, 0);

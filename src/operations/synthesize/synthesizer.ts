@@ -2,13 +2,12 @@
 import type { Waveform } from '../../audio/waveform.js';
 import type { Emotion } from './emotion.js';
 
-export type SynthesisEngine = 'kokoro' | 'espeak';
-
 export interface BuiltinVoice {
   /** Stable id, unique across engines (`af_heart`, `espeak-de`). */
   id: string;
   name: string;
-  engine: SynthesisEngine;
+  /** The engine that speaks it (its Synthesizer's `engine`). */
+  engine: string;
   /** Languages the voice was made for (lower-case codes as accepted by `synthesize`). */
   languages: string[];
   gender: 'female' | 'male' | 'unknown';
@@ -38,10 +37,21 @@ export interface SynthesizedChunk {
 }
 
 export interface Synthesizer {
-  readonly engine: SynthesisEngine;
+  /** Short name, in voices' `engine` and the x-voxd-engine header (`kokoro`). */
+  readonly engine: string;
   readonly modelId: string;
   readonly sampleRate: number;
+  /** What its voices are, for voice listings ('Kokoro-82M neural voice'). */
+  readonly description: string;
+  /** Natural (neural) speech rather than rules: capabilities list its languages as `neural_languages`. */
+  readonly neural: boolean;
+  /** Its voices can be blended (`{ blend }`): a cloned voice then speaks with the blend of the voices closest to it. */
+  readonly blends: boolean;
   languages(): string[];
+  /** The tag it speaks a requested language as (`en` -> `en-us`), or undefined when it does not speak it. */
+  speaks(language: string): string | undefined;
+  /** The voice that speaks `language` (a tag from speaks()): `voiceId`, one of its own, where it can, else its choice. */
+  voiceFor(language: string, voiceId?: string): string;
   voices(): BuiltinVoice[];
   /** Audio chunk by chunk (sentences; a long first sentence is split at a clause so audio starts early). */
   synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk>;

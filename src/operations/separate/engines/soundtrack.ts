@@ -76,16 +76,18 @@ export class SoundtrackSeparator implements Separator {
    * Loads DeepFilterNet3 (from `<modelsDir>/deepfilternet3`), DTLN (from `<modelsDir>/dtln`) and, when the options
    * use it, Spleeter (from `<modelsDir>/spleeter-2stems`).
    */
-  static async load(modelsDir: string, options = defaultSoundtrackOptions): Promise<SoundtrackSeparator> {
-    const [spleeter, ...models] = await Promise.all([
-      options.spleeter ? SpleeterModel.load(path.join(modelsDir, 'spleeter-2stems')) : undefined,
-      DeepFilterNet3Model.load(path.join(modelsDir, 'deepfilternet3'), 1),
-      DtlnModel.load(path.join(modelsDir, 'dtln')),
+  /** `models`: a directory holding each model in a directory named by its id, or each model's directory by id. */
+  static async load(models: string | ((modelId: string) => string), options = defaultSoundtrackOptions): Promise<SoundtrackSeparator> {
+    const dir = typeof models === 'string' ? (modelId: string) => path.join(models, modelId) : models;
+    const [spleeter, ...dialogueModels] = await Promise.all([
+      options.spleeter ? SpleeterModel.load(dir('spleeter-2stems')) : undefined,
+      DeepFilterNet3Model.load(dir('deepfilternet3'), 1),
+      DtlnModel.load(dir('dtln')),
     ]);
     const used = (m: DialogueModel): boolean => (options.modelWeights[m.id] ?? 0) > 0;
     // A model weighted 0 is never run: its sessions (worker threads) are released now, not kept until close().
-    await Promise.all(models.filter((m) => !used(m)).map((m) => m.close()));
-    return new SoundtrackSeparator(models.filter(used), options, spleeter);
+    await Promise.all(dialogueModels.filter((m) => !used(m)).map((m) => m.close()));
+    return new SoundtrackSeparator(dialogueModels.filter(used), options, spleeter);
   }
 
   async close(): Promise<void> {

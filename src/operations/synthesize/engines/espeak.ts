@@ -26,9 +26,12 @@ const postFilters = ['highpass=f=70', 'treble=g=-5:f=3500:t=s:w=0.7', 'lowpass=f
 const voicePattern = /^espeak-([a-z0-9-]+?)(?:\+([A-Za-z0-9_]+))?$/;
 
 export class EspeakSynthesizer implements Synthesizer {
-  readonly engine = 'espeak' as const;
+  readonly engine = 'espeak';
   readonly modelId = 'espeak-ng';
   readonly sampleRate = espeakSampleRate;
+  readonly description = 'espeak-ng formant voice';
+  readonly neural = false;
+  readonly blends = false;
 
   private constructor(private readonly installed: EspeakVoiceInfo[]) {}
 
@@ -47,6 +50,15 @@ export class EspeakSynthesizer implements Synthesizer {
   resolve(language: string): string | undefined {
     const codes = this.installed.map((v) => v.language);
     return [language, `${language}-${language}`].find((c) => codes.includes(c)) ?? codes.find((c) => c.startsWith(`${language}-`));
+  }
+
+  speaks(language: string): string | undefined {
+    return this.resolve(language) ? language : undefined;
+  }
+
+  /** A language is spoken by its own voice: the voice's language decides the accent. */
+  voiceFor(language: string): string {
+    return `espeak-${this.resolve(language)}`;
   }
 
   voices(): BuiltinVoice[] {

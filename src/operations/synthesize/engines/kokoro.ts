@@ -80,9 +80,12 @@ export interface KokoroOptions {
 }
 
 export class KokoroSynthesizer implements Synthesizer {
-  readonly engine = 'kokoro' as const;
+  readonly engine = 'kokoro';
   readonly modelId = 'kokoro-82m';
   readonly sampleRate = kokoroSampleRate;
+  readonly description = 'Kokoro-82M neural voice';
+  readonly neural = true;
+  readonly blends = true;
   private readonly voiceTables = new Map<string, Promise<Float32Array>>();
   private britishLexicon: Promise<EnglishLexicon> | undefined;
 
@@ -120,6 +123,15 @@ export class KokoroSynthesizer implements Synthesizer {
 
   defaultVoice(language: string): string | undefined {
     return defaultVoices[language];
+  }
+
+  speaks(language: string): string | undefined {
+    return defaultVoices[language] ? language : language === 'en' ? 'en-us' : language === 'pt' ? 'pt-br' : undefined;
+  }
+
+  /** Any of its voices speaks any of its languages (cross-lingually when made for another one). */
+  voiceFor(language: string, voiceId?: string): string {
+    return voiceId ?? defaultVoices[language]!;
   }
 
   /** Phoneme ids for a phoneme string (characters outside the vocabulary are dropped). */

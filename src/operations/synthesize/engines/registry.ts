@@ -1,0 +1,17 @@
+/**
+ * The speech engines, in order of preference: a language goes to the first engine that speaks it. Each loads from its
+ * catalog models in its own module, imported when it loads (an API-only node never imports onnxruntime).
+ */
+import type { EngineEntry } from '../../../models/loaded.js';
+import type { Synthesizer } from '../synthesizer.js';
+
+export const synthesisEngines: ReadonlyArray<EngineEntry<Synthesizer>> = [
+  {
+    id: 'kokoro-82m',
+    operations: ['tts'],
+    modelIds: ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon'],
+    load: async ({ dir, threads }) => (await import('./kokoro.js')).KokoroSynthesizer.load({ modelDir: dir('kokoro-82m'), voicesDir: dir('kokoro-voices'), lexiconDir: dir('misaki-lexicon'), threads }),
+    release: async (engine) => engine.close(),
+  },
+  { id: 'espeak-ng', operations: ['tts'], modelIds: [], load: async () => (await import('./espeak.js')).EspeakSynthesizer.load(), release: async (engine) => engine.close() },
+];
