@@ -9,7 +9,7 @@ import { loadavg } from 'node:os';
 import path from 'node:path';
 import { decodeFile } from '../src/audio/decode.js';
 import { WhisperModel, type WhisperDecodeOptions } from '../src/operations/transcribe/engines/whisper-native.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { characterLanguages, errorRate, type ErrorRate } from './lib/wer.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');

@@ -19,7 +19,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { transcribeFile } from '../src/operations/transcribe/pipeline.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { errorRate } from './lib/wer.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');

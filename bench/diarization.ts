@@ -12,7 +12,7 @@ import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import { DiarizationModels, OverlapDiarizer, overlapDistanceThreshold } from '../src/speakers/overlap-diarization.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { evalRecordings, generatedConversations, type DiarizedRecording } from './lib/conversations.js';
 import { diarizationErrorRate } from './lib/der.js';
 

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { buildTestApp, evalDir, multipartBody, type TestApp } from '../test/helpers/app.js';
 import { modelsDirWithoutDerived } from '../test/helpers/models.js';
 

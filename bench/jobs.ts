@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, startServerProcess, startWorkerProcess, type ServerProcess } from './lib/server-process.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { makeTempDir, sharedModelsDir } from '../test/helpers/app.js';
 import { Api, sleep, startReceiver, type Job } from '../test/helpers/jobs.js';
 import { startNetworkStore } from '../test/helpers/network-store.js';

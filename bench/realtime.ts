@@ -17,7 +17,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFile } from '../src/audio/decode.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { evalDir, makeTempDir, sharedModelsDir } from '../test/helpers/app.js';
 import { RealtimeClient, toPcm16 } from './lib/realtime-client.js';
 import { startServerProcess, waitUntilReady } from './lib/server-process.js';

@@ -8,7 +8,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { fixedKey, startServerProcess, waitUntilReady } from './lib/server-process.js';
 import { runSoak, thirdsOf } from './lib/soak.js';
 

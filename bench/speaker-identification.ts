@@ -25,7 +25,7 @@ import { ModelManager } from '../src/models/manager.js';
 import { cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { embedSpeakers, matchSpeakers, speechOfSpeakers, speechToEmbed, speakerMatchSimilarity } from '../src/speakers/identification.js';
 import { DiarizationModels, OverlapDiarizer } from '../src/speakers/overlap-diarization.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { buildConversation, conversationSampleRate as sampleRate, levelled, random, trimmed } from './lib/conversations.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');

@@ -14,8 +14,9 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { Config } from '../src/config.js';
 import { openStore } from '../src/storage/open.js';
-import type { JobRecord, Store } from '../src/storage/store.js';
-import { packageRoot } from '../src/version.js';
+import type { Store } from '../src/storage/store.js';
+import type { JobRecord } from '../src/core/records.js';
+import { packageRoot } from '../src/core/version.js';
 import { makeTempDir } from '../test/helpers/app.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 

@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config.js';
 import { createContainer } from '../src/container.js';
 import { transcribeFile } from '../src/operations/transcribe/pipeline.js';
 import { DiarizationModels, OverlapDiarizer } from '../src/speakers/overlap-diarization.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { diarizationErrorRate, parseRttm, parseUem } from './lib/der.js';
 import { errorRate } from './lib/wer.js';
 

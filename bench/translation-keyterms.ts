@@ -21,7 +21,7 @@ import { createContainer } from '../src/container.js';
 import type { Transcript } from '../src/operations/transcribe/formats.js';
 import { findKeyterms, snapKeyterms, snapRules } from '../src/operations/transcribe/keyterms.js';
 import { transcribeFile } from '../src/operations/transcribe/pipeline.js';
-import { packageRoot } from '../src/version.js';
+import { packageRoot } from '../src/core/version.js';
 import { chrf, chrfScore, chrfStatistics } from './lib/chrf.js';
 import { errorRate } from './lib/wer.js';
 

@@ -2,8 +2,10 @@
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { apiKeyPattern } from './auth/api-keys.js';
+import type { BlobConfig } from './storage/open.js';
 import { whisperEncoderChoices, type WhisperEncoderChoice } from './operations/transcribe/engines/registry.js';
-import { operations, type Operation } from './storage/store.js';
+import { operations, type Operation } from './core/records.js';
 
 export const roles = ['all', 'api', 'worker'] as const;
 export type Role = (typeof roles)[number];
@@ -75,9 +77,6 @@ export interface Config {
   logLevel: string;
 }
 
-export type BlobConfig =
-  | { kind: 'disk'; dir: string }
-  | { kind: 's3'; bucket: string; prefix: string; endpoint: string | null; region: string; forcePathStyle: boolean };
 
 export class ConfigError extends Error {}
 
@@ -148,7 +147,6 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
   };
 }
 
-export const apiKeyPattern = /^vx_[A-Za-z0-9_-]{43}$/;
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const host = env.VOXD_HOST?.trim() || '127.0.0.1';

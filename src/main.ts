@@ -1,6 +1,6 @@
 /** loadConfig -> serve. */
 import { ConfigError, loadConfig } from './config.js';
-import { createLogger } from './logger.js';
+import { createLogger } from './core/logger.js';
 import { serve } from './server.js';
 
 try {

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { scopes } from './storage/store.js';
+import { scopes } from './core/records.js';
 import type { Config } from './config.js';
 import { createContainer } from './container.js';
 import { buildApp, shuttingDown } from './http/app.js';

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { packageRoot } from '../../src/version.js';
+import { packageRoot } from '../../src/core/version.js';
 
 export interface ServerProcess {
   child: ChildProcess;

@@ -1,6 +1,6 @@
 /** Bytes on disk -> Waveform, through ffmpeg. */
 import { spawn } from 'node:child_process';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
 import { concatSamples, type Waveform } from './waveform.js';
 

@@ -1,7 +1,7 @@
 /** Waveform -> encoded bytes, through ffmpeg. Peak-safe: a waveform over full scale is scaled down, never clipped. */
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
 import { peak, type Waveform } from './waveform.js';
 

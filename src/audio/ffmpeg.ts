@@ -1,6 +1,6 @@
 /** The only place that starts ffmpeg/ffprobe child processes. */
 import { spawn } from 'node:child_process';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 
 export interface ProcessResult {
   stdout: Buffer;

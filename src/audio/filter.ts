@@ -1,5 +1,5 @@
 /** Runs an ffmpeg audio filter chain and resamples (SoX resampler) in one pass. */
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
 import type { Waveform } from './waveform.js';
 

@@ -1,6 +1,6 @@
 /** Admission checks for uploaded audio: runs before any operation, so limits hold even for operations without an engine. */
 import { stat } from 'node:fs/promises';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { audioTooLong, probeAudio, scanAudioSeconds, type AudioProbe } from './decode.js';
 
 export interface AudioInput {

@@ -5,7 +5,7 @@
  */
 import libsamplerate from '@alexanderolsen/libsamplerate-js';
 import alawmulaw from 'alawmulaw';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 
 export const liveInputFormats = ['pcm16', 'g711_ulaw', 'g711_alaw'] as const;
 export type LiveInputFormat = (typeof liveInputFormats)[number];

@@ -1,5 +1,5 @@
 /** Sample-rate conversion (SoX resampler inside ffmpeg: band-limited, high precision). */
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
 import type { Waveform } from './waveform.js';
 

@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { VoxError } from '../errors.js';
-import { packageRoot } from '../version.js';
+import { VoxError } from '../core/errors.js';
+import { packageRoot } from '../core/version.js';
 
 export interface WorldOptions {
   sampleRate: number;

@@ -1,9 +1,12 @@
 /** API keys: `vx_` + 32 random bytes (base64url). Only their SHA-256 is stored. */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { apiKeyPattern } from '../config.js';
-import { VoxError } from '../errors.js';
-import { scopes as allScopes, type ApiKeyRecord, type KeyRepository, type Scope } from '../storage/store.js';
-import { newWebhookSecret } from './webhook-secret.js';
+import { VoxError } from '../core/errors.js';
+import { type KeyRepository } from '../storage/store.js';
+import { scopes as allScopes, type ApiKeyRecord, type Scope } from '../core/records.js';
+import { newWebhookSecret } from '../core/webhook-secret.js';
+
+/** The accepted key format: `vx_` + 43 URL-safe base64 characters. */
+export const apiKeyPattern = /^vx_[A-Za-z0-9_-]{43}$/;
 
 export interface CreatedKey {
   /** The only time the key is visible. */

@@ -4,8 +4,9 @@
  * signing key is derived from the API key's stored hash, so every node sharing the database verifies them.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { VoxError } from '../errors.js';
-import type { ApiKeyRecord, KeyRepository, Scope } from '../storage/store.js';
+import { VoxError } from '../core/errors.js';
+import type { KeyRepository } from '../storage/store.js';
+import type { ApiKeyRecord, Scope } from '../core/records.js';
 
 export const clientSecretPrefix = 'ek_';
 /** What a client secret may do. */

@@ -1,9 +1,9 @@
 /** `voxd jobs list|get|cancel|wait`: a client of a running server's jobs API (--url, --key). */
 import { Command, Option } from 'commander';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import type { JobView } from '../jobs/service.js';
-import { jobStatuses, operations } from '../storage/store.js';
+import { jobStatuses, operations } from '../core/records.js';
 import { progressBar } from './progress.js';
 
 interface ServerOptions {

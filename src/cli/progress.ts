@@ -1,6 +1,6 @@
 /** A progress bar on stderr when it is a terminal (nothing otherwise, so pipes and logs stay clean). */
 import { SingleBar } from 'cli-progress';
-import type { Progress } from '../operations/context.js';
+import type { Progress } from '../core/operation-context.js';
 
 export interface ProgressBar {
   update(progress: Progress): void;

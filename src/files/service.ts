@@ -1,9 +1,10 @@
 /** Result files (e.g. separated stems): stored as blobs, downloadable by their owner until they expire. */
 import { randomUUID } from 'node:crypto';
 import { mayAccess } from '../auth/api-keys.js';
-import { VoxError } from '../errors.js';
-import type { OperationResult } from '../operations/context.js';
-import type { ApiKeyRecord, FileRecord, Store } from '../storage/store.js';
+import { VoxError } from '../core/errors.js';
+import type { OperationResult } from '../core/operation-context.js';
+import type { Store } from '../storage/store.js';
+import type { ApiKeyRecord, FileRecord } from '../core/records.js';
 
 export class FileService {
   constructor(

@@ -7,7 +7,7 @@ import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-s
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Container } from '../container.js';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { registerAuth } from './auth.js';
 import { clientErrorResponse, sendError } from './errors.js';
 import { fileRoutes } from './routes/files.js';
@@ -17,7 +17,7 @@ import { realtimeRoutes } from './routes/realtime.js';
 import { systemRoutes } from './routes/system.js';
 import { voiceRoutes } from './routes/voices.js';
 import { builtWebDir, webRoutes } from './routes/web.js';
-import { maxIdLength } from '../operations/contract-fields.js';
+import { maxIdLength } from '../core/contract-fields.js';
 import { errorEnvelope } from './schemas/common.js';
 import { registerUploads } from './uploads.js';
 

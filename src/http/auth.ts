@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance } from 'fastify';
 import type { ApiKeyService } from '../auth/api-keys.js';
 import { clientSecretPrefix, type ClientSecretService } from '../auth/client-secrets.js';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 
 export interface AuthOptions {
   apiKeys: ApiKeyService;

@@ -1,7 +1,7 @@
 /** What a route hands to an operation: who asks, the uploads, cancellation; and how an operation's result is sent. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
-import type { ApiKeyRecord, Scope } from '../storage/store.js';
+import type { InputFile, OperationContext, OperationResult } from '../core/operation-context.js';
+import type { ApiKeyRecord, Scope } from '../core/records.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,7 +1,7 @@
 /** Maps every error to the one envelope: {"error": {"type", "code", "message", "param", "request_id"}}. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
-import { VoxError, type ErrorCode } from '../errors.js';
+import { VoxError, type ErrorCode } from '../core/errors.js';
 
 interface AjvError {
   keyword: string;

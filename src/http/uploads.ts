@@ -5,8 +5,8 @@ import { createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
-import { VoxError } from '../errors.js';
-import type { InputFile } from '../operations/context.js';
+import { VoxError } from '../core/errors.js';
+import type { InputFile } from '../core/operation-context.js';
 import type { Scratch } from '../storage/store.js';
 
 /**

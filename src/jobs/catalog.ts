@@ -2,7 +2,7 @@
  * What a worker's engines offer (built-in voices, capabilities), published in the blob store when it starts, so that
  * API-only nodes, which load no models, can list voices, check a named voice and answer /v1/capabilities.
  */
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import type { BlobStore } from '../storage/store.js';
 import type { BuiltinVoiceSource, VoiceProfile } from '../voices/service.js';
 

@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { mayAccess } from '../auth/api-keys.js';
 import { admitAudio, uploadedFile, type AudioLimits } from '../audio/input.js';
-import { errorCatalogue, VoxError, type ErrorCode } from '../errors.js';
-import type { OperationContext, OperationResult } from '../operations/context.js';
+import { errorCatalogue, VoxError, type ErrorCode } from '../core/errors.js';
+import type { OperationContext, OperationResult } from '../core/operation-context.js';
 import type { OperationRunner, RunnerName } from '../operations/runners.js';
-import type { ApiKeyRecord, FinalJobStatus, JobError, JobInput, JobListQuery, JobOutcome, JobRecord, Operation, Store, WebhookDeliveryRecord } from '../storage/store.js';
+import type { JobListQuery, JobOutcome, Store } from '../storage/store.js';
+import type { ApiKeyRecord, FinalJobStatus, JobError, JobInput, JobRecord, Operation, WebhookDeliveryRecord } from '../core/records.js';
 import type { VoiceService } from '../voices/service.js';
 import { checkWebhookUrl, type WebhookAddressPolicy } from './webhook-address.js';
 

@@ -6,7 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 
 export interface WebhookAddressPolicy {
   /** VOXD_WEBHOOK_ALLOW_PRIVATE: loopback, private and link-local destinations allowed (tests, private deployments). */

@@ -7,8 +7,9 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import type { BaseLogger } from 'pino';
-import type { Metrics } from '../metrics.js';
-import type { Store, WebhookAttempt, WebhookDeliveryRecord } from '../storage/store.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Store } from '../storage/store.js';
+import type { WebhookAttempt, WebhookDeliveryRecord } from '../core/records.js';
 import { PollLoop } from './poll-loop.js';
 import { refusedRange, type WebhookAddressPolicy } from './webhook-address.js';
 

@@ -10,12 +10,13 @@ import { hostname } from 'node:os';
 import { pipeline } from 'node:stream/promises';
 import type { BaseLogger } from 'pino';
 import { contentTypes } from '../audio/encode.js';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import type { FileService } from '../files/service.js';
-import type { Metrics } from '../metrics.js';
-import type { InputFile, OperationContext, OperationResult, Progress } from '../operations/context.js';
+import type { Metrics } from '../core/metrics.js';
+import type { InputFile, OperationContext, OperationResult, Progress } from '../core/operation-context.js';
 import type { OperationRunner, RunnerName } from '../operations/runners.js';
-import type { ApiKeyRecord, JobRecord, LocalFile, Operation, Scratch, Store } from '../storage/store.js';
+import type { LocalFile, Scratch, Store } from '../storage/store.js';
+import type { ApiKeyRecord, JobRecord, Operation } from '../core/records.js';
 import { PollLoop } from './poll-loop.js';
 import { cancelledError, jobError, type JobService } from './service.js';
 

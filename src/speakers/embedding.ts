@@ -6,7 +6,7 @@
  * The front end reproduces Resemblyzer's, since the weights mean nothing otherwise: 16 kHz mono, volume raised to
  * -30 dBFS (never lowered), long silences trimmed, power (not log) mel spectrogram of 40 bands, 25 ms / 10 ms frames.
  */
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import { normalizeVolume } from '../audio/loudness.js';
 import { melSpectrogram } from '../audio/mel.js';
 import { energyVoiceFlags, trimLongSilences, type VoiceFlagger } from '../audio/silence.js';

@@ -13,11 +13,12 @@ import { clippedFraction, normalizeSpeech } from '../audio/loudness.js';
 import { speechSegments, type SileroVad } from '../audio/vad.js';
 import { concatSamples, durationSeconds, float32Bytes, float32FromBytes, rmsDb, type Waveform } from '../audio/waveform.js';
 import { mayAccess } from '../auth/api-keys.js';
-import { VoxError } from '../errors.js';
-import type { InputFile, OperationContext, OperationResult } from '../operations/context.js';
+import { VoxError } from '../core/errors.js';
+import type { InputFile, OperationContext, OperationResult } from '../core/operation-context.js';
 import type { CamppEncoder } from '../speakers/campplus.js';
 import { averageEmbedding, embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.js';
-import type { ApiKeyRecord, Scratch, Store, VoicePurpose, VoiceRecord } from '../storage/store.js';
+import type { Scratch, Store } from '../storage/store.js';
+import type { ApiKeyRecord, VoicePurpose, VoiceRecord } from '../core/records.js';
 import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
 
 export const referenceSampleRate = 16000;

@@ -10,7 +10,7 @@
  * (bench/speaker-identification.ts) same-speaker pairs score 0.57 and up and different speakers at most 0.36 (d' 6.8),
  * where GE2E leaves a gap of 0.04 (0.72 against 0.69, d' 5.1).
  */
-import { VoxError } from '../errors.js';
+import { VoxError } from '../core/errors.js';
 import type { CamppEncoder } from '../speakers/campplus.js';
 import { averageEmbedding, cosineSimilarity, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { OverlapDiarizer } from '../speakers/overlap-diarization.js';

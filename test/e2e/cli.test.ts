@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { test } from 'node:test';
 import yauzl from 'yauzl';
 import { loadConfig } from '../../src/config.js';
-import { packageRoot } from '../../src/version.js';
+import { packageRoot } from '../../src/core/version.js';
 import { evalDir, makeTempDir, sharedModelsDir } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { packageRoot } from '../../src/version.js';
+import { packageRoot } from '../../src/core/version.js';
 import { evalDir, makeTempDir, multipartBody } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { startServer, testKey, type ServerProcess } from '../helpers/server.js';

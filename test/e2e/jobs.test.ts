@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../bench/lib/server-process.js';
-import { packageRoot } from '../../src/version.js';
+import { packageRoot } from '../../src/core/version.js';
 import { Api, createKey, longSpeech, shortSpeech, startReceiver, type Job } from '../helpers/jobs.js';
 import { startServer, testKey, waitUntilReady, type ServerProcess } from '../helpers/server.js';
 

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContainer, type Container } from '../../src/container.js';
 import { buildApp } from '../../src/http/app.js';
-import type { Scope } from '../../src/storage/store.js';
-import { packageRoot } from '../../src/version.js';
+import type { Scope } from '../../src/core/records.js';
+import { packageRoot } from '../../src/core/version.js';
 
 export const sharedDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'));
 export const evalDir = path.join(sharedDir, 'eval');

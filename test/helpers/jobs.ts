@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { packageRoot } from '../../src/version.js';
+import { packageRoot } from '../../src/core/version.js';
 import { evalDir, makeTempDir, sharedModelsDir } from './app.js';
 
 const run = promisify(execFile);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { VoxError } from '../../src/errors.js';
-import { Scheduler } from '../../src/jobs/scheduler.js';
-import { Metrics } from '../../src/metrics.js';
+import { VoxError } from '../../src/core/errors.js';
+import { Scheduler } from '../../src/core/scheduler.js';
+import { Metrics } from '../../src/core/metrics.js';
 
 function gate(): { promise: Promise<void>; open: () => void } {
   let open = (): void => undefined;

@@ -7,7 +7,7 @@ import { retryDelayMilliseconds, WebhookSender } from '../../src/jobs/webhooks.j
 import { openSqliteStore } from '../../src/storage/sql/sqlite.js';
 import { ApiKeyService } from '../../src/auth/api-keys.js';
 import { makeTempDir } from '../helpers/app.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/core/logger.js';
 
 describe('webhook addresses', () => {
   test('loopback, private, link-local, unique-local, mapped and unspecified addresses are refused; public ones pass', () => {

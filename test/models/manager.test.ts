@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import * as tar from 'tar';
-import { VoxError } from '../../src/errors.js';
+import { VoxError } from '../../src/core/errors.js';
 import { catalog, type ModelSpec } from '../../src/models/catalog.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { makeTempDir, sharedModelsDir } from '../helpers/app.js';

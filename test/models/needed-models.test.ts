@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findModel } from '../../src/models/catalog.js';
-import { packageRoot } from '../../src/version.js';
+import { packageRoot } from '../../src/core/version.js';
 import { buildTestApp, makeTempDir } from '../helpers/app.js';
 import { modelFile, testModelsDir } from '../helpers/models.js';
 

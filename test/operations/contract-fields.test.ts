@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { VoxError } from '../../src/errors.js';
-import { contractFields } from '../../src/operations/contract-fields.js';
+import { VoxError } from '../../src/core/errors.js';
+import { contractFields } from '../../src/core/contract-fields.js';
 import { synthesizeContract } from '../../src/operations/synthesize/contract.js';
 import { transcribeFields } from '../../src/operations/transcribe/contract.js';
 

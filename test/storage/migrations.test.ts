@@ -12,7 +12,8 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { openStore } from '../../src/storage/open.js';
 import { openSqliteStore } from '../../src/storage/sql/sqlite.js';
-import type { ApiKeyRecord, FileRecord, JobRecord, Store, VoiceRecord, WebhookDeliveryRecord } from '../../src/storage/store.js';
+import type { Store } from '../../src/storage/store.js';
+import type { ApiKeyRecord, FileRecord, JobRecord, VoiceRecord, WebhookDeliveryRecord } from '../../src/core/records.js';
 import { makeTempDir } from '../helpers/app.js';
 import { startPostgres } from '../helpers/postgres.js';
 

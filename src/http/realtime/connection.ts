@@ -7,8 +7,8 @@ import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck, type ValueError } from '@sinclair/typebox/compiler';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RawData, WebSocket } from 'ws';
-import { VoxError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
+import { VoxError } from '../../core/errors.js';
+import type { Metrics } from '../../core/metrics.js';
 import { toVoxError } from '../errors.js';
 
 /** Close codes (4000-4999 are the application's; the last three digits follow HTTP). */

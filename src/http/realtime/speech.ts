@@ -9,10 +9,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { outputSampleRate as outputSampleRateOf, startEncoder, type StreamingEncoder } from '../../audio/encode.js';
 import { livePcmEncoder, type LivePcmEncoder } from '../../audio/live-audio.js';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import type { SynthesisService } from '../../operations/synthesize/service.js';
 import { takeSpeakable, type SpeechStream, type SpeechStreamFormat } from '../../operations/synthesize/speech-stream.js';
-import type { ApiKeyRecord } from '../../storage/store.js';
+import type { ApiKeyRecord } from '../../core/records.js';
 import { speechClientEvents, type SpeechClientEvent } from '../schemas/realtime.js';
 import { closeCodes, errorFields, eventParser, RealtimeConnection, type RealtimeShared } from './connection.js';
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { decodeBase64Audio, liveAudioDecoder, type LiveAudioDecoder, type LiveInputFormat } from '../../audio/live-audio.js';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import { liveSampleRate, type LiveEvent, type LiveTranscriptionSession, type LiveTranscriptionSettings } from '../../operations/live-transcription/session.js';
 import { defaultLiveSettings, type LiveTranscriptionService } from '../../operations/live-transcription/service.js';
 import { clientEvents, type ClientEvent, type TranscriptionSessionFields } from '../schemas/realtime.js';

@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { FileService } from '../../files/service.js';
 import { contentTypes } from '../../audio/encode.js';
 import { requestContext, sendResult } from '../context.js';
-import { maxIdLength } from '../../operations/contract-fields.js';
+import { maxIdLength } from '../../core/contract-fields.js';
 import { binaryContent, errorResponses, keyedErrors } from '../schemas/common.js';
 
 export const fileRoutes: FastifyPluginAsync<{ files: FileService }> = async (app, { files }) => {

@@ -1,8 +1,8 @@
 /** Realtime sockets (live transcription) and the client secrets that open them from browsers. */
 import type { FastifyPluginAsync } from 'fastify';
 import type { ClientSecretService } from '../../auth/client-secrets.js';
-import { unsupportedValue, VoxError } from '../../errors.js';
-import type { Metrics } from '../../metrics.js';
+import { unsupportedValue, VoxError } from '../../core/errors.js';
+import type { Metrics } from '../../core/metrics.js';
 import type { LiveTranscriptionService } from '../../operations/live-transcription/service.js';
 import type { SynthesisService } from '../../operations/synthesize/service.js';
 import { requestContext } from '../context.js';

@@ -1,13 +1,10 @@
 /** Health, readiness, capabilities, metrics. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Metrics } from '../../metrics.js';
+import type { Metrics } from '../../core/metrics.js';
+import type { Readiness } from '../../models/loaded.js';
 import { errorResponses, keyedErrors, openObject } from '../schemas/common.js';
 
-export interface Readiness {
-  ready: boolean;
-  models: Array<{ id: string; operations: string[]; loaded: boolean; error?: string }>;
-}
 
 export interface SystemRoutesOptions {
   version: string;

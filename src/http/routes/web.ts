@@ -3,8 +3,8 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync } from 'fastify';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { VoxError } from '../../errors.js';
-import { packageRoot } from '../../version.js';
+import { VoxError } from '../../core/errors.js';
+import { packageRoot } from '../../core/version.js';
 
 export const builtWebDir = path.join(packageRoot, 'web', 'dist');
 

@@ -1,7 +1,7 @@
 /** Jobs: the fields that turn an operation call into a job, the job object, and the jobs routes' parameters. */
 import { Type, type Static } from '@sinclair/typebox';
-import { jobStatuses, operations } from '../../storage/store.js';
-import { maxIdLength } from '../../operations/contract-fields.js';
+import { jobStatuses, operations } from '../../core/records.js';
+import { maxIdLength } from '../../core/contract-fields.js';
 import { openObject } from './common.js';
 
 /** Spread into every operation body: any of them may run as a job. */

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { maxIdLength, maxLanguageLength } from '../../operations/contract-fields.js';
+import { maxIdLength, maxLanguageLength } from '../../core/contract-fields.js';
 import { binaryContent, openObject } from './common.js';
-import { voicePurposes, type VoicePurpose } from '../../storage/store.js';
+import { voicePurposes, type VoicePurpose } from '../../core/records.js';
 
 const fileField = Type.String({ format: 'binary' });
 

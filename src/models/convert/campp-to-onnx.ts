@@ -10,7 +10,7 @@
  * Output bytes are deterministic for a given checkpoint, so the catalog verifies them by sha256.
  */
 import { writeFile } from 'node:fs/promises';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import { encodeModel, floatValueInfo, GraphBuilder, intAttribute, intsAttribute, node, onnx } from './onnx-graph.js';
 import { readTorchZipStateDict, type NamedTensor } from './torch-legacy.js';
 

@@ -7,7 +7,7 @@
  * the catalog can verify it by sha256.
  */
 import { writeFile } from 'node:fs/promises';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import { encodeModel, floatTensor, floatValueInfo, intAttribute, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
 import { readLegacyTorchStateDict, type NamedTensor } from './torch-legacy.js';
 

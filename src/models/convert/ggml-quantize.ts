@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { access, constants, rename } from 'node:fs/promises';
 import path from 'node:path';
-import { packageRoot } from '../../version.js';
+import { packageRoot } from '../../core/version.js';
 
 export const whisperQuantizePath = path.join(packageRoot, 'native/build/whisper-quantize');
 

@@ -14,7 +14,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import yauzl from 'yauzl';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import { encodeModel, floatTensor, floatValueInfo, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
 import { readPickledNumpyArrays, type NamedTensor } from './torch-legacy.js';
 

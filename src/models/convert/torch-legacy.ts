@@ -11,7 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import yauzl from 'yauzl';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 
 const legacyMagicNumber = 0x1950a86a20f9469cfc6cn;
 const legacyProtocolVersion = 1001;

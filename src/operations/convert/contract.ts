@@ -1,7 +1,7 @@
 /** What voice conversion takes. */
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats } from '../../audio/encode.js';
-import { closedSet, fileField, maxIdLength, sampleRateField } from '../contract-fields.js';
+import { closedSet, fileField, maxIdLength, sampleRateField } from '../../core/contract-fields.js';
 
 export const convertContract = Type.Object({
   audio: fileField('Recording to re-voice.'),

@@ -5,12 +5,12 @@ import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, type Audi
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import { resample } from '../../audio/resample.js';
 import type { Waveform } from '../../audio/waveform.js';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import type { FileService } from '../../files/service.js';
-import type { OperationContext, OperationResult } from '../context.js';
-import type { Scheduler } from '../../jobs/scheduler.js';
-import type { Metrics } from '../../metrics.js';
-import type { ApiKeyRecord } from '../../storage/store.js';
+import type { OperationContext, OperationResult } from '../../core/operation-context.js';
+import type { Scheduler } from '../../core/scheduler.js';
+import type { Metrics } from '../../core/metrics.js';
+import type { ApiKeyRecord } from '../../core/records.js';
 import { cosineSimilarity, embeddingSampleRate, type SpeakerEncoder } from '../../speakers/embedding.js';
 import type { DerivedAtCreation, VoiceService } from '../../voices/service.js';
 import type { ConvertFields } from './contract.js';

@@ -3,7 +3,7 @@
  * (at profile creation) into `TargetProfileStats`, which the caller stores with the profile and passes back to `convert`.
  * The interface holds for a neural converter too: its stats would carry e.g. a speaker embedding or reference features.
  */
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import type { Waveform } from '../../audio/waveform.js';
 
 /** Engine-specific statistics of a target voice: plain numbers plus named Float32Array blobs. */

@@ -1,7 +1,7 @@
 /** Opens live transcription sessions: the engines they share, and the settings a client may choose. */
 import type { SileroVad } from '../../audio/vad.js';
-import { unsupportedValue, VoxError } from '../../errors.js';
-import type { Scheduler } from '../../jobs/scheduler.js';
+import { unsupportedValue, VoxError } from '../../core/errors.js';
+import type { Scheduler } from '../../core/scheduler.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
 import { baseLanguage, whisperLanguages } from '../transcribe/languages.js';
 import type { Transcriber } from '../transcribe/transcriber.js';

@@ -10,8 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SileroVad, VadStream } from '../../audio/vad.js';
 import { vadWindowSamples } from '../../audio/vad.js';
-import { VoxError } from '../../errors.js';
-import type { Scheduler } from '../../jobs/scheduler.js';
+import { VoxError } from '../../core/errors.js';
+import type { Scheduler } from '../../core/scheduler.js';
 import { SampleWindow } from '../transcribe/chunks.js';
 import { scriptConverter } from '../transcribe/script.js';
 import type { ChunkTranscript, Transcriber } from '../transcribe/transcriber.js';

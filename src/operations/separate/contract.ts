@@ -1,6 +1,6 @@
 /** What separation takes. */
 import { Type, type Static } from '@sinclair/typebox';
-import { closedSet, fileField, sampleRateField } from '../contract-fields.js';
+import { closedSet, fileField, sampleRateField } from '../../core/contract-fields.js';
 
 export const stemFormats = ['wav', 'flac', 'mp3', 'opus'] as const;
 export type StemFormat = (typeof stemFormats)[number];

@@ -1,7 +1,7 @@
 /** What speech synthesis takes: our fields, and OpenAI's speech body (an alias onto ours). */
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats } from '../../audio/encode.js';
-import { closedSet, maxIdLength, maxLanguageLength, sampleRateField } from '../contract-fields.js';
+import { closedSet, maxIdLength, maxLanguageLength, sampleRateField } from '../../core/contract-fields.js';
 import { emotions } from './emotion.js';
 
 export const maxTextCharacters = 5000;

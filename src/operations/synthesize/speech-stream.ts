@@ -2,8 +2,8 @@
  * Speech for text that arrives in pieces (an LLM's output on a socket): the text is cut where a clause or sentence is
  * complete, and each cut is spoken by one voice plan chosen when the stream opened.
  */
-import type { Scheduler } from '../../jobs/scheduler.js';
-import type { Metrics } from '../../metrics.js';
+import type { Scheduler } from '../../core/scheduler.js';
+import type { Metrics } from '../../core/metrics.js';
 import { minSpokenClauseCharacters } from './text/sentences.js';
 import type { SynthesizedChunk } from './synthesizer.js';
 

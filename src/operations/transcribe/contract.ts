@@ -1,6 +1,6 @@
 /** What a transcription takes: our fields, and OpenAI's transcription and translation forms (aliases onto ours). */
 import { Type, type Static } from '@sinclair/typebox';
-import { closedSet, fileField, maxIdLength, maxLanguageLength } from '../contract-fields.js';
+import { closedSet, fileField, maxIdLength, maxLanguageLength } from '../../core/contract-fields.js';
 import { maxKeytermCharacters, maxKeyterms } from './keyterms.js';
 
 export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;

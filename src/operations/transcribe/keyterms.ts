@@ -3,7 +3,7 @@
  * snaps near-miss spellings in the transcript to them, and the transcript reports which of them it holds.
  */
 import { pinyin } from 'pinyin-pro';
-import { VoxError } from '../../errors.js';
+import { VoxError } from '../../core/errors.js';
 import type { FoundKeyterm, TranscriptSegment, TranscriptWord } from './formats.js';
 
 export const maxKeyterms = 100;

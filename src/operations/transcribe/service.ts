@@ -1,12 +1,12 @@
 /** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions and /v1/audio/translations. */
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import type { SileroVad } from '../../audio/vad.js';
-import { unsupportedValue, VoxError } from '../../errors.js';
-import type { OperationContext, OperationResult } from '../context.js';
-import type { Scheduler } from '../../jobs/scheduler.js';
-import type { Metrics } from '../../metrics.js';
+import { unsupportedValue, VoxError } from '../../core/errors.js';
+import type { OperationContext, OperationResult } from '../../core/operation-context.js';
+import type { Scheduler } from '../../core/scheduler.js';
+import type { Metrics } from '../../core/metrics.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
-import type { VoiceRecord } from '../../storage/store.js';
+import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
 import { parseKeyterms } from './keyterms.js';

@@ -5,7 +5,7 @@
  */
 import type { CamppEncoder } from '../../speakers/campplus.js';
 import { embedSpeakers, matchSpeakers, speechOfSpeakers, speechToEmbed } from '../../speakers/identification.js';
-import type { VoiceRecord } from '../../storage/store.js';
+import type { VoiceRecord } from '../../core/records.js';
 import type { Transcript } from './formats.js';
 import type { SpeakerTurn } from './pipeline.js';
 

@@ -2,8 +2,8 @@
  * The five tables, each declared once: its columns (SQL name, portable type, nullability), which record field each one
  * holds, and its indexes; then the schema's history. The dialects (dialect.ts) turn these into DDL and row mappers.
  */
-import { newWebhookSecret } from '../../auth/webhook-secret.js';
-import type { ApiKeyRecord, FileRecord, JobRecord, VoiceRecord, WebhookDeliveryRecord } from '../store.js';
+import { newWebhookSecret } from '../../core/webhook-secret.js';
+import type { ApiKeyRecord, FileRecord, JobRecord, VoiceRecord, WebhookDeliveryRecord } from '../../core/records.js';
 
 /**
  * Portable column types. `id`: the text primary key (compared byte-wise on every backend); `bigint`: integers that may

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
-import { packageRoot } from '../../../src/version.js';
+import { packageRoot } from '../../../src/core/version.js';
 import { evalDir } from '../../helpers/app.js';
 import { modelFile } from '../../helpers/models.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { VoxError } from '../../../src/errors.js';
+import { VoxError } from '../../../src/core/errors.js';
 import type { TranscriptSegment } from '../../../src/operations/transcribe/formats.js';
 import { decodingPrompt, estimatedTokens, findKeyterms, parseKeyterms, promptTokenBudget, repeatsItself, snapKeyterms } from '../../../src/operations/transcribe/keyterms.js';
 

@@ -7,10 +7,10 @@ import { before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { errorRate } from '../../../bench/lib/wer.js';
 import { decodeFile } from '../../../src/audio/decode.js';
-import { VoxError } from '../../../src/errors.js';
+import { VoxError } from '../../../src/core/errors.js';
 import { WhisperModel, type WhisperEncoder, type WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { OnnxWhisperEncoder } from '../../../src/operations/transcribe/engines/whisper-onnx-encoder.js';
-import { packageRoot } from '../../../src/version.js';
+import { packageRoot } from '../../../src/core/version.js';
 import { evalDir, sharedModelsDir } from '../../helpers/app.js';
 import { modelFile, whisperBaseEncoder } from '../../helpers/models.js';
 

@@ -52,7 +52,7 @@ import { bandBins, CepstralSmoother, warpEnvelope, warpSourcePositions } from '.
 import { resample } from '../../../audio/resample.js';
 import { frameCount, peak, toMono, type Waveform } from '../../../audio/waveform.js';
 import type { World, WorldAnalysis, WorldOptions } from '../../../audio/world.js';
-import { VoxError } from '../../../errors.js';
+import { VoxError } from '../../../core/errors.js';
 import { averageEmbedding, cosineSimilarity } from '../../../speakers/embedding.js';
 import type { ConversionResult, ConvertOptions, TargetProfileStats, VoiceConverter } from '../voice-converter.js';
 

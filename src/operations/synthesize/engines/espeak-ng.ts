@@ -3,7 +3,7 @@
  * the synthesis engine for every language Kokoro lacks.
  */
 import { runProcess } from '../../../audio/ffmpeg.js';
-import { VoxError } from '../../../errors.js';
+import { VoxError } from '../../../core/errors.js';
 
 export interface EspeakVoiceInfo {
   /** espeak-ng language code (`de`, `en-gb-scotland`, `cmn`). */

@@ -7,7 +7,7 @@
 import { filterAndResample, parsePcm16Wav } from '../../../audio/filter.js';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
 import { trimEdgeSilence } from '../../../audio/silence.js';
-import { VoxError } from '../../../errors.js';
+import { VoxError } from '../../../core/errors.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';

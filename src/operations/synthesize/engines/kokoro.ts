@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
 import { trimEdgeSilence } from '../../../audio/silence.js';
-import { VoxError } from '../../../errors.js';
+import { VoxError } from '../../../core/errors.js';
 import { kokoroVoiceNames } from '../../../models/catalog.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';

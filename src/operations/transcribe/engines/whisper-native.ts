@@ -15,8 +15,8 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { VoxError } from '../../../errors.js';
-import { packageRoot } from '../../../version.js';
+import { VoxError } from '../../../core/errors.js';
+import { packageRoot } from '../../../core/version.js';
 
 export interface WhisperToken {
   id: number;

@@ -1,6 +1,6 @@
 /** What every adapter (HTTP route, job worker, CLI) hands an operation, and the output it renders. */
 import type { BaseLogger } from 'pino';
-import type { ApiKeyRecord } from '../storage/store.js';
+import type { ApiKeyRecord } from './records.js';
 
 /** An input file on local disk (an upload being handled, a job's input fetched from the blob store, a CLI argument). */
 export interface InputFile {

@@ -3,9 +3,9 @@
  * Short inputs never wait behind long ones; a full queue is answered with 503 + Retry-After instead of piling up.
  */
 import PQueue from 'p-queue';
-import { VoxError } from '../errors.js';
-import type { Metrics } from '../metrics.js';
-import { operations, type Operation } from '../storage/store.js';
+import { VoxError } from './errors.js';
+import type { Metrics } from './metrics.js';
+import { operations, type Operation } from './records.js';
 
 type Lane = 'short' | 'long';
 

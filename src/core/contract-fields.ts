@@ -4,7 +4,7 @@
  */
 import { Kind, Type, TypeRegistry, type Static, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { VoxError } from '../errors.js';
+import { VoxError } from './errors.js';
 
 /** Longest id (voices, jobs, files; also the longest path parameter the router accepts); ids are far shorter. */
 export const maxIdLength = 100;
