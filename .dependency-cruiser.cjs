@@ -24,7 +24,13 @@ module.exports = {
       from: { path: layer.paths },
       to: { path: layers.slice(index + 1).flatMap((higher) => higher.paths) },
     })),
-    { name: 'no-circular', comment: 'imports do not go round in a circle', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
+    {
+      name: 'no-circular',
+      comment: 'imports do not go round in a circle',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
     {
       name: 'in-layers',
       comment: 'every module of src/ belongs to a layer above',

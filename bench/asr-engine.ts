@@ -17,11 +17,35 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
   asr: Array<{ id: string; audio: string; language: string; transcript: string; duration_s: number }>;
 };
 const threads = Number(process.env.BENCH_THREADS ?? 2);
-const decoding: Omit<WhisperDecodeOptions, 'language'> = { threads, beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 0.6, noContext: true, suppressNonSpeech: true };
+const decoding: Omit<WhisperDecodeOptions, 'language'> = {
+  threads,
+  beamSize: 5,
+  bestOf: 5,
+  temperatureIncrement: 0.2,
+  entropyThreshold: 2.4,
+  logprobThreshold: -1,
+  noSpeechThreshold: 0.6,
+  noContext: true,
+  suppressNonSpeech: true,
+};
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
 
-const clips = await Promise.all(manifest.asr.map(async (entry) => ({ entry, samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate: 16000, channels: 1 })).samples })));
-interface Row { id: string; language: string; metric: 'wer' | 'cer'; error: ErrorRate; autoError: ErrorRate; detected: string; detectedProbability: number; text: string }
+const clips = await Promise.all(
+  manifest.asr.map(async (entry) => ({
+    entry,
+    samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate: 16000, channels: 1 })).samples,
+  })),
+);
+interface Row {
+  id: string;
+  language: string;
+  metric: 'wer' | 'cer';
+  error: ErrorRate;
+  autoError: ErrorRate;
+  detected: string;
+  detectedProbability: number;
+  text: string;
+}
 const results: Record<string, unknown> = {};
 for (const modelPath of process.argv.slice(2)) {
   const model = await WhisperModel.load(modelPath);
@@ -38,8 +62,14 @@ for (const modelPath of process.argv.slice(2)) {
     cpuSeconds += (cpu.user + cpu.system) / 1e6;
     audioSeconds += samples.length / 16000;
     const auto = await model.transcribe(samples, { ...decoding, language: 'auto' });
-    const text = given.segments.map((s) => s.text).join('').trim();
-    const autoText = auto.segments.map((s) => s.text).join('').trim();
+    const text = given.segments
+      .map((s) => s.text)
+      .join('')
+      .trim();
+    const autoText = auto.segments
+      .map((s) => s.text)
+      .join('')
+      .trim();
     rows.push({
       id: entry.id,
       language: entry.language,
@@ -69,8 +99,21 @@ for (const modelPath of process.argv.slice(2)) {
     // Wall-clock RTF depends on what else runs on the machine; CPU time per audio second does much less.
     cpu_seconds_per_audio_second: round(cpuSeconds / audioSeconds, 3),
     load_average_1min: round(loadavg()[0]!, 2),
-    utterances: rows.map((r) => ({ id: r.id, language: r.language, [r.metric]: round(r.error.rate), [`${r.metric}_auto`]: round(r.autoError.rate), detected: r.detected, detected_probability: r.detectedProbability, text: r.text })),
+    utterances: rows.map((r) => ({
+      id: r.id,
+      language: r.language,
+      [r.metric]: round(r.error.rate),
+      [`${r.metric}_auto`]: round(r.autoError.rate),
+      detected: r.detected,
+      detected_probability: r.detectedProbability,
+      text: r.text,
+    })),
   };
 }
-writeFileSync(path.join(packageRoot, 'bench/results/asr-engine.json'), `${JSON.stringify({ date: new Date().toISOString(), decoding, results }, null, 1)}\n`);
-process.stdout.write(`${JSON.stringify(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { ...(v as object), utterances: undefined }])), null, 1)}\n`);
+writeFileSync(
+  path.join(packageRoot, 'bench/results/asr-engine.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), decoding, results }, null, 1)}\n`,
+);
+process.stdout.write(
+  `${JSON.stringify(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, { ...(v as object), utterances: undefined }])), null, 1)}\n`,
+);

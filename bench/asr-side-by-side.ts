@@ -32,31 +32,59 @@ const fasterWhisperModel = process.env.FASTER_WHISPER_MODEL;
 const round = (v: number, digits = 3): number => Math.round(v * 10 ** digits) / 10 ** digits;
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-interface Input { name: string; file: string; transcript?: string }
+interface Input {
+  name: string;
+  file: string;
+  transcript?: string;
+}
 
 function concatenate(name: string, parts: Array<{ audio: string }>, seconds?: number): string {
   const target = path.join(tmpdir(), `voxd-side-by-side-${name}.wav`);
   const inputs = parts.flatMap((p) => ['-i', p.audio]);
   const padded = parts.map((_, i) => `[${i}:a]aformat=sample_rates=16000:channel_layouts=mono,apad=pad_dur=0.5[a${i}]`).join(';');
   const filter = `${padded};${parts.map((_, i) => `[a${i}]`).join('')}concat=n=${parts.length}:v=0:a=1[out]`;
-  execFileSync('ffmpeg', ['-v', 'error', '-y', ...inputs, '-filter_complex', filter, '-map', '[out]', ...(seconds ? ['-t', String(seconds)] : []), target]);
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    ...inputs,
+    '-filter_complex',
+    filter,
+    '-map',
+    '[out]',
+    ...(seconds ? ['-t', String(seconds)] : []),
+    target,
+  ]);
   return target;
 }
 
 function inputs(): Input[] {
-  const english = manifest.asr.filter((e) => e.language === 'en').map((e) => ({ audio: path.join(evalDir, e.audio), transcript: e.transcript, seconds: e.duration_s }));
+  const english = manifest.asr
+    .filter((e) => e.language === 'en')
+    .map((e) => ({ audio: path.join(evalDir, e.audio), transcript: e.transcript, seconds: e.duration_s }));
   const roundSeconds = english.reduce((sum, e) => sum + e.seconds + 0.5, 0);
   const repeats = Math.floor(600 / roundSeconds);
   const long = Array.from({ length: repeats }, () => english).flat();
   const stm = readFileSync(path.join(evalDir, 'diar/pyannote/sample.stm'), 'utf8').trim().split('\n');
-  const telephone = { audio: path.join(evalDir, 'diar/pyannote/sample.wav'), transcript: stm.map((line) => line.split(/\s+/).slice(5).join(' ')).join(' ') };
+  const telephone = {
+    audio: path.join(evalDir, 'diar/pyannote/sample.wav'),
+    transcript: stm.map((line) => line.split(/\s+/).slice(5).join(' ')).join(' '),
+  };
   const jfk = english.find((e) => e.audio.endsWith('jfk.wav'))!;
   const ldc = english.find((e) => e.audio.endsWith('LDC93S1.wav'))!;
   const oneSecond = path.join(tmpdir(), 'voxd-side-by-side-1s.wav');
   execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', ldc.audio, '-t', '1', '-ac', '1', '-ar', '16000', oneSecond]);
   return [
-    { name: `${Math.round((repeats * roundSeconds) / 60)} min, repeated utterances`, file: concatenate('long', long), transcript: long.map((p) => p.transcript).join(' ') },
-    { name: 'not repeated (67 s)', file: concatenate('not-repeated', [...english, telephone]), transcript: [...english, telephone].map((p) => p.transcript).join(' ') },
+    {
+      name: `${Math.round((repeats * roundSeconds) / 60)} min, repeated utterances`,
+      file: concatenate('long', long),
+      transcript: long.map((p) => p.transcript).join(' '),
+    },
+    {
+      name: 'not repeated (67 s)',
+      file: concatenate('not-repeated', [...english, telephone]),
+      transcript: [...english, telephone].map((p) => p.transcript).join(' '),
+    },
     { name: '11 s clip (JFK)', file: jfk.audio, transcript: jfk.transcript },
     { name: '1 s clip (LDC93S1, first second)', file: oneSecond },
   ];
@@ -71,7 +99,8 @@ function timed(command: string, args: string[]): { cpuSeconds: number; wallSecon
   return { cpuSeconds: user + system, wallSeconds: wall, stdout: child.stdout };
 }
 
-const voxdCli = (file: string) => timed(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'transcribe', file, '--language', 'en', '--format', 'text']);
+const voxdCli = (file: string) =>
+  timed(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'transcribe', file, '--language', 'en', '--format', 'text']);
 
 const fasterWhisperScript = `
 import sys
@@ -80,7 +109,8 @@ model = WhisperModel(sys.argv[1], device='cpu', compute_type='int8', cpu_threads
 segments, _ = model.transcribe(sys.argv[2], language='en', beam_size=5, word_timestamps=True, vad_filter=True)
 print(' '.join(s.text.strip() for s in segments))
 `;
-const fasterWhisper = (file: string, threads: number) => timed(fasterWhisperPython!, ['-c', fasterWhisperScript, fasterWhisperModel!, file, String(threads)]);
+const fasterWhisper = (file: string, threads: number) =>
+  timed(fasterWhisperPython!, ['-c', fasterWhisperScript, fasterWhisperModel!, file, String(threads)]);
 
 const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent', VOXD_DATA_DIR: path.join(tmpdir(), 'voxd-bench') });
 const rows: Array<Record<string, unknown>> = [];
@@ -91,17 +121,26 @@ for (const input of inputs()) {
     voxd.push(voxdCli(input.file));
     if (fasterWhisperPython && fasterWhisperModel) reference.push(fasterWhisper(input.file, config.inferenceThreads));
   }
-  const summary = (runs: Array<ReturnType<typeof timed>>) => runs.length === 0 ? undefined : {
-    cpu_seconds: round(median(runs.map((r) => r.cpuSeconds)), 2),
-    wall_seconds: round(median(runs.map((r) => r.wallSeconds)), 2),
-    ...(input.transcript ? { wer: round(errorRate(input.transcript, runs.at(-1)!.stdout, 'en').rate, 4) } : {}),
-  };
+  const summary = (runs: Array<ReturnType<typeof timed>>) =>
+    runs.length === 0
+      ? undefined
+      : {
+          cpu_seconds: round(median(runs.map((r) => r.cpuSeconds)), 2),
+          wall_seconds: round(median(runs.map((r) => r.wallSeconds)), 2),
+          ...(input.transcript ? { wer: round(errorRate(input.transcript, runs.at(-1)!.stdout, 'en').rate, 4) } : {}),
+        };
   const voxdSummary = summary(voxd)!;
   const referenceSummary = summary(reference);
   const row: Record<string, unknown> = {
     input: input.name,
     voxd_cli: voxdSummary,
-    ...(referenceSummary ? { faster_whisper_int8: referenceSummary, cpu_ratio: round(voxdSummary.cpu_seconds / referenceSummary.cpu_seconds), wall_ratio: round(voxdSummary.wall_seconds / referenceSummary.wall_seconds) } : {}),
+    ...(referenceSummary
+      ? {
+          faster_whisper_int8: referenceSummary,
+          cpu_ratio: round(voxdSummary.cpu_seconds / referenceSummary.cpu_seconds),
+          wall_ratio: round(voxdSummary.wall_seconds / referenceSummary.wall_seconds),
+        }
+      : {}),
   };
   rows.push(row);
   process.stdout.write(`${JSON.stringify(row)}\n`);
@@ -129,5 +168,14 @@ const previous = JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string,
 // One entry per voxd model and encoder, so runs with VOXD_ASR_MODEL=whisper-base-q8_0 or VOXD_ASR_ENCODER=onnx-int8 and
 // the default sit side by side.
 const entry = config.asrEncoder === 'onnx' ? config.asrModel : `${config.asrModel} (${config.asrEncoder} encoder)`;
-const sideBySide = { ...(previous.side_by_side as Record<string, unknown> | undefined), [entry]: { measured_at: new Date().toISOString(), threads: config.inferenceThreads, rounds, load_average_1min: round(loadavg()[0]!, 2), rows } };
+const sideBySide = {
+  ...(previous.side_by_side as Record<string, unknown> | undefined),
+  [entry]: {
+    measured_at: new Date().toISOString(),
+    threads: config.inferenceThreads,
+    rounds,
+    load_average_1min: round(loadavg()[0]!, 2),
+    rows,
+  },
+};
 writeFileSync(resultsPath, `${JSON.stringify({ ...previous, side_by_side: sideBySide }, null, 2)}\n`);

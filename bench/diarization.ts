@@ -26,13 +26,25 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
 const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' });
 const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
 const [segmentationDir, camppDir] = await Promise.all([models.pull('pyannote-segmentation-3'), models.pull('campplus')]);
-const diarizationModels = await DiarizationModels.load({ segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') }, { threads: 1 });
+const diarizationModels = await DiarizationModels.load(
+  { segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') },
+  { threads: 1 },
+);
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
 const sampleRate = 16000;
 
 const thresholds = [0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7];
 const files: DiarizedRecording[] = [...(await evalRecordings(evalDir, manifest)), ...(await generatedConversations(evalDir, manifest))];
-const rows: Array<{ id: string; seconds: number; cpuSeconds: number; der: Map<number, number>; derGivenCount: number; speakersFound: Map<number, number>; speakers: number; overlapSeconds: number }> = [];
+const rows: Array<{
+  id: string;
+  seconds: number;
+  cpuSeconds: number;
+  der: Map<number, number>;
+  derGivenCount: number;
+  speakersFound: Map<number, number>;
+  speakers: number;
+  overlapSeconds: number;
+}> = [];
 for (const file of files) {
   const diarizer = new OverlapDiarizer(diarizationModels);
   const cpuBefore = process.cpuUsage();
@@ -51,13 +63,32 @@ for (const file of files) {
   }
   const given = await diarizer.finish({ numSpeakers: file.speakers });
   const overlapSeconds = overlapOf(first);
-  rows.push({ id: file.id, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, der, derGivenCount: diarizationErrorRate(file.reference, given, scoring).der, speakersFound, speakers: file.speakers, overlapSeconds });
-  process.stdout.write(`${file.id} ${thresholds.map((t) => `${t}:${round(der.get(t)! * 100, 1)}`).join(' ')} given-count:${round(diarizationErrorRate(file.reference, given, scoring).der * 100, 1)} speakers=${speakersFound.get(overlapDistanceThreshold)}/${file.speakers} cpu/s=${round((cpu.user + cpu.system) / 1e6 / seconds, 3)}\n`);
+  rows.push({
+    id: file.id,
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    der,
+    derGivenCount: diarizationErrorRate(file.reference, given, scoring).der,
+    speakersFound,
+    speakers: file.speakers,
+    overlapSeconds,
+  });
+  process.stdout.write(
+    `${file.id} ${thresholds.map((t) => `${t}:${round(der.get(t)! * 100, 1)}`).join(' ')} given-count:${round(diarizationErrorRate(file.reference, given, scoring).der * 100, 1)} speakers=${speakersFound.get(overlapDistanceThreshold)}/${file.speakers} cpu/s=${round((cpu.user + cpu.system) / 1e6 / seconds, 3)}\n`,
+  );
 }
 
 /** Seconds where at least two turns are active. */
 function overlapOf(turns: Array<{ startSeconds: number; endSeconds: number }>): number {
-  const edges = turns.flatMap((t) => [[t.startSeconds, 1], [t.endSeconds, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const edges = turns
+    .flatMap(
+      (t) =>
+        [
+          [t.startSeconds, 1],
+          [t.endSeconds, -1],
+        ] as const,
+    )
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
   let active = 0;
   let last = 0;
   let total = 0;
@@ -84,14 +115,20 @@ async function longRecording(minutes: number) {
     for (let at = 0; at < file.samples.length; at += 10 * sampleRate) {
       const block = file.samples.subarray(at, at + 10 * sampleRate);
       await diarizer.addAudio(block);
-      if (Math.floor((fed + block.length) / (300 * sampleRate)) > Math.floor(fed / (300 * sampleRate))) rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
+      if (Math.floor((fed + block.length) / (300 * sampleRate)) > Math.floor(fed / (300 * sampleRate)))
+        rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
       fed += block.length;
     }
   }
   const turns = await diarizer.finish();
   const cpu = process.cpuUsage(cpuBefore);
   rssMb.push(Math.round(process.memoryUsage().rss / 2 ** 20));
-  return { minutes: round(fed / sampleRate / 60, 1), rss_mb_every_5_min: rssMb, cpu_seconds_per_audio_second: round((cpu.user + cpu.system) / 1e6 / (fed / sampleRate), 3), speakers_found: new Set(turns.map((t) => t.speaker)).size };
+  return {
+    minutes: round(fed / sampleRate / 60, 1),
+    rss_mb_every_5_min: rssMb,
+    cpu_seconds_per_audio_second: round((cpu.user + cpu.system) / 1e6 / (fed / sampleRate), 3),
+    speakers_found: new Set(turns.map((t) => t.speaker)).size,
+  };
 }
 const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
 /** Leave-one-out: the threshold best on the other files (mean DER; among equal bests, the middle one, upper of two). */
@@ -105,7 +142,12 @@ const heldOut = rows.map((row) => {
 });
 // The whole transcription pipeline's DER of the same file at the transcription bench's last run (its `diarization`
 // section): a cross-check, or the diarizer's previous state when that run is older than this change.
-const inTranscriptionBench = new Map(((JSON.parse(readFileSync(resultsPath, 'utf8')) as { diarization?: Array<{ id: string; der: number }> }).diarization ?? []).map((r) => [r.id, r.der]));
+const inTranscriptionBench = new Map(
+  ((JSON.parse(readFileSync(resultsPath, 'utf8')) as { diarization?: Array<{ id: string; der: number }> }).diarization ?? []).map((r) => [
+    r.id,
+    r.der,
+  ]),
+);
 const perFile = rows.map((row, i) => ({
   id: row.id,
   speakers_true: row.speakers,
@@ -119,7 +161,8 @@ const perFile = rows.map((row, i) => ({
   cpu_seconds_per_audio_second: round(row.cpuSeconds / row.seconds, 3),
 }));
 const summary = {
-  pipeline: 'segmentation-3.0 (10 s windows, 1 s step, powerset speaker count) + CAM++ 1.5 s windows pooled from one network pass per chunk, average-linkage clustering',
+  pipeline:
+    'segmentation-3.0 (10 s windows, 1 s step, powerset speaker count) + CAM++ 1.5 s windows pooled from one network pass per chunk, average-linkage clustering',
   distance_threshold: overlapDistanceThreshold,
   thresholds_tried: thresholds,
   collar_seconds: 0.25,

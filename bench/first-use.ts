@@ -26,7 +26,11 @@ const clip = (name: string): Buffer => readFileSync(path.join(evalDir, 'vc/resem
 /** Wall-clock seconds of one setup run (it must succeed). */
 function timeSetup(modelsDir: string): number {
   const startedAt = performance.now();
-  const run = spawnSync('bash', ['scripts/setup.sh'], { cwd: packageRoot, env: { ...process.env, VOXD_MODELS_DIR: modelsDir }, encoding: 'utf8' });
+  const run = spawnSync('bash', ['scripts/setup.sh'], {
+    cwd: packageRoot,
+    env: { ...process.env, VOXD_MODELS_DIR: modelsDir },
+    encoding: 'utf8',
+  });
   if (run.status !== 0) throw new Error(`setup failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
   return seconds(startedAt);
 }
@@ -40,7 +44,14 @@ async function timed(what: string, request: () => Promise<{ statusCode: number; 
 
 async function convertTo(t: TestApp, voiceId: string): Promise<number> {
   const form = multipartBody({ target_voice_id: voiceId }, { audio: { filename: 'source.wav', content: clip('2033-164914-0001.wav') } });
-  return timed('conversion', () => t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body }));
+  return timed('conversion', () =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/vc',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    }),
+  );
 }
 
 const results: Record<string, unknown> = { date: new Date().toISOString() };
@@ -72,14 +83,34 @@ process.stdout.write(`built-in voice analysis: ${JSON.stringify(results.builtin_
 const t = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
 try {
   await t.container.preload();
-  const voice = multipartBody({ name: 'Reader 3080', consent: 'true', language: 'en' }, { files: [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }, { filename: 'b.wav', content: clip('3080-5032-0004.wav') }] });
+  const voice = multipartBody(
+    { name: 'Reader 3080', consent: 'true', language: 'en' },
+    {
+      files: [
+        { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+        { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
+      ],
+    },
+  );
   let voiceId = '';
   const createSeconds = await timed('voice creation', async () => {
-    const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': voice.contentType }, payload: voice.body });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': voice.contentType },
+      payload: voice.body,
+    });
     voiceId = created.json().voice_id as string;
     return created;
   });
-  const ttsSeconds = await timed('cloned-voice TTS', () => t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'Please leave a message after the tone.', voice_id: voiceId, format: 'wav' } }));
+  const ttsSeconds = await timed('cloned-voice TTS', () =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { text: 'Please leave a message after the tone.', voice_id: voiceId, format: 'wav' },
+    }),
+  );
   const firstConversionSeconds = await convertTo(t, 'am_michael');
   const secondConversionSeconds = await convertTo(t, 'am_michael');
   results.first_requests = {

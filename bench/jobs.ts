@@ -58,7 +58,18 @@ function cpuSecondsByRole(api: number, workers: number[]): Record<string, number
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const seconds = (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
-    const role = pid === api ? 'api' : workers.includes(pid) ? 'workers' : comm.startsWith('postgres') ? 'postgres' : comm === 'weed' ? 'seaweedfs' : pid === process.pid ? 'bench_client' : undefined;
+    const role =
+      pid === api
+        ? 'api'
+        : workers.includes(pid)
+          ? 'workers'
+          : comm.startsWith('postgres')
+            ? 'postgres'
+            : comm === 'weed'
+              ? 'seaweedfs'
+              : pid === process.pid
+                ? 'bench_client'
+                : undefined;
     if (role) totals[role]! += seconds;
   }
   return totals;
@@ -72,9 +83,20 @@ function peakRssMegabytes(pid: number): number {
 
 async function deployment(backend: Backend, workers: number) {
   const dataDir = makeTempDir('bench-jobs');
-  const env = { ...backend.env, VOXD_API_KEYS: key, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_RATE_LIMIT_PER_MINUTE: '1000000', VOXD_MAX_CONCURRENT_PER_KEY: '1000', VOXD_THREADS: '1', VOXD_WORKER_OPERATIONS: 'tts' };
+  const env = {
+    ...backend.env,
+    VOXD_API_KEYS: key,
+    VOXD_LOCAL_MODEL_DIRS: sharedModelsDir,
+    VOXD_WEBHOOK_ALLOW_PRIVATE: 'true',
+    VOXD_RATE_LIMIT_PER_MINUTE: '1000000',
+    VOXD_MAX_CONCURRENT_PER_KEY: '1000',
+    VOXD_THREADS: '1',
+    VOXD_WORKER_OPERATIONS: 'tts',
+  };
   // BENCH_API_NODE_OPTIONS: V8 flags for the API node alone (e.g. --max-semi-space-size=2 to measure a leaner young generation).
-  const apiNodeOptions: Record<string, string> = process.env.BENCH_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS } : {};
+  const apiNodeOptions: Record<string, string> = process.env.BENCH_API_NODE_OPTIONS
+    ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS }
+    : {};
   const api: ServerProcess = await startServerProcess(dataDir, { ...env, ...apiNodeOptions, VOXD_ROLE: 'api', VOXD_LOG_LEVEL: 'warn' });
   // With a network store each node has its own data dir (scratch only); embedded nodes share one.
   const workerDir = (i: number): string => (backend.env.VOXD_DATABASE_URL ? makeTempDir(`bench-worker-${i}`) : dataDir);
@@ -122,7 +144,8 @@ async function deployment(backend: Backend, workers: number) {
     const settled = (await Promise.all(ids.map((id) => client.job(id)))) as Array<Job & { created_at: string; finished_at: string }>;
     const cpuAfter = cpuSecondsByRole(pids.api, pids.workers);
     const failed = settled.filter((job) => job.status !== 'succeeded').length;
-    const seconds = (Math.max(...settled.map((j) => Date.parse(j.finished_at))) - Math.min(...settled.map((j) => Date.parse(j.created_at)))) / 1000;
+    const seconds =
+      (Math.max(...settled.map((j) => Date.parse(j.finished_at))) - Math.min(...settled.map((j) => Date.parse(j.created_at)))) / 1000;
     return {
       workers,
       jobs_per_second: round(throughputJobs / seconds, 3),
@@ -131,7 +154,9 @@ async function deployment(backend: Backend, workers: number) {
       submit_to_start_ms: { p50: percentile(submitToStartMs, 50), p95: percentile(submitToStartMs, 95) },
       job_end_to_webhook_ms: { p50: percentile(endToWebhookMs, 50), p95: percentile(endToWebhookMs, 95) },
       api_peak_rss_mb: peakRssMegabytes(api.child.pid!),
-      throughput_cpu_seconds: Object.fromEntries(Object.entries(cpuAfter).map(([role, seconds]) => [role, round(seconds - cpuBefore[role]!, 2)])),
+      throughput_cpu_seconds: Object.fromEntries(
+        Object.entries(cpuAfter).map(([role, seconds]) => [role, round(seconds - cpuBefore[role]!, 2)]),
+      ),
     };
   } catch (error) {
     for (const node of nodes) process.stderr.write(`worker output:\n${node.output().slice(-3000)}\n`);
@@ -154,7 +179,12 @@ for (const name of chosen) {
   try {
     const one = await deployment(backend, 1);
     const two = await deployment(backend, 2);
-    results[name] = { backend: backend.name, one_worker: one, two_workers: two, scaling_ratio: round(two.jobs_per_second / one.jobs_per_second, 2) };
+    results[name] = {
+      backend: backend.name,
+      one_worker: one,
+      two_workers: two,
+      scaling_ratio: round(two.jobs_per_second / one.jobs_per_second, 2),
+    };
     process.stdout.write(`${JSON.stringify(results[name], null, 2)}\n`);
   } finally {
     await backend.stop();
@@ -165,7 +195,12 @@ const output = {
   api_node_options: process.env.BENCH_API_NODE_OPTIONS ?? null,
   date: new Date().toISOString(),
   job: `tts, ${text.length} characters, af_heart, wav; one inference thread per worker`,
-  targets: { api_peak_rss_mb: '< 150', submit_to_start_p95_ms: '< 200 (idle)', job_end_to_webhook_p95_ms: '< 500', scaling_ratio: '>= 1.7' },
+  targets: {
+    api_peak_rss_mb: '< 150',
+    submit_to_start_p95_ms: '< 200 (idle)',
+    job_end_to_webhook_p95_ms: '< 500',
+    scaling_ratio: '>= 1.7',
+  },
   results,
 };
 // A run with API node options is kept beside the default one.

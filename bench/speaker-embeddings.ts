@@ -24,7 +24,7 @@ import { resample } from '../src/audio/resample.js';
 import { SileroVad, speechSegments } from '../src/audio/vad.js';
 import { normalizeSpeech } from '../src/audio/loudness.js';
 import { defaultWorldAddonPath, World } from '../src/audio/world.js';
-import type { Waveform } from '../src/audio/waveform.js';
+import { concatSamples, type Waveform } from '../src/audio/waveform.js';
 import { loadConfig } from '../src/config.js';
 import { Scheduler } from '../src/core/scheduler.js';
 import { Metrics } from '../src/core/metrics.js';
@@ -55,7 +55,11 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
 };
 const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' });
 const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
-const [vadDir, camppDir, ge2eDir] = await Promise.all([models.pull('silero-vad'), models.pull('campplus'), models.pull('resemblyzer-ge2e')]);
+const [vadDir, camppDir, ge2eDir] = await Promise.all([
+  models.pull('silero-vad'),
+  models.pull('campplus'),
+  models.pull('resemblyzer-ge2e'),
+]);
 const vad = await SileroVad.load(path.join(vadDir, 'silero_vad.onnx'));
 // As the service loads them (src/container.ts), on one thread.
 const ge2e = await SpeakerEncoder.load(path.join(ge2eDir, 'ge2e.onnx'), { threads: 1, voiceFlags: sileroVoiceFlags(vad) });
@@ -67,7 +71,8 @@ const encoders = [
 const sampleRate = 16000;
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
 const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / Math.max(values.length, 1);
-const range = (from: number, to: number, step: number): number[] => Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => round(from + i * step, 3));
+const range = (from: number, to: number, step: number): number[] =>
+  Array.from({ length: Math.round((to - from) / step) + 1 }, (_, i) => round(from + i * step, 3));
 
 /** Leave-one-out over items: each scored at the grid value with the lowest mean cost on the others (ties: the middle one). */
 function heldOut<T>(items: T[], grid: number[], cost: (item: T, value: number) => number): Array<{ value: number; cost: number }> {
@@ -101,15 +106,32 @@ async function liveTurns(samples: Float32Array): Promise<LabelledTurn[]> {
   const spans: Array<{ startSeconds: number; endSeconds: number }> = [];
   let committed = 0;
   let finished = 0;
-  const recorder = { embedUtterance: async (waveform: Waveform) => (utterances.push(waveform.samples), new Float32Array([1])) };
+  const recorder = {
+    embedUtterance: async (waveform: Waveform) => {
+      utterances.push(waveform.samples);
+      return new Float32Array([1]);
+    },
+  };
   const emit = (event: LiveEvent): void => {
     if (event.type === 'committed') committed++;
     if (event.type === 'completed' || event.type === 'failed') finished++;
-    if (event.type === 'completed' && event.speaker) spans.push({ startSeconds: event.audioStartMs / 1000, endSeconds: event.audioEndMs / 1000 });
+    if (event.type === 'completed' && event.speaker)
+      spans.push({ startSeconds: event.audioStartMs / 1000, endSeconds: event.audioEndMs / 1000 });
   };
-  const transcriber = { engine: 'none', modelId: 'none', languages: ['en'], transcribe: async () => ({ language: 'en', languageProbability: 1, segments: [], temperature: 0 }) };
+  const transcriber = {
+    engine: 'none',
+    modelId: 'none',
+    languages: ['en'],
+    transcribe: async () => ({ language: 'en', languageProbability: 1, segments: [], temperature: 0 }),
+  };
   const session = new LiveTranscriptionSession(
-    { transcriber, vad, scheduler: new Scheduler({ concurrency: 1, queueLimit: 1000, shortJobSeconds: 30 }, new Metrics()), runningDrafts: new Set(), speakerEncoder: async () => recorder },
+    {
+      transcriber,
+      vad,
+      scheduler: new Scheduler({ concurrency: 1, queueLimit: 1000, shortJobSeconds: 30 }, new Metrics()),
+      runningDrafts: new Set(),
+      speakerEncoder: async () => recorder,
+    },
     { ...defaultLiveSettings, language: 'en', diarize: true },
     emit,
   );
@@ -140,7 +162,13 @@ async function liveSection() {
   for (const file of files) turnsPerFile.push(await liveTurns(file.samples));
   for (const { model, encoder } of encoders) {
     const grid = grids[model]!;
-    const rows: Array<{ id: string; speakers: number; der: Map<number, number>; confusion: Map<number, number>; found: Map<number, number> }> = [];
+    const rows: Array<{
+      id: string;
+      speakers: number;
+      der: Map<number, number>;
+      confusion: Map<number, number>;
+      found: Map<number, number>;
+    }> = [];
     for (const [index, file] of files.entries()) {
       const turns = turnsPerFile[index]!;
       const embeddings: Float32Array[] = [];
@@ -151,7 +179,11 @@ async function liveSection() {
       const scoring = { collarSeconds: 0.25, durationSeconds: file.samples.length / sampleRate, ...(file.uem ? { uem: file.uem } : {}) };
       for (const threshold of grid) {
         const labels = await onlineLabels(embeddings, threshold);
-        const hypothesis: Turn[] = turns.map((turn, i) => ({ speaker: labels[i]!, startSeconds: turn.startSeconds, endSeconds: turn.endSeconds }));
+        const hypothesis: Turn[] = turns.map((turn, i) => ({
+          speaker: labels[i]!,
+          startSeconds: turn.startSeconds,
+          endSeconds: turn.endSeconds,
+        }));
         const result = diarizationErrorRate(file.reference, hypothesis, scoring);
         der.set(threshold, result.der);
         confusion.set(threshold, result.confusionSeconds / result.referenceSeconds);
@@ -180,7 +212,13 @@ async function liveSection() {
       all: group(() => true),
       ami: group((id) => /pyannote\/(dev|tst)/.test(id)),
       generated: group((id) => id.startsWith('generated/')),
-      files: rows.map((row, i) => ({ id: row.id, speakers_true: row.speakers, speakers_found: row.found.get(held[i]!.value), der_held_out: round(held[i]!.cost), held_out_threshold: held[i]!.value })),
+      files: rows.map((row, i) => ({
+        id: row.id,
+        speakers_true: row.speakers,
+        speakers_found: row.found.get(held[i]!.value),
+        der_held_out: round(held[i]!.cost),
+        held_out_threshold: held[i]!.value,
+      })),
     };
     process.stdout.write(`${JSON.stringify({ ...summary, files: undefined })}\n`);
     perModel.push(summary);
@@ -188,7 +226,8 @@ async function liveSection() {
   return {
     measured_at: new Date().toISOString(),
     turns_labelled: turnsPerFile.reduce((n, t) => n + t.length, 0),
-    notes: 'DER of the labelled turns (collar 0.25 s, UEM where given); each file at the threshold best on the other files (leave one file out). Miss and false alarm come from the session VAD and are the same for both models.',
+    notes:
+      'DER of the labelled turns (collar 0.25 s, UEM where given); each file at the threshold best on the other files (leave one file out). Miss and false alarm come from the session VAD and are the same for both models.',
     models: perModel,
   };
 }
@@ -215,7 +254,9 @@ function spearman(a: number[], b: number[]): number {
   const ranks = (values: number[]): number[] => {
     const order = values.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
     const result = new Array<number>(values.length);
-    order.forEach(([, i], rank) => (result[i] = rank));
+    order.forEach(([, i], rank) => {
+      result[i] = rank;
+    });
     return result;
   };
   const [ra, rb] = [ranks(a), ranks(b)];
@@ -232,7 +273,12 @@ function spearman(a: number[], b: number[]): number {
 }
 
 const vcClips = async () =>
-  Promise.all(manifest.vc.map(async (entry) => ({ ...entry, waveform: await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 }) })));
+  Promise.all(
+    manifest.vc.map(async (entry) => ({
+      ...entry,
+      waveform: await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 }),
+    })),
+  );
 
 /**
  * Voice-conversion similarity figures. Real clips: every eval/vc clip cut in halves, same-speaker against
@@ -246,7 +292,10 @@ async function conversionSection() {
   const clips = await vcClips();
   const halves = clips.flatMap((clip) => {
     const middle = Math.floor(clip.waveform.samples.length / 2);
-    return [clip.waveform.samples.subarray(0, middle), clip.waveform.samples.subarray(middle)].map((samples) => ({ speaker: clip.speaker, samples }));
+    return [clip.waveform.samples.subarray(0, middle), clip.waveform.samples.subarray(middle)].map((samples) => ({
+      speaker: clip.speaker,
+      samples,
+    }));
   });
   const realClips = [];
   for (const { model, encoder } of encoders) {
@@ -254,14 +303,26 @@ async function conversionSection() {
     for (const half of halves) embeddings.push(await encoder.embedUtterance({ samples: half.samples, sampleRate, channels: 1 }));
     const same: number[] = [];
     const different: number[] = [];
-    for (let i = 0; i < halves.length; i++) for (let j = i + 1; j < halves.length; j++) (halves[i]!.speaker === halves[j]!.speaker ? same : different).push(cosineSimilarity(embeddings[i]!, embeddings[j]!));
-    realClips.push({ model, same_speaker_pairs: same.length, different_speaker_pairs: different.length, eer: round(equalErrorRate(same, different)), auc: round(areaUnderCurve(same, different)), same_mean: round(mean(same)), different_mean: round(mean(different)) });
+    for (let i = 0; i < halves.length; i++)
+      for (let j = i + 1; j < halves.length; j++)
+        (halves[i]!.speaker === halves[j]!.speaker ? same : different).push(cosineSimilarity(embeddings[i]!, embeddings[j]!));
+    realClips.push({
+      model,
+      same_speaker_pairs: same.length,
+      different_speaker_pairs: different.length,
+      eer: round(equalErrorRate(same, different)),
+      auc: round(areaUnderCurve(same, different)),
+      same_mean: round(mean(same)),
+      different_mean: round(mean(different)),
+    });
     process.stdout.write(`${JSON.stringify(realClips.at(-1))}\n`);
   }
 
   const bySpeaker = new Map<string, typeof clips>();
   for (const clip of clips) bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
-  const targets = [...bySpeaker.entries()].filter(([, own]) => own.length >= 2).map(([speaker, own]) => ({ speaker, reference: own[0]!, heldOut: own.slice(1) }));
+  const targets = [...bySpeaker.entries()]
+    .filter(([, own]) => own.length >= 2)
+    .map(([speaker, own]) => ({ speaker, reference: own[0]!, heldOut: own.slice(1) }));
   // Per judging model: each target's held-out embedding, and its reference clip's similarity to it (a real same-speaker pair).
   const judged = new Map<string, Map<string, Float32Array>>();
   const realSame = new Map<string, number[]>();
@@ -274,7 +335,13 @@ async function conversionSection() {
     const byTarget = new Map<string, Float32Array>();
     const same: number[] = [];
     for (const target of targets) {
-      byTarget.set(target.speaker, await embedAll(encoder, target.heldOut.map((c) => c.waveform)));
+      byTarget.set(
+        target.speaker,
+        await embedAll(
+          encoder,
+          target.heldOut.map((c) => c.waveform),
+        ),
+      );
       same.push(cosineSimilarity(await encoder.embedUtterance(target.reference.waveform), byTarget.get(target.speaker)!));
     }
     judged.set(model, byTarget);
@@ -292,7 +359,12 @@ async function conversionSection() {
         const source = own[0]!;
         const sourceWaveform = await decodeFile(path.join(evalDir, source.audio), { channels: 1 });
         const result = await converter.convert(sourceWaveform, profile, { preserveEmotion: true });
-        outputs.push({ source: sourceSpeaker, target: target.speaker, output: await resample(result.waveform, sampleRate), sourceWaveform: source.waveform });
+        outputs.push({
+          source: sourceSpeaker,
+          target: target.speaker,
+          output: await resample(result.waveform, sampleRate),
+          sourceWaveform: source.waveform,
+        });
       }
     }
     const judges = [];
@@ -309,7 +381,9 @@ async function conversionSection() {
         toTarget.push(similarity);
         sourceToTarget.push(cosineSimilarity(await judge.encoder.embedUtterance(item.sourceWaveform), byTarget.get(item.target)!));
         own.push(similarity);
-        const others = targets.filter((t) => t.speaker !== item.target && t.speaker !== item.source).map((t) => cosineSimilarity(embedding, byTarget.get(t.speaker)!));
+        const others = targets
+          .filter((t) => t.speaker !== item.target && t.speaker !== item.source)
+          .map((t) => cosineSimilarity(embedding, byTarget.get(t.speaker)!));
         other.push(...others);
         if (others.every((o) => o < similarity)) closestIsOwn++;
       }
@@ -325,13 +399,19 @@ async function conversionSection() {
       });
       process.stdout.write(`search ${search.model} judge ${judge.model}: ${JSON.stringify({ ...judges.at(-1), scores: undefined })}\n`);
     }
-    searches.push({ warp_search: search.model, conversions: outputs.length, judged_by: judges.map((j) => ({ ...j, scores: undefined })), judges_rank_agreement_spearman: round(spearman(judges[0]!.scores, judges[1]!.scores)) });
+    searches.push({
+      warp_search: search.model,
+      conversions: outputs.length,
+      judged_by: judges.map((j) => ({ ...j, scores: undefined })),
+      judges_rank_agreement_spearman: round(spearman(judges[0]!.scores, judges[1]!.scores)),
+    });
   }
   return {
     measured_at: new Date().toISOString(),
     real_clips: realClips,
     conversions: searches,
-    notes: 'real_clips: halves of every eval/vc clip. conversions: as bench/vc.ts (targets with two or more clips, profile from the first, judged against the mean embedding of the others). A model judging the conversions its own warp search chose is judging itself: compare under the other model.',
+    notes:
+      'real_clips: halves of every eval/vc clip. conversions: as bench/vc.ts (targets with two or more clips, profile from the first, judged against the mean embedding of the others). A model judging the conversions its own warp search chose is judging itself: compare under the other model.',
   };
 }
 
@@ -357,7 +437,13 @@ async function voicesSection() {
   const t = await buildTestApp({ VOXD_THREADS: '1' });
   try {
     const [kokoro, converter] = await Promise.all([t.container.synthesizers.get('kokoro-82m')!.get(), t.container.converter.get()]);
-    const builtins: Array<{ id: string; gender: 'female' | 'male'; language: string; embeddings: Map<string, Float32Array>; medianHz: number }> = [];
+    const builtins: Array<{
+      id: string;
+      gender: 'female' | 'male';
+      language: string;
+      embeddings: Map<string, Float32Array>;
+      medianHz: number;
+    }> = [];
     for (const voice of kokoro.voices()) {
       if (voice.gender !== 'female' && voice.gender !== 'male') continue;
       const voiceGender = voice.gender;
@@ -369,27 +455,56 @@ async function voicesSection() {
         embeddings.set(model, averageEmbedding(each));
       }
       const f0 = clips.flatMap((clip) => Array.from(trackPitch(clip.samples, clip.sampleRate)));
-      builtins.push({ id: voice.id, gender: voiceGender, language: voice.languages[0]!, embeddings, medianHz: pitchStatistics(Float32Array.from(f0)).medianHz });
+      builtins.push({
+        id: voice.id,
+        gender: voiceGender,
+        language: voice.languages[0]!,
+        embeddings,
+        medianHz: pitchStatistics(Float32Array.from(f0)).medianHz,
+      });
       process.stdout.write(`${voice.id} analysed\n`);
     }
-    const speakers = new Map<string, { gender: 'female' | 'male'; files: string[] }>([['JFK', { gender: 'male', files: ['asr/whisper_cpp/jfk.wav'] }]]);
+    const speakers = new Map<string, { gender: 'female' | 'male'; files: string[] }>([
+      ['JFK', { gender: 'male', files: ['asr/whisper_cpp/jfk.wav'] }],
+    ]);
     for (const entry of manifest.vc.filter((e) => e.gender)) {
       const speaker = speakers.get(entry.speaker) ?? { gender: entry.gender === 'F' ? 'female' : 'male', files: [] };
       speaker.files.push(entry.audio);
       speakers.set(entry.speaker, speaker);
     }
-    const profiles: Array<{ id: string; gender: 'female' | 'male'; estimate: 'female' | 'male' | null; embeddings: Map<string, Float32Array>; medianHz: number; conversionTarget: TargetProfileStats }> = [];
+    const profiles: Array<{
+      id: string;
+      gender: 'female' | 'male';
+      estimate: 'female' | 'male' | null;
+      embeddings: Map<string, Float32Array>;
+      medianHz: number;
+      conversionTarget: TargetProfileStats;
+    }> = [];
     for (const [name, speaker] of speakers) {
-      const form = multipartBody({ name, consent: 'true', language: 'en' }, { files: speaker.files.map((file) => ({ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) })) });
-      const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+      const form = multipartBody(
+        { name, consent: 'true', language: 'en' },
+        { files: speaker.files.map((file) => ({ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) })) },
+      );
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v1/voices',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+        payload: form.body,
+      });
       if (created.statusCode !== 201) throw new Error(created.body);
       const record = (await t.container.store.voices.get(created.json<{ voice_id: string }>().voice_id))!;
-      const analysis = record.analysis as { speaker: { embedding: number[]; campplus_embedding: number[] }; gender: { median_f0_hz: number } };
+      const analysis = record.analysis as {
+        speaker: { embedding: number[]; campplus_embedding: number[] };
+        gender: { median_f0_hz: number };
+      };
       profiles.push({
         id: name,
         gender: speaker.gender,
         estimate: record.genderEstimate,
-        embeddings: new Map([['resemblyzer-ge2e', Float32Array.from(analysis.speaker.embedding)], ['campplus', Float32Array.from(analysis.speaker.campplus_embedding)]]),
+        embeddings: new Map([
+          ['resemblyzer-ge2e', Float32Array.from(analysis.speaker.embedding)],
+          ['campplus', Float32Array.from(analysis.speaker.campplus_embedding)],
+        ]),
         medianHz: analysis.gender.median_f0_hz,
         conversionTarget: await converter.analyseTarget(await t.container.voices.referenceClips(record)),
       });
@@ -405,7 +520,8 @@ async function voicesSection() {
         const embedding = subject.embeddings.get(model)!;
         return cosineSimilarity(embedding, centre('female')) - cosineSimilarity(embedding, centre('male'));
       });
-      const wrong = (i: number, margin: number): number => (genderByRule(differences[i]!, subjects[i]!.medianHz, margin) === subjects[i]!.gender ? 0 : 1);
+      const wrong = (i: number, margin: number): number =>
+        genderByRule(differences[i]!, subjects[i]!.medianHz, margin) === subjects[i]!.gender ? 0 : 1;
       const indices = subjects.map((_, i) => i);
       const held = heldOut(indices, margins, (i, margin) => wrong(i, margin));
       const accuracy = (filter: (i: number) => boolean, right: (i: number) => boolean) => {
@@ -424,13 +540,19 @@ async function voicesSection() {
         rule_held_out: { eval_speakers: accuracy(eval_, byRule), kokoro_voices: accuracy(kokoroVoice, byRule) },
         embedding_alone: { eval_speakers: accuracy(eval_, byEmbedding), kokoro_voices: accuracy(kokoroVoice, byEmbedding) },
         pitch_alone: { eval_speakers: accuracy(eval_, byPitch), kokoro_voices: accuracy(kokoroVoice, byPitch) },
-        wrong_by_rule: indices.filter((i) => !byRule(i)).map((i) => `${subjects[i]!.id} (${subjects[i]!.gender}, ${Math.round(subjects[i]!.medianHz)} Hz, difference ${round(differences[i]!, 3)})`),
+        wrong_by_rule: indices
+          .filter((i) => !byRule(i))
+          .map(
+            (i) =>
+              `${subjects[i]!.id} (${subjects[i]!.gender}, ${Math.round(subjects[i]!.medianHz)} Hz, difference ${round(differences[i]!, 3)})`,
+          ),
       };
       process.stdout.write(`${JSON.stringify(row)}\n`);
       gender.push(row);
     }
 
-    const text = 'She sells sea shells by the sea shore, and the shells she sells are surely sea shells. Please call Stella and ask her to bring these things with her from the store.';
+    const text =
+      'She sells sea shells by the sea shore, and the shells she sells are surely sea shells. Please call Stella and ask her to bring these things with her from the store.';
     const englishVoices = builtins.filter((b) => b.language === 'en-us');
     const blends = [];
     for (const search of encoders) {
@@ -438,14 +560,28 @@ async function voicesSection() {
       for (const profile of profiles) {
         const sameGender = englishVoices.filter((b) => b.gender === profile.estimate);
         const candidates = sameGender.length >= 2 ? sameGender : englishVoices;
-        const blend = closestVoicesBlend(candidates.map((b) => ({ id: b.id, similarity: cosineSimilarity(b.embeddings.get(search.model)!, profile.embeddings.get(search.model)!) })));
+        const blend = closestVoicesBlend(
+          candidates.map((b) => ({
+            id: b.id,
+            similarity: cosineSimilarity(b.embeddings.get(search.model)!, profile.embeddings.get(search.model)!),
+          })),
+        );
         const parts: Float32Array[] = [];
-        for await (const chunk of kokoro.synthesize({ text, language: 'en-us', voice: { blend: blend.map(({ id, weight }) => ({ id, weight })) } })) parts.push(chunk.waveform.samples);
-        const speech = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-        parts.reduce((offset, part) => (speech.set(part, offset), offset + part.length), 0);
+        for await (const chunk of kokoro.synthesize({
+          text,
+          language: 'en-us',
+          voice: { blend: blend.map(({ id, weight }) => ({ id, weight })) },
+        }))
+          parts.push(chunk.waveform.samples);
+        const speech = concatSamples(parts);
         const kokoroSpeech = { samples: speech, sampleRate: kokoro.sampleRate, channels: 1 };
         const converted = await converter.convert(kokoroSpeech, profile.conversionTarget, { preserveEmotion: true });
-        outputs.push({ profile: profile.id, blend: blend.map((b) => `${b.id}:${b.weight}`), speech: await resample(kokoroSpeech, sampleRate), converted: await resample(converted.waveform, sampleRate) });
+        outputs.push({
+          profile: profile.id,
+          blend: blend.map((b) => `${b.id}:${b.weight}`),
+          speech: await resample(kokoroSpeech, sampleRate),
+          converted: await resample(converted.waveform, sampleRate),
+        });
       }
       const judges = [];
       for (const judge of encoders) {
@@ -463,7 +599,12 @@ async function voicesSection() {
         };
         judges.push({ judge: judge.model, kokoro_blend: await judgement('speech'), after_conversion: await judgement('converted') });
       }
-      const row = { blend_search: search.model, profiles: outputs.length, judged_by: judges, blends: outputs.map((o) => ({ profile: o.profile, blend: o.blend.join(' ') })) };
+      const row = {
+        blend_search: search.model,
+        profiles: outputs.length,
+        judged_by: judges,
+        blends: outputs.map((o) => ({ profile: o.profile, blend: o.blend.join(' ') })),
+      };
       process.stdout.write(`${JSON.stringify({ ...row, blends: undefined })}\n`);
       blends.push(row);
     }
@@ -475,10 +616,12 @@ async function voicesSection() {
 
 /** A reference clip as a profile keeps it: the speech VAD finds, joined, loudness-normalised (VoiceService.prepareClip). */
 async function preparedClip(samples: Float32Array): Promise<Waveform> {
-  const segments = speechSegments(await vad.probabilities(samples), samples.length / sampleRate, { padBeforeSeconds: 0.1, padAfterSeconds: 0.1 });
+  const segments = speechSegments(await vad.probabilities(samples), samples.length / sampleRate, {
+    padBeforeSeconds: 0.1,
+    padAfterSeconds: 0.1,
+  });
   const pieces = segments.map((seg) => samples.subarray(Math.floor(seg.startSeconds * sampleRate), Math.ceil(seg.endSeconds * sampleRate)));
-  const speech = new Float32Array(pieces.reduce((n, p) => n + p.length, 0));
-  pieces.reduce((offset, piece) => (speech.set(piece, offset), offset + piece.length), 0);
+  const speech = concatSamples(pieces);
   return { samples: normalizeSpeech(speech), sampleRate, channels: 1 };
 }
 
@@ -493,9 +636,16 @@ async function preparedClip(samples: Float32Array): Promise<Waveform> {
  */
 async function clipsSection() {
   const segmentationDir = await models.pull('pyannote-segmentation-3');
-  const diarizationModels = await DiarizationModels.load({ segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') }, { threads: 1 });
+  const diarizationModels = await DiarizationModels.load(
+    { segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') },
+    { threads: 1 },
+  );
   try {
-    const analyzer = speakerAnalyzer(async () => ge2e, async () => diarizationModels.encoder, async () => new OverlapDiarizer(diarizationModels));
+    const analyzer = speakerAnalyzer(
+      async () => ge2e,
+      async () => diarizationModels.encoder,
+      async () => new OverlapDiarizer(diarizationModels),
+    );
     const rejects = async (clip: Waveform): Promise<boolean> => {
       try {
         await analyzer.analyse([clip], new AbortController().signal, {});
@@ -507,7 +657,12 @@ async function clipsSection() {
     };
     const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
     const single: Array<{ id: string; speaker: string; clip: Waveform }> = [];
-    for (const entry of entries) single.push({ id: entry.id, speaker: entry.speaker, clip: await preparedClip((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples) });
+    for (const entry of entries)
+      single.push({
+        id: entry.id,
+        speaker: entry.speaker,
+        clip: await preparedClip((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples),
+      });
     const firstOf = new Map<string, (typeof single)[number]>();
     for (const item of single) if (!firstOf.has(item.speaker)) firstOf.set(item.speaker, item);
     const speakers = [...firstOf.values()];
@@ -522,12 +677,21 @@ async function clipsSection() {
         two.push({ id: `${a.id}+${b.id}@${share}`, clip: { samples: joined, sampleRate, channels: 1 } });
       }
     }
-    for (const conversation of (await generatedConversations(evalDir, manifest)).filter((c) => c.speakers === 2)) two.push({ id: conversation.id, clip: await preparedClip(conversation.samples) });
+    for (const conversation of (await generatedConversations(evalDir, manifest)).filter((c) => c.speakers === 2))
+      two.push({ id: conversation.id, clip: await preparedClip(conversation.samples) });
     const falseAlarms: string[] = [];
     for (const item of single) if (await rejects(item.clip)) falseAlarms.push(item.id);
     const missed: string[] = [];
     for (const item of two) if (!(await rejects(item.clip))) missed.push(item.id);
-    const row = { model: 'campplus', single_speaker_clips: single.length, rejected_single: falseAlarms.length, two_speaker_clips: two.length, detected_two: two.length - missed.length, rejected_single_ids: falseAlarms, missed_two_ids: missed };
+    const row = {
+      model: 'campplus',
+      single_speaker_clips: single.length,
+      rejected_single: falseAlarms.length,
+      two_speaker_clips: two.length,
+      detected_two: two.length - missed.length,
+      rejected_single_ids: falseAlarms,
+      missed_two_ids: missed,
+    };
     process.stdout.write(`${JSON.stringify(row)}\n`);
     return { measured_at: new Date().toISOString(), ...row };
   } finally {
@@ -535,7 +699,12 @@ async function clipsSection() {
   }
 }
 
-const sections: Record<string, () => Promise<unknown>> = { live: liveSection, conversion: conversionSection, voices: voicesSection, clips: clipsSection };
+const sections: Record<string, () => Promise<unknown>> = {
+  live: liveSection,
+  conversion: conversionSection,
+  voices: voicesSection,
+  clips: clipsSection,
+};
 const requested = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(sections);
 const results = (existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : {}) as Record<string, unknown>;
 for (const name of requested) {

@@ -30,11 +30,20 @@ import { buildConversation, conversationSampleRate as sampleRate, levelled, rand
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
 const resultsPath = path.join(packageRoot, 'bench', 'results', 'transcription.json');
-const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { vc: Array<{ id: string; audio: string; speaker: string }> };
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  vc: Array<{ id: string; audio: string; speaker: string }>;
+};
 const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent' });
 const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
-const [segmentationDir, camppDir, ge2eDir] = await Promise.all([models.pull('pyannote-segmentation-3'), models.pull('campplus'), models.pull('resemblyzer-ge2e')]);
-const diarizationModels = await DiarizationModels.load({ segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') }, { threads: 1 });
+const [segmentationDir, camppDir, ge2eDir] = await Promise.all([
+  models.pull('pyannote-segmentation-3'),
+  models.pull('campplus'),
+  models.pull('resemblyzer-ge2e'),
+]);
+const diarizationModels = await DiarizationModels.load(
+  { segmentation: path.join(segmentationDir, 'segmentation-3.0.onnx'), campplus: path.join(camppDir, 'campplus.onnx') },
+  { threads: 1 },
+);
 const ge2e = await SpeakerEncoder.load(path.join(ge2eDir, 'ge2e.onnx'), { threads: 1 });
 const campp = diarizationModels.encoder;
 const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 10 ** digits;
@@ -42,7 +51,12 @@ const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / M
 const deviation = (values: number[]): number => Math.sqrt(mean(values.map((v) => (v - mean(values)) ** 2)));
 const waveform = (samples: Float32Array) => ({ samples, sampleRate, channels: 1 });
 
-const clips = await Promise.all(manifest.vc.map(async (entry) => ({ ...entry, samples: levelled(trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples)) })));
+const clips = await Promise.all(
+  manifest.vc.map(async (entry) => ({
+    ...entry,
+    samples: levelled(trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate, channels: 1 })).samples)),
+  })),
+);
 const speakers = [...new Set(clips.map((c) => c.speaker))].sort();
 
 /** Equal error rate of scores (higher = same speaker), and the threshold where it falls. */
@@ -59,7 +73,12 @@ function equalErrorRate(targets: number[], impostors: number[]): { eer: number; 
 // 1. GE2E against CAM++ on halves of every clip.
 const halves = clips.flatMap((clip) => {
   const middle = Math.floor(clip.samples.length / 2);
-  return [clip.samples.subarray(0, middle), clip.samples.subarray(middle)].map((samples, half) => ({ clip: clip.id, speaker: clip.speaker, half, samples }));
+  return [clip.samples.subarray(0, middle), clip.samples.subarray(middle)].map((samples, half) => ({
+    clip: clip.id,
+    speaker: clip.speaker,
+    half,
+    samples,
+  }));
 });
 async function compare(name: string, embed: (samples: Float32Array) => Promise<Float32Array>) {
   const embeddings = [];
@@ -81,8 +100,20 @@ async function compare(name: string, embed: (samples: Float32Array) => Promise<F
     model: name,
     eer: round(eer),
     eer_threshold: round(threshold),
-    same_speaker: { pairs: targets.length, other_clip_pairs: sameOtherClip.length, mean: round(mean(targets)), sd: round(deviation(targets)), min: round(Math.min(...targets)), min_other_clip: round(Math.min(...sameOtherClip)) },
-    different_speakers: { pairs: different.length, mean: round(mean(different)), sd: round(deviation(different)), max: round(Math.max(...different)) },
+    same_speaker: {
+      pairs: targets.length,
+      other_clip_pairs: sameOtherClip.length,
+      mean: round(mean(targets)),
+      sd: round(deviation(targets)),
+      min: round(Math.min(...targets)),
+      min_other_clip: round(Math.min(...sameOtherClip)),
+    },
+    different_speakers: {
+      pairs: different.length,
+      mean: round(mean(different)),
+      sd: round(deviation(different)),
+      max: round(Math.max(...different)),
+    },
     separation_d_prime: round(separation, 2),
   };
 }
@@ -99,7 +130,10 @@ for (const speaker of speakers) {
   const own = clips.filter((c) => c.speaker === speaker);
   if (own.length >= 2) {
     enrolment.set(speaker, await campp.embedUtterance(waveform(own[0]!.samples)));
-    heard.set(speaker, own.slice(1).map((c) => c.samples));
+    heard.set(
+      speaker,
+      own.slice(1).map((c) => c.samples),
+    );
   } else {
     const middle = Math.floor(own[0]!.samples.length / 2);
     enrolment.set(speaker, await campp.embedUtterance(waveform(own[0]!.samples.subarray(0, middle))));
@@ -134,7 +168,17 @@ for (let n = 0; n < conversationCount; n++) {
   const clusterIds: string[] = [];
   for (const [id, embedding] of embeddings) {
     // The cluster is the reference speaker it shares the most time with.
-    const overlapWith = (speaker: string): number => turns.filter((t) => t.speaker === id).reduce((sum, t) => sum + reference.filter((r) => r.speaker === speaker).reduce((s, r) => s + Math.max(0, Math.min(t.endSeconds, r.endSeconds) - Math.max(t.startSeconds, r.startSeconds)), 0), 0);
+    const overlapWith = (speaker: string): number =>
+      turns
+        .filter((t) => t.speaker === id)
+        .reduce(
+          (sum, t) =>
+            sum +
+            reference
+              .filter((r) => r.speaker === speaker)
+              .reduce((s, r) => s + Math.max(0, Math.min(t.endSeconds, r.endSeconds) - Math.max(t.startSeconds, r.startSeconds)), 0),
+          0,
+        );
     clusters.push({ conversation: n, truth: present.reduce((a, b) => (overlapWith(b) > overlapWith(a) ? b : a)), embedding });
     clusterIds.push(id);
   }
@@ -193,7 +237,11 @@ conversations.forEach((conversation, n) => {
   const listed = [...conversation.present.filter((s) => s !== unlisted), ...distractors];
   const threshold = thresholdWithout(unlisted);
   heldOutThresholds.push(threshold);
-  const matches = matchSpeakers(new Map(conversation.clusters.map((c, i) => [conversation.clusterIds[i]!, c.embedding])), listed.map((s) => ({ voiceId: s, embedding: enrolment.get(s)! })), threshold);
+  const matches = matchSpeakers(
+    new Map(conversation.clusters.map((c, i) => [conversation.clusterIds[i]!, c.embedding])),
+    listed.map((s) => ({ voiceId: s, embedding: enrolment.get(s)! })),
+    threshold,
+  );
   conversation.clusters.forEach((cluster, i) => {
     const named = matches.get(conversation.clusterIds[i]!)?.voiceId;
     if (named !== undefined && named !== cluster.truth) wrongNames++;

@@ -30,8 +30,14 @@ const round = (v: number, digits = 4): number => Math.round(v * 10 ** digits) / 
 
 let diarizationModels: Promise<DiarizationModels> | undefined;
 const loadDiarizationModels = async (): Promise<DiarizationModels> => {
-  const [segmentation, campplus] = await Promise.all([container.models.require('pyannote-segmentation-3'), container.models.require('campplus')]);
-  return DiarizationModels.load({ segmentation: path.join(segmentation, 'segmentation-3.0.onnx'), campplus: path.join(campplus, 'campplus.onnx') }, { threads: config.inferenceThreads });
+  const [segmentation, campplus] = await Promise.all([
+    container.models.require('pyannote-segmentation-3'),
+    container.models.require('campplus'),
+  ]);
+  return DiarizationModels.load(
+    { segmentation: path.join(segmentation, 'segmentation-3.0.onnx'), campplus: path.join(campplus, 'campplus.onnx') },
+    { threads: config.inferenceThreads },
+  );
 };
 
 async function run(file: string, language: string, diarize?: { numSpeakers?: number }) {
@@ -39,7 +45,10 @@ async function run(file: string, language: string, diarize?: { numSpeakers?: num
   const diarizer = diarize ? new OverlapDiarizer(await (diarizationModels ??= loadDiarizationModels())) : undefined;
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  const transcript = await transcribeFile({ transcriber, vad }, { path: file, language, speakers: diarize ?? {}, maxAudioSeconds: 86400, ...(diarizer ? { diarizer } : {}) });
+  const transcript = await transcribeFile(
+    { transcriber, vad },
+    { path: file, language, speakers: diarize ?? {}, maxAudioSeconds: 86400, ...(diarizer ? { diarizer } : {}) },
+  );
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   return { transcript, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, turns: (await diarizer?.finish(diarize)) ?? [] };
@@ -53,8 +62,28 @@ async function longFile(minutes: number): Promise<Record<string, number>> {
   const total = [...manifest.asr, ...manifest.diar].reduce((s, e) => s + e.duration_s, 0);
   const repeats = Math.ceil((minutes * 60) / total);
   writeFileSync(list, Array.from({ length: repeats }, () => sources.map((s) => `file '${s}'`).join('\n')).join('\n'));
-  execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'concat', '-safe', '0', '-i', list, '-ac', '1', '-ar', '16000', '-t', String(minutes * 60), target]);
-  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'bench/transcription.ts'), '--long', target], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  execFileSync('ffmpeg', [
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'concat',
+    '-safe',
+    '0',
+    '-i',
+    list,
+    '-ac',
+    '1',
+    '-ar',
+    '16000',
+    '-t',
+    String(minutes * 60),
+    target,
+  ]);
+  const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(packageRoot, 'bench/transcription.ts'), '--long', target], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   if (child.status !== 0) throw new Error(child.stderr);
   return JSON.parse(child.stdout.trim().split('\n').at(-1)!) as Record<string, number>;
 }
@@ -65,9 +94,15 @@ async function longFile(minutes: number): Promise<Record<string, number>> {
  * telephone sample (nothing repeated). Each utterance is followed by 0.5 s of silence.
  */
 async function longFileWer(): Promise<Array<Record<string, unknown>>> {
-  const english = manifest.asr.filter((e) => e.language === 'en').map((e) => ({ audio: path.join(evalDir, e.audio), transcript: e.transcript, seconds: e.duration_s }));
+  const english = manifest.asr
+    .filter((e) => e.language === 'en')
+    .map((e) => ({ audio: path.join(evalDir, e.audio), transcript: e.transcript, seconds: e.duration_s }));
   const stm = readFileSync(path.join(evalDir, 'diar/pyannote/sample.stm'), 'utf8').trim().split('\n');
-  const telephone = { audio: path.join(evalDir, 'diar/pyannote/sample.wav'), transcript: stm.map((line) => line.split(/\s+/).slice(5).join(' ')).join(' '), seconds: 30 };
+  const telephone = {
+    audio: path.join(evalDir, 'diar/pyannote/sample.wav'),
+    transcript: stm.map((line) => line.split(/\s+/).slice(5).join(' ')).join(' '),
+    seconds: 30,
+  };
   const roundSeconds = english.reduce((sum, e) => sum + e.seconds + 0.5, 0);
   const pair = english.filter((e) => /arctic_a0024|stereo_diarization_right/.test(e.audio));
   const pairSeconds = pair.reduce((sum, e) => sum + e.seconds + 0.5, 0);
@@ -85,7 +120,18 @@ async function longFileWer(): Promise<Array<Record<string, unknown>>> {
     execFileSync('ffmpeg', ['-v', 'error', '-y', ...inputs, '-filter_complex', filter, '-map', '[out]', target]);
     const { transcript, seconds, cpuSeconds } = await run(target, 'en');
     const rate = errorRate(parts.map((p) => p.transcript).join(' '), transcript.text, 'en');
-    rows.push({ content, measured_at: new Date().toISOString(), audio_seconds: round(transcript.duration, 1), wer: round(rate.rate), errors: rate.errors, reference_words: rate.referenceLength, words: transcript.text.split(/\s+/).length, cpu_seconds: round(cpuSeconds, 1), elapsed_seconds: round(seconds, 1), warnings: transcript.warnings });
+    rows.push({
+      content,
+      measured_at: new Date().toISOString(),
+      audio_seconds: round(transcript.duration, 1),
+      wer: round(rate.rate),
+      errors: rate.errors,
+      reference_words: rate.referenceLength,
+      words: transcript.text.split(/\s+/).length,
+      cpu_seconds: round(cpuSeconds, 1),
+      elapsed_seconds: round(seconds, 1),
+      warnings: transcript.warnings,
+    });
     process.stdout.write(`long-file WER, ${content}: ${JSON.stringify(rows.at(-1))}\n`);
   }
   return rows;
@@ -101,7 +147,9 @@ if (process.argv[2] === '--long-wer') {
 
 if (process.argv[2] === '--long') {
   const { transcript, seconds, cpuSeconds } = await run(process.argv[3]!, 'en');
-  process.stdout.write(`${JSON.stringify({ audio_seconds: transcript.duration, elapsed_seconds: round(seconds, 1), rtf: round(seconds / transcript.duration), cpu_seconds_per_audio_second: round(cpuSeconds / transcript.duration), load_average_1min: round(loadavg()[0]!, 2), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), words: transcript.segments.reduce((n, s) => n + s.words.length, 0) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ audio_seconds: transcript.duration, elapsed_seconds: round(seconds, 1), rtf: round(seconds / transcript.duration), cpu_seconds_per_audio_second: round(cpuSeconds / transcript.duration), load_average_1min: round(loadavg()[0]!, 2), peak_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024), words: transcript.segments.reduce((n, s) => n + s.words.length, 0) })}\n`,
+  );
   await container.close();
   process.exit(0);
 }
@@ -143,7 +191,9 @@ for (const entry of manifest.asr) {
     errors: { given: givenRate.errors, auto: autoRate.errors, referenceLength: givenRate.referenceLength },
   };
   asr.push(row);
-  process.stdout.write(`${row.id} ${row.language} ${row.metric}=${row.error_given} auto=${row.error_auto} detected=${row.detected} rtf=${row.rtf}\n`);
+  process.stdout.write(
+    `${row.id} ${row.language} ${row.metric}=${row.error_given} auto=${row.error_auto} detected=${row.detected} rtf=${row.rtf}\n`,
+  );
 }
 
 /** Pooled error rate per language: errors over reference length across its utterances. */
@@ -164,10 +214,23 @@ for (const entry of manifest.diar) {
   // Diarization proper: the speaker turns of the request's diarizer.
   const der = diarizationErrorRate(reference, free.turns, scoring);
   // Speaker-attributed transcript: turns rebuilt from the words' speakers and times (also counts ASR's missed words).
-  const words = free.transcript.segments.flatMap((s) => s.words.map((w) => ({ speaker: w.speaker ?? '?', startSeconds: w.start, endSeconds: w.end })));
+  const words = free.transcript.segments.flatMap((s) =>
+    s.words.map((w) => ({ speaker: w.speaker ?? '?', startSeconds: w.start, endSeconds: w.end })),
+  );
   const wordDer = diarizationErrorRate(reference, turnsFromWords(words), scoring);
-  diarization.push({ id: entry.id, speakers_true: entry.num_speakers, speakers_found: free.transcript.speakers.length, der: round(der.der), miss_seconds: round(der.missSeconds, 2), false_alarm_seconds: round(der.falseAlarmSeconds, 2), confusion_seconds: round(der.confusionSeconds, 2), word_der: round(wordDer.der) });
-  process.stdout.write(`${entry.id} DER=${round(der.der)} word DER=${round(wordDer.der)} speakers=${free.transcript.speakers.length}/${entry.num_speakers}\n`);
+  diarization.push({
+    id: entry.id,
+    speakers_true: entry.num_speakers,
+    speakers_found: free.transcript.speakers.length,
+    der: round(der.der),
+    miss_seconds: round(der.missSeconds, 2),
+    false_alarm_seconds: round(der.falseAlarmSeconds, 2),
+    confusion_seconds: round(der.confusionSeconds, 2),
+    word_der: round(wordDer.der),
+  });
+  process.stdout.write(
+    `${entry.id} DER=${round(der.der)} word DER=${round(wordDer.der)} speakers=${free.transcript.speakers.length}/${entry.num_speakers}\n`,
+  );
 }
 
 /** Word-level speaker labels -> turns (consecutive words of one speaker joined across gaps under 0.5 s). */
@@ -182,8 +245,14 @@ function turnsFromWords(words: Array<{ speaker: string; startSeconds: number; en
 }
 
 // Two lengths, so "flat in duration" is measured rather than assumed.
-const longMinutes = (process.env.BENCH_LONG_MINUTES ?? '10,60').split(',').map(Number).filter((m) => m > 0);
-const long: unknown[] = longMinutes.length > 0 || !existsSync(resultsPath) ? [] : (JSON.parse(readFileSync(resultsPath, 'utf8')) as { long_files?: unknown[] }).long_files ?? [];
+const longMinutes = (process.env.BENCH_LONG_MINUTES ?? '10,60')
+  .split(',')
+  .map(Number)
+  .filter((m) => m > 0);
+const long: unknown[] =
+  longMinutes.length > 0 || !existsSync(resultsPath)
+    ? []
+    : ((JSON.parse(readFileSync(resultsPath, 'utf8')) as { long_files?: unknown[] }).long_files ?? []);
 for (const minutes of longMinutes) long.push({ minutes, measured_at: new Date().toISOString(), ...(await longFile(minutes)) });
 const detected = asr.filter((r) => r.detected === r.language).length;
 const results = {
@@ -205,5 +274,7 @@ const results = {
 // Other benches add their own sections to the file (diarization_v2, speaker_identification, side_by_side): kept.
 const previousSections = existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>) : {};
 writeFileSync(resultsPath, `${JSON.stringify({ ...previousSections, ...results }, null, 2)}\n`);
-process.stdout.write(`${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, cpu_seconds_per_audio_second_short_clips: results.cpu_seconds_per_audio_second_short_clips, long_files: long }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ per_language: perLanguage, language_detection_accuracy: results.language_detection_accuracy, rtf_short_clips: results.rtf_short_clips, cpu_seconds_per_audio_second_short_clips: results.cpu_seconds_per_audio_second_short_clips, long_files: long }, null, 2)}\n`,
+);
 await container.close();

@@ -26,7 +26,9 @@ import { chrf, chrfScore, chrfStatistics } from './lib/chrf.js';
 import { errorRate } from './lib/wer.js';
 
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
-const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { asr: Array<{ id: string; audio: string; language: string; transcript: string }> };
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  asr: Array<{ id: string; audio: string; language: string; transcript: string }>;
+};
 
 /** English references for the non-English clips, translated from their transcripts for this bench. */
 const englishReferences: Record<string, string> = {
@@ -40,7 +42,8 @@ const englishReferences: Record<string, string> = {
   'firered/BAC009S0764W0121': 'There were even situations where trading almost came to a standstill.',
   'firered/IT0011W0001': 'Change to another song.',
   'firered/TEST_NET_Y0000000000_-KTKHdZ2fb8_S00000': "Sometimes I can't say it clearly, you know?",
-  'firered/TEST_MEETING_T0000000001_S00000': "OK, first let's talk about the sales problem the manager just finished with, then about our mall's problems. First, our mall's first half of the year, first each department reports, that is, the results.",
+  'firered/TEST_MEETING_T0000000001_S00000':
+    "OK, first let's talk about the sales problem the manager just finished with, then about our mall's problems. First, our mall's first half of the year, first each department reports, that is, the results.",
   'deepspeech/ru': 'Poor guy, guys, it should have been me in his place.',
   'julius_segkit/sample': 'The weather is nice today.',
 };
@@ -62,7 +65,10 @@ const clipKeyterms: Record<string, { terms: string[]; control?: true }> = {
 };
 const allKeyterms = Object.values(clipKeyterms).flatMap((k) => k.terms);
 const languageOf = new Map(manifest.asr.map((e) => [e.id, e.language]));
-const languageKeyterms = (language: string): string[] => Object.entries(clipKeyterms).filter(([id]) => languageOf.get(id) === language).flatMap(([, k]) => k.terms);
+const languageKeyterms = (language: string): string[] =>
+  Object.entries(clipKeyterms)
+    .filter(([id]) => languageOf.get(id) === language)
+    .flatMap(([, k]) => k.terms);
 
 const config = loadConfig({ ...process.env, VOXD_LOG_LEVEL: 'silent', VOXD_DATA_DIR: path.join(tmpdir(), 'voxd-bench') });
 const container = await createContainer(config);
@@ -82,21 +88,40 @@ for (const entry of manifest.asr.filter((e) => englishReferences[e.id] !== undef
 }
 const translation = {
   metric: 'chrF (character 6-grams, beta 2, case kept, whitespace removed; sacrebleu defaults)',
-  references: 'written for this bench from the clips\' transcripts (the eval set has no English translations)',
+  references: "written for this bench from the clips' transcripts (the eval set has no English translations)",
   source_language: 'given',
   corpus_chrf: round(chrfScore(translations.map((t) => chrfStatistics(t.reference, t.hypothesis))), 2),
   clips: translations.map((t) => ({ ...t, chrf: round(chrf(t.reference, t.hypothesis), 2) })),
 };
 
 // Key terms.
-const inReference = (term: string, transcript: string): boolean => transcript.toLowerCase().replace(/\s+/g, '').includes(term.toLowerCase().replace(/\s+/g, ''));
-const rows: Array<Record<string, unknown> & { keyterms: string[]; control: boolean; error_without: number; error_snap_only: number; error_with_own: number; error_with_all: number; error_with_language_list: number; found_with_language_list: string[]; false_finds_with_language_list: string[]; found_without: string[]; found_snap_only: string[]; found_with_own: string[]; found_with_all: string[]; false_finds_with_all: string[] }> = [];
+const inReference = (term: string, transcript: string): boolean =>
+  transcript.toLowerCase().replace(/\s+/g, '').includes(term.toLowerCase().replace(/\s+/g, ''));
+const rows: Array<
+  Record<string, unknown> & {
+    keyterms: string[];
+    control: boolean;
+    error_without: number;
+    error_snap_only: number;
+    error_with_own: number;
+    error_with_all: number;
+    error_with_language_list: number;
+    found_with_language_list: string[];
+    false_finds_with_language_list: string[];
+    found_without: string[];
+    found_snap_only: string[];
+    found_with_own: string[];
+    found_with_all: string[];
+    false_finds_with_all: string[];
+  }
+> = [];
 for (const entry of manifest.asr) {
   const own = clipKeyterms[entry.id]?.terms ?? [];
   const plain = await run(entry.audio, entry.language);
   const withOwn = own.length > 0 ? await run(entry.audio, entry.language, { keyterms: own }) : plain;
   const languageList = languageKeyterms(entry.language);
-  const withLanguageList = languageList.length === own.length ? withOwn : await run(entry.audio, entry.language, { keyterms: languageList });
+  const withLanguageList =
+    languageList.length === own.length ? withOwn : await run(entry.audio, entry.language, { keyterms: languageList });
   const withAll = await run(entry.audio, entry.language, { keyterms: allKeyterms });
   const snapOnly = snapKeyterms(plain.segments, own, entry.language);
   const found = (t: Pick<Transcript, 'segments'>, terms: string[]): string[] => findKeyterms(t.segments, terms).map((k) => k.term);
@@ -116,7 +141,9 @@ for (const entry of manifest.asr) {
     found_with_own: withOwn.found_keyterms?.map((k) => k.term) ?? [],
     found_with_language_list: withLanguageList.found_keyterms?.map((k) => k.term) ?? [],
     found_with_all: withAll.found_keyterms?.map((k) => k.term) ?? [],
-    false_finds_with_language_list: (withLanguageList.found_keyterms ?? []).map((k) => k.term).filter((term) => !inReference(term, entry.transcript)),
+    false_finds_with_language_list: (withLanguageList.found_keyterms ?? [])
+      .map((k) => k.term)
+      .filter((term) => !inReference(term, entry.transcript)),
     false_finds_with_all: (withAll.found_keyterms ?? []).map((k) => k.term).filter((term) => !inReference(term, entry.transcript)),
     text_without: plain.text,
     text_with_own: withOwn.text,
@@ -124,14 +151,20 @@ for (const entry of manifest.asr) {
     text_with_all: withAll.text,
   };
   rows.push(row);
-  process.stderr.write(`keyterms ${entry.id}: ${JSON.stringify({ own, without: row.text_without, withOwn: row.text_with_own, withLanguageList: row.text_with_language_list, withAll: row.text_with_all })}\n`);
+  process.stderr.write(
+    `keyterms ${entry.id}: ${JSON.stringify({ own, without: row.text_without, withOwn: row.text_with_own, withLanguageList: row.text_with_language_list, withAll: row.text_with_all })}\n`,
+  );
 }
 const termRows = rows.filter((r) => r.keyterms.length > 0);
 const recall = (pick: (r: (typeof rows)[number]) => string[], filter: (r: (typeof rows)[number]) => boolean = () => true): number => {
   const selected = termRows.filter(filter);
-  return round(selected.reduce((n, r) => n + pick(r).filter((t) => r.keyterms.includes(t)).length, 0) / selected.reduce((n, r) => n + r.keyterms.length, 0));
+  return round(
+    selected.reduce((n, r) => n + pick(r).filter((t) => r.keyterms.includes(t)).length, 0) /
+      selected.reduce((n, r) => n + r.keyterms.length, 0),
+  );
 };
-const meanError = (list: typeof rows, pick: (r: (typeof rows)[number]) => number): number => round(list.reduce((n, r) => n + pick(r), 0) / list.length);
+const meanError = (list: typeof rows, pick: (r: (typeof rows)[number]) => number): number =>
+  round(list.reduce((n, r) => n + pick(r), 0) / list.length);
 const rest = rows.filter((r) => r.keyterms.length === 0);
 const cpu = process.cpuUsage(cpuStart);
 const results = {
@@ -150,23 +183,65 @@ const results = {
       with_own: recall((r) => r.found_with_own),
       with_language_list: recall((r) => r.found_with_language_list),
       with_all: recall((r) => r.found_with_all),
-      missed_by_base_without: recall((r) => r.found_without, (r) => !r.control),
-      missed_by_base_with_own: recall((r) => r.found_with_own, (r) => !r.control),
-      missed_by_base_with_language_list: recall((r) => r.found_with_language_list, (r) => !r.control),
-      missed_by_base_with_all: recall((r) => r.found_with_all, (r) => !r.control),
-      controls_without: recall((r) => r.found_without, (r) => r.control),
-      controls_with_own: recall((r) => r.found_with_own, (r) => r.control),
-      controls_with_language_list: recall((r) => r.found_with_language_list, (r) => r.control),
-      controls_with_all: recall((r) => r.found_with_all, (r) => r.control),
+      missed_by_base_without: recall(
+        (r) => r.found_without,
+        (r) => !r.control,
+      ),
+      missed_by_base_with_own: recall(
+        (r) => r.found_with_own,
+        (r) => !r.control,
+      ),
+      missed_by_base_with_language_list: recall(
+        (r) => r.found_with_language_list,
+        (r) => !r.control,
+      ),
+      missed_by_base_with_all: recall(
+        (r) => r.found_with_all,
+        (r) => !r.control,
+      ),
+      controls_without: recall(
+        (r) => r.found_without,
+        (r) => r.control,
+      ),
+      controls_with_own: recall(
+        (r) => r.found_with_own,
+        (r) => r.control,
+      ),
+      controls_with_language_list: recall(
+        (r) => r.found_with_language_list,
+        (r) => r.control,
+      ),
+      controls_with_all: recall(
+        (r) => r.found_with_all,
+        (r) => r.control,
+      ),
     },
-    language_lists: Object.fromEntries([...new Set(manifest.asr.map((e) => e.language))].map((l) => [l, languageKeyterms(l)] as const).filter(([, terms]) => terms.length > 0)),
+    language_lists: Object.fromEntries(
+      [...new Set(manifest.asr.map((e) => e.language))]
+        .map((l) => [l, languageKeyterms(l)] as const)
+        .filter(([, terms]) => terms.length > 0),
+    ),
     false_finds_with_language_list: rows.reduce((n, r) => n + r.false_finds_with_language_list.length, 0),
     false_finds_with_all: rows.reduce((n, r) => n + r.false_finds_with_all.length, 0),
-    mean_error_clips_with_terms: { metric: 'WER, CER for zh/ja/ko', without: meanError(termRows, (r) => r.error_without), snap_only: meanError(termRows, (r) => r.error_snap_only), with_own: meanError(termRows, (r) => r.error_with_own), with_language_list: meanError(termRows, (r) => r.error_with_language_list), with_all: meanError(termRows, (r) => r.error_with_all) },
-    mean_error_other_clips: { clips: rest.length, without: meanError(rest, (r) => r.error_without), with_language_list: meanError(rest, (r) => r.error_with_language_list), with_all: meanError(rest, (r) => r.error_with_all) },
+    mean_error_clips_with_terms: {
+      metric: 'WER, CER for zh/ja/ko',
+      without: meanError(termRows, (r) => r.error_without),
+      snap_only: meanError(termRows, (r) => r.error_snap_only),
+      with_own: meanError(termRows, (r) => r.error_with_own),
+      with_language_list: meanError(termRows, (r) => r.error_with_language_list),
+      with_all: meanError(termRows, (r) => r.error_with_all),
+    },
+    mean_error_other_clips: {
+      clips: rest.length,
+      without: meanError(rest, (r) => r.error_without),
+      with_language_list: meanError(rest, (r) => r.error_with_language_list),
+      with_all: meanError(rest, (r) => r.error_with_all),
+    },
     clips: rows,
   },
 };
 writeFileSync(path.join(packageRoot, 'bench/results/transcription-translation-keyterms.json'), `${JSON.stringify(results, null, 2)}\n`);
-process.stdout.write(`${JSON.stringify({ translation: { corpus_chrf: translation.corpus_chrf }, ...results.keyterms, clips: undefined }, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ translation: { corpus_chrf: translation.corpus_chrf }, ...results.keyterms, clips: undefined }, null, 2)}\n`,
+);
 await container.close();

@@ -33,7 +33,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resample } from '../src/audio/resample.js';
 import { decodeFile } from '../src/audio/decode.js';
-import type { Waveform } from '../src/audio/waveform.js';
+import { concatSamples, type Waveform } from '../src/audio/waveform.js';
 import { emotions } from '../src/operations/synthesize/emotion.js';
 import { EspeakSynthesizer } from '../src/operations/synthesize/engines/espeak.js';
 import type { KokoroSynthesizer } from '../src/operations/synthesize/engines/kokoro.js';
@@ -97,7 +97,14 @@ async function timed(engine: Synthesizer, request: SynthesisRequest): Promise<Om
   const totalMs = performance.now() - start;
   const cpu = process.cpuUsage(cpuStart);
   const audioSeconds = samples / engine.sampleRate;
-  return { firstAudioMs, firstAudioCpuMs, totalMs, audioSeconds, rtf: totalMs / 1000 / audioSeconds, cpuRtf: (cpu.user + cpu.system) / 1e6 / audioSeconds };
+  return {
+    firstAudioMs,
+    firstAudioCpuMs,
+    totalMs,
+    audioSeconds,
+    rtf: totalMs / 1000 / audioSeconds,
+    cpuRtf: (cpu.user + cpu.system) / 1e6 / audioSeconds,
+  };
 }
 
 function median(values: number[]): number {
@@ -192,7 +199,10 @@ const openerSentences: Array<[string, string]> = [
   ['Great question,', 'the answer is in the second chapter.'],
   ['Of course,', 'you can bring a friend along.'],
 ];
-const clonedVoiceSentences = ['Good evening, and welcome to the reading of tonight.', 'The weather was cold, but the people in the square were happy.'];
+const clonedVoiceSentences = [
+  'Good evening, and welcome to the reading of tonight.',
+  'The weather was cold, but the people in the square were happy.',
+];
 
 interface RoundTrip {
   language: string;
@@ -212,7 +222,13 @@ async function reading(text: string): Promise<string> {
   return (await japanesePronunciation(text)).replace(/[\s\p{P}\p{S}]/gu, '');
 }
 
-async function roundTrip(engine: Synthesizer, language: string, texts: string[], voice: string, transcriber: WhisperCppTranscriber): Promise<RoundTrip> {
+async function roundTrip(
+  engine: Synthesizer,
+  language: string,
+  texts: string[],
+  voice: string,
+  transcriber: WhisperCppTranscriber,
+): Promise<RoundTrip> {
   const asr = whisperLanguage(language);
   const samples: RoundTrip['samples'] = [];
   let errors = 0;
@@ -224,7 +240,10 @@ async function roundTrip(engine: Synthesizer, language: string, texts: string[],
     const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
     const result = await transcriber.transcribe(speech.samples, { language: asr, temperature: 0 });
     // As the transcription service returns it (Chinese in the script its tag asks for).
-    const heard = result.segments.map((segment) => segment.text).join(' ').trim();
+    const heard = result.segments
+      .map((segment) => segment.text)
+      .join(' ')
+      .trim();
     const transcript = scriptConverter(asr, language)?.(heard) ?? heard;
     const rate = errorRate(text, transcript, asr);
     errors += rate.errors;
@@ -240,14 +259,19 @@ async function roundTrip(engine: Synthesizer, language: string, texts: string[],
   }
   const metric = ['ja', 'zh', 'ko'].includes(asr) ? 'cer' : 'wer';
   const readingRate = readingLength > 0 ? { readingRate: round(readingErrors / readingLength) } : {};
-  process.stdout.write(`round trip ${engine.engine} ${language}: ${metric} ${(errors / length).toFixed(3)}${readingLength > 0 ? `, reading cer ${(readingErrors / readingLength).toFixed(3)}` : ''}\n`);
+  process.stdout.write(
+    `round trip ${engine.engine} ${language}: ${metric} ${(errors / length).toFixed(3)}${readingLength > 0 ? `, reading cer ${(readingErrors / readingLength).toFixed(3)}` : ''}\n`,
+  );
   return { language, engine: engine.engine, metric, rate: round(errors / length), ...readingRate, samples };
 }
 
 /** English speech as whisper base hears it (language given, temperature 0). */
 async function hear(transcriber: WhisperCppTranscriber, samples: Float32Array, sampleRate: number): Promise<string> {
   const speech = await resample({ samples, sampleRate, channels: 1 }, 16000);
-  return (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((segment) => segment.text).join(' ').trim();
+  return (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+    .map((segment) => segment.text)
+    .join(' ')
+    .trim();
 }
 
 /** Silence (10 ms frames below -50 dBFS) at the start or end of a piece, in seconds. */
@@ -269,9 +293,17 @@ async function joins(engine: Synthesizer, request: SynthesisRequest) {
   const pieces: Array<{ text: string; seconds: number; leadingSilenceSeconds: number; trailingSilenceSeconds: number }> = [];
   for await (const chunk of engine.synthesize(request)) {
     const { samples, sampleRate } = chunk.waveform;
-    pieces.push({ text: chunk.text, seconds: round(samples.length / sampleRate), leadingSilenceSeconds: edgeSilenceSeconds(samples, sampleRate, false), trailingSilenceSeconds: edgeSilenceSeconds(samples, sampleRate, true) });
+    pieces.push({
+      text: chunk.text,
+      seconds: round(samples.length / sampleRate),
+      leadingSilenceSeconds: edgeSilenceSeconds(samples, sampleRate, false),
+      trailingSilenceSeconds: edgeSilenceSeconds(samples, sampleRate, true),
+    });
   }
-  return { pieces, joinSilenceSeconds: pieces.slice(1).map((piece, i) => round(pieces[i]!.trailingSilenceSeconds + piece.leadingSilenceSeconds)) };
+  return {
+    pieces,
+    joinSilenceSeconds: pieces.slice(1).map((piece, i) => round(pieces[i]!.trailingSilenceSeconds + piece.leadingSilenceSeconds)),
+  };
 }
 
 /** Time to the first streamed byte and to the end, for one-sentence requests through the real HTTP server. */
@@ -284,12 +316,22 @@ async function httpStreaming(app: TestApp, format: 'pcm' | 'mp3') {
     const response = await fetch(`http://127.0.0.1:${port}/v1/audio/tts`, {
       method: 'POST',
       headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ text, language, voice_id: language === 'en-us' ? 'af_heart' : `${language === 'pt-br' ? 'p' : language[0]}f_${{ es: 'dora', fr: 'siwis', it: 'sara', 'pt-br': 'dora' }[language as 'es']}`, stream: true, format }),
+      body: JSON.stringify({
+        text,
+        language,
+        voice_id:
+          language === 'en-us'
+            ? 'af_heart'
+            : `${language === 'pt-br' ? 'p' : language[0]}f_${{ es: 'dora', fr: 'siwis', it: 'sara', 'pt-br': 'dora' }[language as 'es']}`,
+        stream: true,
+        format,
+      }),
     });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
     const reader = response.body!.getReader();
     let firstByteMs = 0;
-    for (let r = await reader.read(); !r.done; r = await reader.read()) if (firstByteMs === 0 && r.value.length > 0) firstByteMs = performance.now() - started;
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      if (firstByteMs === 0 && r.value.length > 0) firstByteMs = performance.now() - started;
     if (text !== 'Warm up.') samples.push({ text, firstByteMs: round(firstByteMs), totalMs: round(performance.now() - started) });
   }
   return { medianFirstByteMs: round(median(samples.map((s) => s.firstByteMs))), samples };
@@ -298,8 +340,17 @@ async function httpStreaming(app: TestApp, format: 'pcm' | 'mp3') {
 /** A multipart body with several files under one field name. */
 function voiceUpload(name: string, files: string[]): { body: Buffer; contentType: string } {
   const boundary = '----voxdbench';
-  const parts = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`)];
-  for (const file of files) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${path.basename(file)}"\r\n\r\n`), readFileSync(file), Buffer.from('\r\n'));
+  const parts = [
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\n${name}\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`,
+    ),
+  ];
+  for (const file of files)
+    parts.push(
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${path.basename(file)}"\r\n\r\n`),
+      readFileSync(file),
+      Buffer.from('\r\n'),
+    );
   parts.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
 }
@@ -309,7 +360,9 @@ function evalSpeakers(): Map<string, string[]> {
   const speakers = new Map<string, string[]>();
   const root = path.join(evalDir, 'vc');
   for (const set of readdirSync(root).sort()) {
-    for (const file of readdirSync(path.join(root, set)).filter((f) => f.endsWith('.wav')).sort()) {
+    for (const file of readdirSync(path.join(root, set))
+      .filter((f) => f.endsWith('.wav'))
+      .sort()) {
       const speaker = `${set}/${file.replace(/(_utt_\d+|_test_utt|-\d+-\d+|_\d+)\.wav$/, '')}`;
       speakers.set(speaker, [...(speakers.get(speaker) ?? []), path.join(root, set, file)]);
     }
@@ -322,7 +375,12 @@ async function clonedVoices(app: TestApp, encoder: SpeakerEncoder) {
   const owner = (await app.container.apiKeys.verify(app.key))!;
   for (const [speaker, files] of evalSpeakers()) {
     const { body, contentType } = voiceUpload(speaker, files);
-    const created = await app.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, payload: body });
+    const created = await app.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType },
+      payload: body,
+    });
     if (created.statusCode !== 201) {
       process.stdout.write(`cloned voice ${speaker}: not created (${created.statusCode} ${created.json().error?.message})\n`);
       continue;
@@ -334,36 +392,60 @@ async function clonedVoices(app: TestApp, encoder: SpeakerEncoder) {
   for (const profile of profiles) {
     const outputs: Waveform[] = [];
     for (const text of clonedVoiceSentences) {
-      const r = await app.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${app.key}` }, payload: { text, voice_id: profile.voiceId, language: 'en-us', format: 'wav' } });
+      const r = await app.app.inject({
+        method: 'POST',
+        url: '/v1/audio/tts',
+        headers: { authorization: `Bearer ${app.key}` },
+        payload: { text, voice_id: profile.voiceId, language: 'en-us', format: 'wav' },
+      });
       if (r.statusCode !== 200) throw new Error(`tts for ${profile.speaker}: ${r.statusCode} ${r.body}`);
       const file = path.join(scratch, `${profile.voiceId}.wav`);
       writeFileSync(file, r.rawPayload);
       outputs.push(await decodeFile(file, { sampleRate: embeddingSampleRate, channels: 1 }));
     }
-    const joined = new Float32Array(outputs.reduce((n, w) => n + w.samples.length, 0));
-    outputs.reduce((offset, w) => (joined.set(w.samples, offset), offset + w.samples.length), 0);
+    const joined = concatSamples(outputs.map((w) => w.samples));
     profile.output = await encoder.embedUtterance({ samples: joined, sampleRate: embeddingSampleRate, channels: 1 });
-    profile.blend = ((await app.container.voices.record(profile.voiceId, owner)).analysis['kokoro-blend-en-us'] as { analysis?: unknown } | undefined)?.analysis ?? null;
+    profile.blend =
+      ((await app.container.voices.record(profile.voiceId, owner)).analysis['kokoro-blend-en-us'] as { analysis?: unknown } | undefined)
+        ?.analysis ?? null;
   }
   let closer = 0;
   let pairs = 0;
   const speakers = profiles.map((profile) => {
     const own = cosineSimilarity(profile.output!, profile.embedding);
-    const others = profiles.filter((o) => o !== profile).map((o) => ({ speaker: o.speaker, similarity: cosineSimilarity(profile.output!, o.embedding) }));
+    const others = profiles
+      .filter((o) => o !== profile)
+      .map((o) => ({ speaker: o.speaker, similarity: cosineSimilarity(profile.output!, o.embedding) }));
     const beaten = others.filter((o) => o.similarity >= own);
     closer += others.length - beaten.length;
     pairs += others.length;
-    process.stdout.write(`cloned voice ${profile.speaker}: own ${own.toFixed(3)}, closest other ${Math.max(...others.map((o) => o.similarity)).toFixed(3)}\n`);
-    return { speaker: profile.speaker, blend: profile.blend, ownSimilarity: round(own), closestOther: others.sort((a, b) => b.similarity - a.similarity)[0], closerThanAll: beaten.length === 0 };
+    process.stdout.write(
+      `cloned voice ${profile.speaker}: own ${own.toFixed(3)}, closest other ${Math.max(...others.map((o) => o.similarity)).toFixed(3)}\n`,
+    );
+    return {
+      speaker: profile.speaker,
+      blend: profile.blend,
+      ownSimilarity: round(own),
+      closestOther: others.sort((a, b) => b.similarity - a.similarity)[0],
+      closerThanAll: beaten.length === 0,
+    };
   });
-  return { profiles: profiles.length, pairs, closerToOwnFraction: round(closer / pairs), closerThanAllFraction: round(speakers.filter((s) => s.closerThanAll).length / speakers.length), speakers };
+  return {
+    profiles: profiles.length,
+    pairs,
+    closerToOwnFraction: round(closer / pairs),
+    closerThanAllFraction: round(speakers.filter((s) => s.closerThanAll).length / speakers.length),
+    speakers,
+  };
 }
 
 async function kokoroSpeed(kokoro: KokoroSynthesizer): Promise<SpeedSample[]> {
   const samples: SpeedSample[] = [];
   for (const [language, text] of oneSentence) {
     samples.push({ language, text, ...(await timed(kokoro, { text, language, voice: { id: kokoro.defaultVoice(language)! } })) });
-    process.stdout.write(`kokoro ${language}: first ${samples.at(-1)!.firstAudioMs.toFixed(0)} ms (cpu ${samples.at(-1)!.firstAudioCpuMs.toFixed(0)} ms), rtf ${samples.at(-1)!.rtf.toFixed(3)} (cpu ${samples.at(-1)!.cpuRtf.toFixed(3)})\n`);
+    process.stdout.write(
+      `kokoro ${language}: first ${samples.at(-1)!.firstAudioMs.toFixed(0)} ms (cpu ${samples.at(-1)!.firstAudioCpuMs.toFixed(0)} ms), rtf ${samples.at(-1)!.rtf.toFixed(3)} (cpu ${samples.at(-1)!.cpuRtf.toFixed(3)})\n`,
+    );
   }
   return samples;
 }
@@ -385,27 +467,53 @@ await collect(kokoro.synthesize({ text: 'Warm up.', language: 'en-us', voice: { 
 const voicesArgument = process.argv.indexOf('--voices');
 if (voicesArgument >= 0) {
   const wanted = process.argv[voicesArgument + 1]?.split(',');
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+    modelId: 'whisper-base',
+    threads,
+  });
   const resultsFile = path.join(benchDir, 'results', 'tts-voices.json');
   type VoiceTrip = RoundTrip & { voice: string; firstWordLost: number };
   // A run of some voices replaces their rows and keeps the others'.
-  const voices: VoiceTrip[] = existsSync(resultsFile) ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { voices: VoiceTrip[] }).voices : [];
+  const voices: VoiceTrip[] = existsSync(resultsFile)
+    ? (JSON.parse(readFileSync(resultsFile, 'utf8')) as { voices: VoiceTrip[] }).voices
+    : [];
   // Written after every voice: a long run that is stopped keeps what it measured.
   const write = (): void => {
     const english = voices.filter((v) => v.language.startsWith('en'));
-    writeFileSync(resultsFile, JSON.stringify({
-      generatedAt: new Date().toISOString(),
-      machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
-      notes: ['Each Kokoro voice in its own language through the engine (as POST /v1/audio/tts streams it); whisper base (greedy, language given) transcribes; WER (CER for ja, zh) per voice. firstWordLost: sentences whose transcript starts with another word (space-delimited languages).'],
-      summary: { voices: voices.length, maxEnglishWer: Math.max(...english.map((v) => v.rate)), voicesLosingFirstWord: voices.filter((v) => v.firstWordLost > 0).map((v) => v.voice) },
-      voices,
-    }, null, 2) + '\n');
+    writeFileSync(
+      resultsFile,
+      `${JSON.stringify(
+        {
+          generatedAt: new Date().toISOString(),
+          machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+          notes: [
+            'Each Kokoro voice in its own language through the engine (as POST /v1/audio/tts streams it); whisper base (greedy, language given) transcribes; WER (CER for ja, zh) per voice. firstWordLost: sentences whose transcript starts with another word (space-delimited languages).',
+          ],
+          summary: {
+            voices: voices.length,
+            maxEnglishWer: Math.max(...english.map((v) => v.rate)),
+            voicesLosingFirstWord: voices.filter((v) => v.firstWordLost > 0).map((v) => v.voice),
+          },
+          voices,
+        },
+        null,
+        2,
+      )}\n`,
+    );
   };
   for (const voice of wanted ? wanted.map((id) => kokoro.voices().find((v) => v.id === id)!) : kokoro.voices()) {
     const language = voice.languages[0]!;
-    const trip = await roundTrip(kokoro, language, language.startsWith('en') ? perVoiceEnglish : roundTripKokoro[language]!, voice.id, transcriber);
+    const trip = await roundTrip(
+      kokoro,
+      language,
+      language.startsWith('en') ? perVoiceEnglish : roundTripKokoro[language]!,
+      voice.id,
+      transcriber,
+    );
     // A space-delimited transcript whose first word is not the text's: the first word was lost (or misheard).
-    const firstWordLost = characterLanguages.has(whisperLanguage(language)) ? 0 : trip.samples.filter((s) => firstWord(s.text) !== firstWord(s.transcript)).length;
+    const firstWordLost = characterLanguages.has(whisperLanguage(language))
+      ? 0
+      : trip.samples.filter((s) => firstWord(s.text) !== firstWord(s.transcript)).length;
     const row = { voice: voice.id, firstWordLost, ...trip };
     const index = voices.findIndex((v) => v.voice === voice.id);
     if (index >= 0) voices[index] = row;
@@ -422,13 +530,22 @@ if (firstWordsArgument >= 0) {
   // Every English voice (or the given ones) says firstWordEnglish; whisper base hears it. Per half and per voice: first
   // words lost or changed, and WER.
   const wanted = process.argv[firstWordsArgument + 1]?.split(',');
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+    modelId: 'whisper-base',
+    threads,
+  });
   const ways: Record<string, (text: string, language: string, voice: string) => Promise<Float32Array>> = {
     served: async (text, language, voice) => (await collect(kokoro.synthesize({ text, language, voice: { id: voice } }))).samples,
   };
   type Tally = { sentences: number; firstWordErrors: number; errors: number; words: number };
   const tally = (): Tally => ({ sentences: 0, firstWordErrors: 0, errors: 0, words: 0 });
-  const report = (t: Tally) => ({ sentences: t.sentences, firstWordErrors: t.firstWordErrors, wer: round(t.errors / t.words), errors: t.errors, words: t.words });
+  const report = (t: Tally) => ({
+    sentences: t.sentences,
+    firstWordErrors: t.firstWordErrors,
+    wer: round(t.errors / t.words),
+    errors: t.errors,
+    words: t.words,
+  });
   const totals: Record<string, Record<string, Tally>> = {};
   const perVoice: Record<string, Record<string, Record<string, Tally>>> = {};
   const misheard: Array<{ way: string; half: string; voice: string; text: string; transcript: string; firstWordChanged: boolean }> = [];
@@ -437,8 +554,8 @@ if (firstWordsArgument >= 0) {
     const language = voice.languages[0]!;
     for (const [way, speak] of Object.entries(ways)) {
       for (const [half, texts] of Object.entries(firstWordHalves)) {
-        const voiceTally = ((perVoice[way] ??= {})[half] ??= {})[voice.id] ??= tally();
-        const total = (totals[way] ??= {})[half] ??= tally();
+        const voiceTally = (((perVoice[way] ??= {})[half] ??= {})[voice.id] ??= tally());
+        const total = ((totals[way] ??= {})[half] ??= tally());
         for (const text of texts) {
           const transcript = await hear(transcriber, await speak(text, language, voice.id), kokoro.sampleRate);
           const rate = errorRate(text, transcript, 'en');
@@ -453,20 +570,52 @@ if (firstWordsArgument >= 0) {
         }
       }
     }
-    process.stdout.write(`${voice.id}: ${Object.entries(perVoice).map(([way, halves]) => `${way} ${Object.entries(halves).map(([half, v]) => `${half} ${v[voice.id]!.firstWordErrors} first words, ${v[voice.id]!.errors} errors`).join('; ')}`).join(' | ')}\n`);
+    process.stdout.write(
+      `${voice.id}: ${Object.entries(perVoice)
+        .map(
+          ([way, halves]) =>
+            `${way} ${Object.entries(halves)
+              .map(([half, v]) => `${half} ${v[voice.id]!.firstWordErrors} first words, ${v[voice.id]!.errors} errors`)
+              .join('; ')}`,
+        )
+        .join(' | ')}\n`,
+    );
   }
-  const summary = Object.fromEntries(Object.entries(totals).map(([way, halves]) => [way, Object.fromEntries(Object.entries(halves).map(([half, t]) => [half, report(t)]))]));
-  writeFileSync(path.join(benchDir, 'results', 'tts-first-words.json'), JSON.stringify({
-    generatedAt: new Date().toISOString(),
-    machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
-    notes: [
-      'Every English Kokoro voice says the sentences of bench/lib/sentences.ts firstWordEnglish (first words that are plosives or short function words), each way of synthesising them; whisper base (language given, temperature 0) transcribes. Sentences are split into a tuning half, where any parameter was chosen, and a held-out half.',
-      'firstWordErrors: transcripts whose first word (case and punctuation aside, OK = okay) is not the text\'s; wer over all words of the half. perVoice lists the voices with a first-word error or any word error.',
-    ],
-    summary,
-    perVoice: Object.fromEntries(Object.entries(perVoice).map(([way, halves]) => [way, Object.fromEntries(Object.entries(halves).map(([half, v]) => [half, Object.fromEntries(Object.entries(v).filter(([, t]) => t.errors > 0 || t.firstWordErrors > 0).map(([id, t]) => [id, report(t)]))]))])),
-    misheard,
-  }, null, 2) + '\n');
+  const summary = Object.fromEntries(
+    Object.entries(totals).map(([way, halves]) => [way, Object.fromEntries(Object.entries(halves).map(([half, t]) => [half, report(t)]))]),
+  );
+  writeFileSync(
+    path.join(benchDir, 'results', 'tts-first-words.json'),
+    `${JSON.stringify(
+      {
+        generatedAt: new Date().toISOString(),
+        machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+        notes: [
+          'Every English Kokoro voice says the sentences of bench/lib/sentences.ts firstWordEnglish (first words that are plosives or short function words), each way of synthesising them; whisper base (language given, temperature 0) transcribes. Sentences are split into a tuning half, where any parameter was chosen, and a held-out half.',
+          "firstWordErrors: transcripts whose first word (case and punctuation aside, OK = okay) is not the text's; wer over all words of the half. perVoice lists the voices with a first-word error or any word error.",
+        ],
+        summary,
+        perVoice: Object.fromEntries(
+          Object.entries(perVoice).map(([way, halves]) => [
+            way,
+            Object.fromEntries(
+              Object.entries(halves).map(([half, v]) => [
+                half,
+                Object.fromEntries(
+                  Object.entries(v)
+                    .filter(([, t]) => t.errors > 0 || t.firstWordErrors > 0)
+                    .map(([id, t]) => [id, report(t)]),
+                ),
+              ]),
+            ),
+          ]),
+        ),
+        misheard,
+      },
+      null,
+      2,
+    )}\n`,
+  );
   process.stdout.write(`${JSON.stringify(summary)}\n`);
   await kokoro.close();
   process.exit(0);
@@ -475,7 +624,10 @@ if (firstWordsArgument >= 0) {
 if (process.argv.includes('--openers')) {
   // The speech socket's first piece: a short opening clause spoken as a run of its own, then the rest of the sentence as
   // the next run, joined as the socket sends them; against the whole sentence in one run. Every English voice.
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+    modelId: 'whisper-base',
+    threads,
+  });
   const ways = { whole: { errors: 0, words: 0, firstWordLost: 0 }, opener: { errors: 0, words: 0, firstWordLost: 0 } };
   const openerMs: number[] = [];
   const wholeMs: number[] = [];
@@ -494,7 +646,10 @@ if (process.argv.includes('--openers')) {
       const joined = new Float32Array(first.samples.length + second.samples.length);
       joined.set(first.samples);
       joined.set(second.samples, first.samples.length);
-      const heard = { whole: await hear(transcriber, whole.samples, kokoro.sampleRate), opener: await hear(transcriber, joined, kokoro.sampleRate) };
+      const heard = {
+        whole: await hear(transcriber, whole.samples, kokoro.sampleRate),
+        opener: await hear(transcriber, joined, kokoro.sampleRate),
+      };
       for (const way of ['whole', 'opener'] as const) {
         const rate = errorRate(text, heard[way], 'en');
         ways[way].errors += rate.errors;
@@ -505,14 +660,28 @@ if (process.argv.includes('--openers')) {
     }
     process.stdout.write(`${voice.id}: whole ${ways.whole.errors} errors, opener ${ways.opener.errors} errors so far\n`);
   }
-  const summary = Object.fromEntries(Object.entries(ways).map(([way, w]) => [way, { wer: round(w.errors / w.words), errors: w.errors, firstWordLost: w.firstWordLost, sentences: samples.length }]));
-  writeFileSync(path.join(benchDir, 'results', 'tts-openers.json'), JSON.stringify({
-    generatedAt: new Date().toISOString(),
-    machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
-    notes: ['Every English Kokoro voice says each sentence twice: whole, in one run; and as the speech socket speaks a short opening clause, the clause in a run of its own followed by the rest in a second run, joined. whisper base (greedy, English) transcribes both; firstWordLost: transcripts that start with another word. synthesisMs: median time to make the whole sentence and the opening clause alone.'],
-    summary: { ...summary, synthesisMs: { whole: round(median(wholeMs)), opener: round(median(openerMs)) } },
-    samples,
-  }, null, 2) + '\n');
+  const summary = Object.fromEntries(
+    Object.entries(ways).map(([way, w]) => [
+      way,
+      { wer: round(w.errors / w.words), errors: w.errors, firstWordLost: w.firstWordLost, sentences: samples.length },
+    ]),
+  );
+  writeFileSync(
+    path.join(benchDir, 'results', 'tts-openers.json'),
+    `${JSON.stringify(
+      {
+        generatedAt: new Date().toISOString(),
+        machine: { threads, loadAverageAtStart, loadAverageAtEnd: loadavg() },
+        notes: [
+          'Every English Kokoro voice says each sentence twice: whole, in one run; and as the speech socket speaks a short opening clause, the clause in a run of its own followed by the rest in a second run, joined. whisper base (greedy, English) transcribes both; firstWordLost: transcripts that start with another word. synthesisMs: median time to make the whole sentence and the opening clause alone.',
+        ],
+        summary: { ...summary, synthesisMs: { whole: round(median(wholeMs)), opener: round(median(openerMs)) } },
+        samples,
+      },
+      null,
+      2,
+    )}\n`,
+  );
   process.stdout.write(`${JSON.stringify(summary)}; synthesis ms whole ${round(median(wholeMs))}, opener ${round(median(openerMs))}\n`);
   await kokoro.close();
   process.exit(0);
@@ -530,7 +699,9 @@ if (speedArgument >= 0) {
   }
   await app.close();
   await kokoro.close();
-  process.stdout.write(`${JSON.stringify({ kokoro: speedSummary(samples), httpPcmMedianFirstByteMs: round(median(firstBytes)), load: { start: loadAverageAtStart, end: loadavg() } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ kokoro: speedSummary(samples), httpPcmMedianFirstByteMs: round(median(firstBytes)), load: { start: loadAverageAtStart, end: loadavg() } })}\n`,
+  );
   process.exit(0);
 }
 
@@ -543,7 +714,11 @@ const kokoroJoins = {
 };
 const espeakSentences: SpeedSample[] = [];
 for (const [language, text] of oneSentence) {
-  espeakSentences.push({ language, text, ...(await timed(espeak, { text, language: language === 'pt-br' ? 'pt-br' : language, voice: { id: `espeak-${language}` } })) });
+  espeakSentences.push({
+    language,
+    text,
+    ...(await timed(espeak, { text, language: language === 'pt-br' ? 'pt-br' : language, voice: { id: `espeak-${language}` } })),
+  });
 }
 const kokoroEmotions = await prosodyDeltas(kokoro, emotionText.kokoro);
 const espeakEmotions = await prosodyDeltas(espeak, emotionText.espeak);
@@ -552,11 +727,16 @@ const app = await buildTestApp();
 const http = { pcm: await httpStreaming(app, 'pcm'), mp3: await httpStreaming(app, 'mp3') };
 process.stdout.write(`http first byte: pcm ${http.pcm.medianFirstByteMs} ms, mp3 ${http.mp3.medianFirstByteMs} ms\n`);
 
-const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads });
+const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+  modelId: 'whisper-base',
+  threads,
+});
 const kokoroRoundTrip: RoundTrip[] = [];
-for (const [language, texts] of Object.entries(roundTripKokoro)) kokoroRoundTrip.push(await roundTrip(kokoro, language, texts, kokoro.defaultVoice(language)!, transcriber));
+for (const [language, texts] of Object.entries(roundTripKokoro))
+  kokoroRoundTrip.push(await roundTrip(kokoro, language, texts, kokoro.defaultVoice(language)!, transcriber));
 const espeakRoundTrip: RoundTrip[] = [];
-for (const [language, texts] of Object.entries(roundTripEspeak)) espeakRoundTrip.push(await roundTrip(espeak, language, texts, `espeak-${espeak.resolve(language)}`, transcriber));
+for (const [language, texts] of Object.entries(roundTripEspeak))
+  espeakRoundTrip.push(await roundTrip(espeak, language, texts, `espeak-${espeak.resolve(language)}`, transcriber));
 
 const encoder = await SpeakerEncoder.load(await modelFile('resemblyzer-ge2e', 'ge2e.onnx'), { threads });
 const cloned = await clonedVoices(app, encoder);
@@ -582,7 +762,11 @@ const results = {
     paragraph: Object.fromEntries(Object.entries(kokoroParagraph).map(([k, v]) => [k, round(v)])),
     http,
     joins: kokoroJoins,
-    roundTrip: { meanEnglishWer: meanRate(kokoroRoundTrip.filter((t) => t.language.startsWith('en'))), meanOtherRate: meanRate(kokoroRoundTrip.filter((t) => !t.language.startsWith('en'))), languages: kokoroRoundTrip },
+    roundTrip: {
+      meanEnglishWer: meanRate(kokoroRoundTrip.filter((t) => t.language.startsWith('en'))),
+      meanOtherRate: meanRate(kokoroRoundTrip.filter((t) => !t.language.startsWith('en'))),
+      languages: kokoroRoundTrip,
+    },
     emotions: kokoroEmotions,
   },
   espeak: {
@@ -599,5 +783,7 @@ const results = {
 };
 await kokoro.close();
 mkdirSync(path.join(benchDir, 'results'), { recursive: true });
-writeFileSync(path.join(benchDir, 'results', 'tts.json'), JSON.stringify(results, null, 2) + '\n');
-process.stdout.write(`${JSON.stringify({ kokoro: { oneSentence: { ...results.kokoro.oneSentence, samples: undefined }, paragraph: results.kokoro.paragraph, http: { pcm: http.pcm.medianFirstByteMs, mp3: http.mp3.medianFirstByteMs }, roundTrip: { en: results.kokoro.roundTrip.meanEnglishWer, other: results.kokoro.roundTrip.meanOtherRate } }, espeak: { ...results.espeak.oneSentence, roundTrip: results.espeak.roundTrip.meanRate }, cloned: { pairs: cloned.closerToOwnFraction, all: cloned.closerThanAllFraction }, load: results.machine }, null, 1)}\n`);
+writeFileSync(path.join(benchDir, 'results', 'tts.json'), `${JSON.stringify(results, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ kokoro: { oneSentence: { ...results.kokoro.oneSentence, samples: undefined }, paragraph: results.kokoro.paragraph, http: { pcm: http.pcm.medianFirstByteMs, mp3: http.mp3.medianFirstByteMs }, roundTrip: { en: results.kokoro.roundTrip.meanEnglishWer, other: results.kokoro.roundTrip.meanOtherRate } }, espeak: { ...results.espeak.oneSentence, roundTrip: results.espeak.roundTrip.meanRate }, cloned: { pairs: cloned.closerToOwnFraction, all: cloned.closerThanAllFraction }, load: results.machine }, null, 1)}\n`,
+);

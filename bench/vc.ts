@@ -149,15 +149,27 @@ export async function runVcBench(options: VcBenchOptions = {}) {
     meanWer: options.transcribe ? average((p) => p.wer?.wer ?? 0) : null,
     maxWer: options.transcribe ? Math.max(...pairs.map((p) => p.wer?.wer ?? 0)) : null,
   };
-  return { engine: converter.engine, modelId: converter.modelId, options: { ...options, transcribe: Boolean(options.transcribe) }, summary, pairs };
+  return {
+    engine: converter.engine,
+    modelId: converter.modelId,
+    options: { ...options, transcribe: Boolean(options.transcribe) },
+    summary,
+    pairs,
+  };
 }
 
 /** Whisper base through the transcription engine, greedy, English. */
 async function whisperTranscribe(): Promise<Transcribe> {
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+    modelId: 'whisper-base',
+    threads: 2,
+  });
   return async (waveform) => {
     const result = await transcriber.transcribe(waveform.samples, { language: 'en', temperature: 0 });
-    return result.segments.map((segment) => segment.text).join(' ').trim();
+    return result.segments
+      .map((segment) => segment.text)
+      .join(' ')
+      .trim();
   };
 }
 
@@ -197,10 +209,15 @@ function pearson(xs: number[], ys: number[]): number {
   return sxy / Math.sqrt(sxx * syy);
 }
 
-
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 'bench', 'vc.ts')) {
   const { values } = parseArgs({
-    options: { wer: { type: 'boolean' }, limit: { type: 'string' }, every: { type: 'string' }, dio: { type: 'boolean' }, out: { type: 'string' } },
+    options: {
+      wer: { type: 'boolean' },
+      limit: { type: 'string' },
+      every: { type: 'string' },
+      dio: { type: 'boolean' },
+      out: { type: 'string' },
+    },
   });
   const report = await runVcBench({
     limit: values.limit ? Number(values.limit) : undefined,
@@ -210,6 +227,6 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 
   });
   const out = values.out ?? path.join(repoRoot, 'bench', 'results', 'vc.json');
   await mkdir(path.dirname(out), { recursive: true });
-  await writeFile(out, JSON.stringify(report, null, 2) + '\n');
+  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(JSON.stringify(report.summary, null, 2));
 }

@@ -69,14 +69,15 @@ export interface Config {
   webhookRetryBaseMilliseconds: number;
   webhookRetryHours: number;
   webhookTimeoutSeconds: number;
-  /** Realtime sockets: open sessions per key, silence from the client before a session is closed, longest session, largest client message. */
+  /**
+   * Realtime sockets: open sessions per key, silence from the client before a session is closed, longest session, largest client message.
+   */
   realtimeSessionsPerKey: number;
   realtimeIdleSeconds: number;
   realtimeMaxSessionSeconds: number;
   realtimeMaxMessageBytes: number;
   logLevel: string;
 }
-
 
 export class ConfigError extends Error {}
 
@@ -101,7 +102,10 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 }
 
 function list(env: Env, name: string, separator: string): string[] {
-  return (env[name] ?? '').split(separator).map((s) => s.trim()).filter((s) => s.length > 0);
+  return (env[name] ?? '')
+    .split(separator)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 function databaseUrl(env: Env): string | null {
@@ -124,7 +128,8 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
   if (!raw) return { kind: 'disk', dir: path.join(dataDir, 'blobs') };
   const url = URL.parse(raw);
   if (url?.protocol === 'file:') {
-    if (url.host !== '' || url.pathname === '/') throw new ConfigError(`VOXD_BLOB_URL must name a directory as file:///absolute/path (got '${raw}').`);
+    if (url.host !== '' || url.pathname === '/')
+      throw new ConfigError(`VOXD_BLOB_URL must name a directory as file:///absolute/path (got '${raw}').`);
     return { kind: 'disk', dir: fileURLToPath(url) };
   }
   if (url?.protocol !== 's3:' || !bucketPattern.test(url.hostname) || url.search !== '' || url.hash !== '') {
@@ -133,7 +138,8 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
   let endpoint: string | null = null;
   if (endpointRaw) {
     const parsed = URL.parse(endpointRaw);
-    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) throw new ConfigError(`VOXD_S3_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8333 (got '${endpointRaw}').`);
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol))
+      throw new ConfigError(`VOXD_S3_ENDPOINT must be an http(s) URL such as http://127.0.0.1:8333 (got '${endpointRaw}').`);
     endpoint = endpointRaw;
   }
   return {
@@ -147,13 +153,15 @@ function blobConfig(env: Env, dataDir: string): BlobConfig {
   };
 }
 
-
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const host = env.VOXD_HOST?.trim() || '127.0.0.1';
   const bootstrapApiKeys = list(env, 'VOXD_API_KEYS', ',');
   for (const key of bootstrapApiKeys) {
     if (!apiKeyPattern.test(key)) {
-      throw new ConfigError(`VOXD_API_KEYS holds a malformed key '${key.slice(0, 6)}...': keys look like vx_ + 43 base64url characters (create one with 'voxd keys create').`);
+      throw new ConfigError(
+        `VOXD_API_KEYS holds a malformed key '${key.slice(0, 6)}...': keys look like vx_ + 43 base64url characters (create one with ` +
+          `'voxd keys create').`,
+      );
     }
   }
   const logLevel = env.VOXD_LOG_LEVEL?.trim() || 'info';
@@ -164,10 +172,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!roles.includes(role)) throw new ConfigError(`VOXD_ROLE must be one of ${roles.join(', ')} (got '${env.VOXD_ROLE}').`);
   const workerOperations = list(env, 'VOXD_WORKER_OPERATIONS', ',');
   for (const operation of workerOperations) {
-    if (!(operations as readonly string[]).includes(operation)) throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
+    if (!(operations as readonly string[]).includes(operation))
+      throw new ConfigError(`VOXD_WORKER_OPERATIONS lists '${operation}'; operations are ${operations.join(', ')}.`);
   }
   const asrEncoder = (env.VOXD_ASR_ENCODER?.trim() || 'onnx') as Config['asrEncoder'];
-  if (!whisperEncoderChoices.includes(asrEncoder)) throw new ConfigError(`VOXD_ASR_ENCODER must be onnx, onnx-int8 or ggml (got '${env.VOXD_ASR_ENCODER}').`);
+  if (!whisperEncoderChoices.includes(asrEncoder))
+    throw new ConfigError(`VOXD_ASR_ENCODER must be onnx, onnx-int8 or ggml (got '${env.VOXD_ASR_ENCODER}').`);
   const dataDir = path.resolve(env.VOXD_DATA_DIR?.trim() || './data');
   const config: Config = {
     role,

@@ -100,7 +100,10 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   await apiKeys.seed(config.bootstrapApiKeys);
   const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
   const metrics = new Metrics();
-  const scheduler = new Scheduler({ concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds }, metrics);
+  const scheduler = new Scheduler(
+    { concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds },
+    metrics,
+  );
   const files = new FileService(store, config.fileTtlSeconds);
   const limits = { maxAudioSeconds: config.maxAudioSeconds };
   // One LoadedModel per registered engine; each operation's registry says what it loads.
@@ -117,32 +120,96 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   // "loads": readiness waits for it) so that no request has to analyse a built-in voice.
   const preparation = new AbortController();
   const builtinAnalysis = new LoadedModel('builtin-voice-analysis', ['tts', 'vc'], [], async () => {
-    const prepared = await synthesis.prepareBuiltinVoices({ onVoice: (_done, _total, message) => logger.info(message), signal: preparation.signal });
+    const prepared = await synthesis.prepareBuiltinVoices({
+      onVoice: (_done, _total, message) => logger.info(message),
+      signal: preparation.signal,
+    });
     if (prepared > 0) logger.info({ voices: prepared }, 'built-in voices analysed and stored beside the models');
   });
-  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations' | 'modelIds' | 'retryFailed'>> = [vad, asr, speakerEncoder, diarization, separator, converter, ...synthesizers.values(), builtinAnalysis];
+  const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations' | 'modelIds' | 'retryFailed'>> = [
+    vad,
+    asr,
+    speakerEncoder,
+    diarization,
+    separator,
+    converter,
+    ...synthesizers.values(),
+    builtinAnalysis,
+  ];
   // Built-in voices come from the synthesis engines, which need the voice service: the link is a closure.
   // An API-only node loads no models: what the engines offer comes from the catalog its workers publish.
   const localEngines = config.role !== 'api';
   const published = new PublishedCatalog(store.blobs);
-  const builtinVoices: BuiltinVoiceSource = localEngines ? { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) } : published;
+  const builtinVoices: BuiltinVoiceSource = localEngines
+    ? { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) }
+    : published;
   // The models this node needs: those of the operations it runs (none on an API-only node).
   const nodeOperations: readonly string[] = localEngines ? config.workerOperations : [];
   const nodeModels = loadedModels.filter((m) => m.operations.some((operation) => nodeOperations.includes(operation)));
   const builtinStore = new BuiltinAnalysisStore(
-    builtinAnalysisDir(config.modelsDir, builtinAnalysisModels.flatMap((id) => models.spec(id).files.map((f) => f.sha256 ?? f.sha1 ?? f.name))),
+    builtinAnalysisDir(
+      config.modelsDir,
+      builtinAnalysisModels.flatMap((id) => models.spec(id).files.map((f) => f.sha256 ?? f.sha1 ?? f.name)),
+    ),
     (analysis) => metrics.builtinVoiceAnalyses.inc({ analysis }),
   );
   const campplus = async () => (await diarization.get()).encoder;
   const diarizer = async () => new (await import('./speakers/overlap-diarization.js')).OverlapDiarizer(await diarization.get());
-  const voices: VoiceService = new VoiceService({ store, scratch, vad: () => vad.get(), analyzers: [speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer), genderAnalyzer(async () => voices.builtinEmbeddings(await synthesis.blendingEngines()))], derivedAtCreation: [conversionTargetAtCreation(() => converter.get())], builtins: [builtinVoices], speakerEncoder: () => speakerEncoder.get(), campplus, builtinStore, maxAudioSeconds: config.maxAudioSeconds });
-  const synthesis: SynthesisService = new SynthesisService({ scheduler, metrics, voices, engines: [...synthesizers.values()].map((engine) => () => engine.get()), converter: () => converter.get() });
+  const voices: VoiceService = new VoiceService({
+    store,
+    scratch,
+    vad: () => vad.get(),
+    analyzers: [
+      speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer),
+      genderAnalyzer(async () => voices.builtinEmbeddings(await synthesis.blendingEngines())),
+    ],
+    derivedAtCreation: [conversionTargetAtCreation(() => converter.get())],
+    builtins: [builtinVoices],
+    speakerEncoder: () => speakerEncoder.get(),
+    campplus,
+    builtinStore,
+    maxAudioSeconds: config.maxAudioSeconds,
+  });
+  const synthesis: SynthesisService = new SynthesisService({
+    scheduler,
+    metrics,
+    voices,
+    engines: [...synthesizers.values()].map((engine) => () => engine.get()),
+    converter: () => converter.get(),
+  });
   const operations = {
-    transcription: new TranscriptionService({ limits, scheduler, metrics, vad: () => vad.get(), transcriber: () => asr.get(), diarizer, speakerNaming: { voices, encoder: campplus } }),
+    transcription: new TranscriptionService({
+      limits,
+      scheduler,
+      metrics,
+      vad: () => vad.get(),
+      transcriber: () => asr.get(),
+      diarizer,
+      speakerNaming: { voices, encoder: campplus },
+    }),
     synthesis,
-    conversion: new VoiceConversionService({ limits, scheduler, metrics, files, voices, speakerEncoder: () => speakerEncoder.get(), converter: () => converter.get() }),
-    separation: new SeparationService({ limits, scheduler, metrics, files, scratchPath: () => scratch.path('-stems'), separator: () => separator.get() }),
-    liveTranscription: new LiveTranscriptionService({ scheduler, vad: () => vad.get(), ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: campplus } : {}) }),
+    conversion: new VoiceConversionService({
+      limits,
+      scheduler,
+      metrics,
+      files,
+      voices,
+      speakerEncoder: () => speakerEncoder.get(),
+      converter: () => converter.get(),
+    }),
+    separation: new SeparationService({
+      limits,
+      scheduler,
+      metrics,
+      files,
+      scratchPath: () => scratch.path('-stems'),
+      separator: () => separator.get(),
+    }),
+    liveTranscription: new LiveTranscriptionService({
+      scheduler,
+      vad: () => vad.get(),
+      ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: campplus } : {}),
+    }),
   };
   const capabilities = async () => ({
     tts: await operations.synthesis.capabilities(),
@@ -238,15 +305,18 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
         jobWorker.start();
         // Once the engines are up, API-only nodes learn from this node what they offer (the voice catalog comes from
         // the speech engines, so a node serving tts publishes it; only when it loads its models anyway).
-        if (config.workerOperations.includes('tts') && (config.preloadModels || config.role === 'worker')) void (async () => {
-          await Promise.allSettled(nodeModels.map((m) => m.get()));
-          await publishCatalog(store.blobs, await synthesis.builtinVoices(), await capabilities());
-          logger.info('engine catalog published (built-in voices, capabilities) for API-only nodes');
-        })().catch((error: unknown) => logger.warn({ err: error }, 'publishing the engine catalog for API-only nodes failed'));
+        if (config.workerOperations.includes('tts') && (config.preloadModels || config.role === 'worker'))
+          void (async () => {
+            await Promise.allSettled(nodeModels.map((m) => m.get()));
+            await publishCatalog(store.blobs, await synthesis.builtinVoices(), await capabilities());
+            logger.info('engine catalog published (built-in voices, capabilities) for API-only nodes');
+          })().catch((error: unknown) => logger.warn({ err: error }, 'publishing the engine catalog for API-only nodes failed'));
       }
       webhookSender.start();
       sweeper = setInterval(() => {
-        Promise.all([files.sweep(), jobs.sweep()]).catch((error: unknown) => logger.error({ err: error }, 'deleting expired files and jobs failed'));
+        Promise.all([files.sweep(), jobs.sweep()]).catch((error: unknown) =>
+          logger.error({ err: error }, 'deleting expired files and jobs failed'),
+        );
       }, sweepIntervalMilliseconds);
       sweeper.unref();
     },

@@ -20,7 +20,11 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
   await container.scratch.clear();
   // Only a lone server may take voice files without a record for leftovers: where other processes share the store, one of
   // them may be creating a voice right now (its files are in place a moment before its record).
-  const alone = config.role === 'all' && config.databaseUrl === null && config.blobs.kind === 'disk' && config.blobs.dir === path.join(config.dataDir, 'blobs');
+  const alone =
+    config.role === 'all' &&
+    config.databaseUrl === null &&
+    config.blobs.kind === 'disk' &&
+    config.blobs.dir === path.join(config.dataDir, 'blobs');
   if (alone) {
     const orphans = await container.voices.removeOrphans();
     if (orphans.length > 0) logger.warn({ orphans }, 'removed voice files that no voice record points at (left by a crash)');
@@ -45,7 +49,10 @@ export async function serve(config: Readonly<Config>, logger: Logger): Promise<v
     stopping = true;
     logger.info({ signal, grace_seconds: config.shutdownGraceSeconds }, 'shutting down: draining in-flight work');
     const grace = setTimeout(() => {
-      const loading = container.readiness().models.filter((m) => !m.loaded && !m.error).map((m) => m.id);
+      const loading = container
+        .readiness()
+        .models.filter((m) => !m.loaded && !m.error)
+        .map((m) => m.id);
       logger.warn({ models_not_loaded: loading }, 'shutdown grace period over: aborting in-flight work');
       shutdown.abort(shuttingDown());
       // Aborted work stops within moments; what cannot be stopped (a model conversion, a client still uploading) is cut.

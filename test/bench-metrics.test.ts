@@ -14,12 +14,21 @@ describe('benchmark metrics', () => {
   });
 
   test('DER: perfect, swapped labels, missed speech, collar', () => {
-    const ref = [{ speaker: 'A', startSeconds: 0, endSeconds: 5 }, { speaker: 'B', startSeconds: 5, endSeconds: 10 }];
-    const swapped = [{ speaker: 'x', startSeconds: 0, endSeconds: 5 }, { speaker: 'y', startSeconds: 5, endSeconds: 10 }];
+    const ref = [
+      { speaker: 'A', startSeconds: 0, endSeconds: 5 },
+      { speaker: 'B', startSeconds: 5, endSeconds: 10 },
+    ];
+    const swapped = [
+      { speaker: 'x', startSeconds: 0, endSeconds: 5 },
+      { speaker: 'y', startSeconds: 5, endSeconds: 10 },
+    ];
     assert.equal(diarizationErrorRate(ref, swapped, { collarSeconds: 0, durationSeconds: 10 }).der, 0);
     const oneSpeaker = [{ speaker: 'x', startSeconds: 0, endSeconds: 10 }];
     assert.ok(Math.abs(diarizationErrorRate(ref, oneSpeaker, { collarSeconds: 0, durationSeconds: 10 }).der - 0.5) < 0.01);
-    const late = [{ speaker: 'x', startSeconds: 0.2, endSeconds: 5 }, { speaker: 'y', startSeconds: 5, endSeconds: 10 }];
+    const late = [
+      { speaker: 'x', startSeconds: 0.2, endSeconds: 5 },
+      { speaker: 'y', startSeconds: 5, endSeconds: 10 },
+    ];
     assert.equal(diarizationErrorRate(ref, late, { collarSeconds: 0.25, durationSeconds: 10 }).der, 0);
     assert.ok(diarizationErrorRate(ref, [], { collarSeconds: 0, durationSeconds: 10 }).der === 1);
   });

@@ -25,8 +25,21 @@ describe('configuration', () => {
   });
 
   test('invalid values stop the start with a message naming the variable', () => {
-    for (const [name, value] of [['VOXD_PORT', '70000'], ['VOXD_PORT', 'abc'], ['VOXD_MAX_UPLOAD_MB', '0'], ['VOXD_MAX_AUDIO_SECONDS', '1.5'], ['VOXD_API_KEYS', 'secret'], ['VOXD_PRELOAD_MODELS', 'maybe'], ['VOXD_SHUTDOWN_GRACE_SECONDS', '-1'], ['VOXD_SHUTDOWN_GRACE_SECONDS', '2.5'], ['VOXD_ASR_ENCODER', 'cuda']]) {
-      assert.throws(() => loadConfig({ [name!]: value }), (error: Error) => error instanceof ConfigError && error.message.includes(name!));
+    for (const [name, value] of [
+      ['VOXD_PORT', '70000'],
+      ['VOXD_PORT', 'abc'],
+      ['VOXD_MAX_UPLOAD_MB', '0'],
+      ['VOXD_MAX_AUDIO_SECONDS', '1.5'],
+      ['VOXD_API_KEYS', 'secret'],
+      ['VOXD_PRELOAD_MODELS', 'maybe'],
+      ['VOXD_SHUTDOWN_GRACE_SECONDS', '-1'],
+      ['VOXD_SHUTDOWN_GRACE_SECONDS', '2.5'],
+      ['VOXD_ASR_ENCODER', 'cuda'],
+    ]) {
+      assert.throws(
+        () => loadConfig({ [name!]: value }),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name!),
+      );
     }
   });
 
@@ -63,7 +76,11 @@ describe('configuration', () => {
       [{ VOXD_S3_ENDPOINT: 'http://127.0.0.1:8333' }, 'VOXD_S3_ENDPOINT'],
       [{ VOXD_BLOB_URL: 's3://voxd-blobs/x', VOXD_S3_FORCE_PATH_STYLE: 'sometimes' }, 'VOXD_S3_FORCE_PATH_STYLE'],
     ] as const) {
-      assert.throws(() => loadConfig(env), (error: Error) => error instanceof ConfigError && error.message.includes(name), JSON.stringify(env));
+      assert.throws(
+        () => loadConfig(env),
+        (error: Error) => error instanceof ConfigError && error.message.includes(name),
+        JSON.stringify(env),
+      );
     }
   });
 });

@@ -58,7 +58,8 @@ function mismatch(marker: Marker, documents: Map<string, unknown>): string | und
     }
   }
   const value = resolve(documents.get(marker.file), marker.pointer);
-  if (typeof value !== 'number') return `${marker.file}#${marker.pointer} is ${value === undefined ? 'missing' : `not a number: ${JSON.stringify(value)}`}`;
+  if (typeof value !== 'number')
+    return `${marker.file}#${marker.pointer} is ${value === undefined ? 'missing' : `not a number: ${JSON.stringify(value)}`}`;
   const scaled = marker.title === 'x100' ? value * 100 : value;
   const written = numbers[0]!;
   const decimals = written.split('.')[1]?.length ?? 0;

@@ -55,7 +55,12 @@ export function levelled(samples: Float32Array): Float32Array {
  * clips (16 kHz, trimmed and levelled); a third of them start over the end of the previous one (0.3-1.2 s of overlap),
  * the rest after a pause of 0.2-1 s.
  */
-export function buildConversation(clipsBySpeaker: ReadonlyMap<string, Float32Array[]>, speakers: string[], next: () => number, turns = 8): Conversation {
+export function buildConversation(
+  clipsBySpeaker: ReadonlyMap<string, Float32Array[]>,
+  speakers: string[],
+  next: () => number,
+  turns = 8,
+): Conversation {
   const sampleRate = conversationSampleRate;
   const placed: Array<{ speaker: string; start: number; clip: Float32Array }> = [];
   let cursor = 0.5 * sampleRate;
@@ -77,7 +82,11 @@ export function buildConversation(clipsBySpeaker: ReadonlyMap<string, Float32Arr
   }
   const samples = new Float32Array(cursor + 0.5 * sampleRate);
   for (const p of placed) for (let i = 0; i < p.clip.length; i++) samples[p.start + i] = samples[p.start + i]! + p.clip[i]!;
-  const reference = placed.map((p) => ({ speaker: p.speaker, startSeconds: p.start / sampleRate, endSeconds: (p.start + p.clip.length) / sampleRate }));
+  const reference = placed.map((p) => ({
+    speaker: p.speaker,
+    startSeconds: p.start / sampleRate,
+    endSeconds: (p.start + p.clip.length) / sampleRate,
+  }));
   return { samples, reference };
 }
 
@@ -92,11 +101,16 @@ interface ManifestClip {
  * The diarization bench's set: 12 conversations (six of two speakers, six of three) from the clean clips of at least 3 s
  * of eval/vc and eval/asr (the stereo file's channels are one conversation, so not used).
  */
-export async function generatedConversations(evalDir: string, manifest: { vc: ManifestClip[]; asr: ManifestClip[] }): Promise<Array<Conversation & { id: string; speakers: number }>> {
+export async function generatedConversations(
+  evalDir: string,
+  manifest: { vc: ManifestClip[]; asr: ManifestClip[] },
+): Promise<Array<Conversation & { id: string; speakers: number }>> {
   const entries = [...manifest.vc, ...manifest.asr].filter((e) => e.duration_s >= 3 && !e.id.startsWith('faster_whisper/'));
   const bySpeaker = new Map<string, Float32Array[]>();
   for (const entry of entries) {
-    const clip = levelled(trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate: conversationSampleRate, channels: 1 })).samples));
+    const clip = levelled(
+      trimmed((await decodeFile(path.join(evalDir, entry.audio), { sampleRate: conversationSampleRate, channels: 1 })).samples),
+    );
     bySpeaker.set(entry.speaker, [...(bySpeaker.get(entry.speaker) ?? []), clip]);
   }
   const speakers = [...bySpeaker.keys()].sort();
@@ -124,7 +138,10 @@ export interface DiarizedRecording {
 }
 
 /** The eval set's diarization recordings (16 kHz mono) with their RTTM references and scoring regions. */
-export async function evalRecordings(evalDir: string, manifest: { diar: Array<{ id: string; audio: string; rttm: string; uem?: string; num_speakers: number }> }): Promise<DiarizedRecording[]> {
+export async function evalRecordings(
+  evalDir: string,
+  manifest: { diar: Array<{ id: string; audio: string; rttm: string; uem?: string; num_speakers: number }> },
+): Promise<DiarizedRecording[]> {
   return Promise.all(
     manifest.diar.map(async (entry) => ({
       id: entry.id,

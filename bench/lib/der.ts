@@ -7,12 +7,19 @@ export interface Turn {
 }
 
 export function parseRttm(text: string): Turn[] {
-  return text.split('\n').map((line) => line.trim().split(/\s+/)).filter((f) => f[0] === 'SPEAKER')
+  return text
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) => f[0] === 'SPEAKER')
     .map((f) => ({ speaker: f[7]!, startSeconds: Number(f[3]), endSeconds: Number(f[3]) + Number(f[4]) }));
 }
 
 export function parseUem(text: string): Array<[number, number]> {
-  return text.split('\n').map((l) => l.trim().split(/\s+/)).filter((f) => f.length >= 4).map((f) => [Number(f[2]), Number(f[3])]);
+  return text
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f.length >= 4)
+    .map((f) => [Number(f[2]), Number(f[3])]);
 }
 
 export interface DerResult {
@@ -29,7 +36,12 @@ function framesOf(turns: Turn[], frames: number): Map<string, Uint8Array> {
   const bySpeaker = new Map<string, Uint8Array>();
   for (const turn of turns) {
     const active = bySpeaker.get(turn.speaker) ?? new Uint8Array(frames);
-    for (let f = Math.max(0, Math.round(turn.startSeconds / frameSeconds)); f < Math.min(frames, Math.round(turn.endSeconds / frameSeconds)); f++) active[f] = 1;
+    for (
+      let f = Math.max(0, Math.round(turn.startSeconds / frameSeconds));
+      f < Math.min(frames, Math.round(turn.endSeconds / frameSeconds));
+      f++
+    )
+      active[f] = 1;
     bySpeaker.set(turn.speaker, active);
   }
   return bySpeaker;
@@ -73,7 +85,11 @@ function mapSpeakers(overlap: number[][]): Map<number, number> {
   return best;
 }
 
-export function diarizationErrorRate(reference: Turn[], hypothesis: Turn[], options: { collarSeconds: number; uem?: Array<[number, number]>; durationSeconds: number }): DerResult {
+export function diarizationErrorRate(
+  reference: Turn[],
+  hypothesis: Turn[],
+  options: { collarSeconds: number; uem?: Array<[number, number]>; durationSeconds: number },
+): DerResult {
   const frames = Math.ceil(options.durationSeconds / frameSeconds);
   const scored = new Uint8Array(frames);
   for (const [start, end] of options.uem ?? [[0, options.durationSeconds]]) {
@@ -88,11 +104,13 @@ export function diarizationErrorRate(reference: Turn[], hypothesis: Turn[], opti
   }
   const ref = [...framesOf(reference, frames).values()];
   const hyp = [...framesOf(hypothesis, frames).values()];
-  const overlap = ref.map((r) => hyp.map((h) => {
-    let n = 0;
-    for (let f = 0; f < frames; f++) if (scored[f] && r[f] && h[f]) n++;
-    return n;
-  }));
+  const overlap = ref.map((r) =>
+    hyp.map((h) => {
+      let n = 0;
+      for (let f = 0; f < frames; f++) if (scored[f] && r[f] && h[f]) n++;
+      return n;
+    }),
+  );
   const mapping = mapSpeakers(overlap);
   let miss = 0;
   let falseAlarm = 0;
@@ -113,5 +131,11 @@ export function diarizationErrorRate(reference: Turn[], hypothesis: Turn[], opti
     confusion += Math.min(nRef, nHyp) - correct;
   }
   const seconds = (n: number): number => n * frameSeconds;
-  return { der: total === 0 ? 0 : (miss + falseAlarm + confusion) / total, missSeconds: seconds(miss), falseAlarmSeconds: seconds(falseAlarm), confusionSeconds: seconds(confusion), referenceSeconds: seconds(total) };
+  return {
+    der: total === 0 ? 0 : (miss + falseAlarm + confusion) / total,
+    missSeconds: seconds(miss),
+    falseAlarmSeconds: seconds(falseAlarm),
+    confusionSeconds: seconds(confusion),
+    referenceSeconds: seconds(total),
+  };
 }

@@ -24,12 +24,14 @@ export class RealtimeClient {
       else this.events.push({ ...(JSON.parse(data.toString('utf8')) as { type: string }), receivedAtMs });
       for (const wake of this.waiters) wake();
     });
-    this.closed = new Promise((resolve) => socket.on('close', (code, reason) => {
-      this.closeCode = code;
-      this.closeReason = reason.toString('utf8');
-      for (const wake of this.waiters) wake();
-      resolve();
-    }));
+    this.closed = new Promise((resolve) =>
+      socket.on('close', (code, reason) => {
+        this.closeCode = code;
+        this.closeReason = reason.toString('utf8');
+        for (const wake of this.waiters) wake();
+        resolve();
+      }),
+    );
   }
 
   /** Opens a socket; rejects with the HTTP status and body when the upgrade is refused. */
@@ -41,7 +43,9 @@ export class RealtimeClient {
       socket.once('unexpected-response', (_request, response) => {
         let body = '';
         response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-        response.on('end', () => reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode, body })));
+        response.on('end', () =>
+          reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode, body })),
+        );
       });
       socket.once('error', reject);
     });
@@ -52,8 +56,15 @@ export class RealtimeClient {
   }
 
   /** The first event (from index `from`) of this type that passes `where`. */
-  async waitFor(type: string, options: { where?: (event: ReceivedEvent) => boolean; timeoutMs?: number; from?: number } = {}): Promise<ReceivedEvent> {
-    return this.waitUntil(() => this.events.slice(options.from ?? 0).find((e) => e.type === type && (options.where?.(e) ?? true)), type, options.timeoutMs);
+  async waitFor(
+    type: string,
+    options: { where?: (event: ReceivedEvent) => boolean; timeoutMs?: number; from?: number } = {},
+  ): Promise<ReceivedEvent> {
+    return this.waitUntil(
+      () => this.events.slice(options.from ?? 0).find((e) => e.type === type && (options.where?.(e) ?? true)),
+      type,
+      options.timeoutMs,
+    );
   }
 
   /** The binary message with this index, once it has arrived. */
@@ -85,11 +96,14 @@ export class RealtimeClient {
    * Streams 16-bit PCM in pieces of `pieceMs` at real-time pace (or as fast as possible), as append events or binary
    * messages. Returns when each piece was sent (performance.now()), by piece index.
    */
-  async streamPcm16(pcm: Buffer, options: { sampleRate: number; pieceMs?: number; realTime?: boolean; binary?: boolean }): Promise<number[]> {
+  async streamPcm16(
+    pcm: Buffer,
+    options: { sampleRate: number; pieceMs?: number; realTime?: boolean; binary?: boolean },
+  ): Promise<number[]> {
     const pieceBytes = Math.round((options.sampleRate * (options.pieceMs ?? 100)) / 1000) * 2;
     const startedAt = performance.now();
     const sentAt: number[] = [];
-    for (let offset = 0, index = 0; offset < pcm.length; offset += pieceBytes, index++) {
+    for (let offset = 0; offset < pcm.length; offset += pieceBytes) {
       if (options.realTime ?? true) {
         const due = startedAt + (offset / 2 / options.sampleRate) * 1000;
         const wait = due - performance.now();

@@ -32,7 +32,9 @@ export async function freePort(): Promise<number> {
  */
 export function npmStartEnv(): Record<string, string> {
   const { scripts } = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { scripts: { start: string } };
-  return Object.fromEntries([...scripts.start.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g)].map(([, name, value]) => [name!, process.env[name!] ?? value!]));
+  return Object.fromEntries(
+    [...scripts.start.matchAll(/(\w+)=\$\{\1:-([^}]*)\}/g)].map(([, name, value]) => [name!, process.env[name!] ?? value!]),
+  );
 }
 
 /** A key in the accepted format, the same for every call with the same seed. */
@@ -44,7 +46,10 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
   if (!existsSync(entry)) throw new Error('run `npm run build` first (npm test does)');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [entry], { env: { ...process.env, ...npmStartEnv(), VOXD_PORT: String(port), VOXD_DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], {
+    env: { ...process.env, ...npmStartEnv(), VOXD_PORT: String(port), VOXD_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -67,7 +72,10 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
 export async function startWorkerProcess(dataDir: string, env: Record<string, string>): Promise<Omit<ServerProcess, 'base'>> {
   const entry = path.join(packageRoot, 'dist/src/cli/main.js');
   if (!existsSync(entry)) throw new Error('run `npm run build` first (npm test does)');
-  const child = spawn(process.execPath, [entry, 'serve', '--role', 'worker'], { env: { ...process.env, ...npmStartEnv(), VOXD_DATA_DIR: dataDir, ...env, VOXD_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, 'serve', '--role', 'worker'], {
+    env: { ...process.env, ...npmStartEnv(), VOXD_DATA_DIR: dataDir, ...env, VOXD_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -49,7 +49,10 @@ function loadInputs(evalDir: string): Inputs {
   return {
     speech: file('asr/whisper_cpp/jfk.wav', 'audio/wav'),
     mixture: file('sep/dnr_mix01/mixture.wav', 'audio/wav'),
-    clips: [file('vc/resemblyzer_librispeech/3080-5032-0001.wav', 'audio/wav'), file('vc/resemblyzer_librispeech/3080-5032-0004.wav', 'audio/wav')],
+    clips: [
+      file('vc/resemblyzer_librispeech/3080-5032-0001.wav', 'audio/wav'),
+      file('vc/resemblyzer_librispeech/3080-5032-0004.wav', 'audio/wav'),
+    ],
   };
 }
 
@@ -63,7 +66,11 @@ function request(operation: SoakOperation, inputs: Inputs, base: string): { url:
     case 'tts':
       return {
         url: `${base}/v1/audio/tts`,
-        init: { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'The quick brown fox jumps over the lazy dog.', voice_id: 'af_heart' }) },
+        init: {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ text: 'The quick brown fox jumps over the lazy dog.', voice_id: 'af_heart' }),
+        },
       };
     case 'separate':
       form.set('audio', inputs.mixture, 'mixture.wav');
@@ -81,7 +88,9 @@ function request(operation: SoakOperation, inputs: Inputs, base: string): { url:
 export function thirdsOf(samples: readonly number[]): { first: number; middle: number; last: number; lastToMiddle: number } {
   if (samples.length < 3) throw new Error(`thirds need 3 samples or more, got ${samples.length}`);
   const mean = (part: readonly number[]): number => part.reduce((a, b) => a + b, 0) / part.length;
-  const [first, middle, last] = [0, 1, 2].map((i) => mean(samples.slice(Math.round((i * samples.length) / 3), Math.round(((i + 1) * samples.length) / 3)))) as [number, number, number];
+  const [first, middle, last] = [0, 1, 2].map((i) =>
+    mean(samples.slice(Math.round((i * samples.length) / 3), Math.round(((i + 1) * samples.length) / 3))),
+  ) as [number, number, number];
   return { first, middle, last, lastToMiddle: last / middle };
 }
 
@@ -106,13 +115,23 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       const started = performance.now();
       let status: string;
       try {
-        const response = await fetch(url, { ...init, headers: { ...(init.headers as Record<string, string>), ...authorization }, signal: AbortSignal.timeout(timeoutMs) });
+        const response = await fetch(url, {
+          ...init,
+          headers: { ...(init.headers as Record<string, string>), ...authorization },
+          signal: AbortSignal.timeout(timeoutMs),
+        });
         const body = await response.arrayBuffer();
         status = String(response.status);
         if (operation === 'voice' && response.status === 201) {
           // Keep the store small: each profile is removed again (the delete is part of the load).
           const { voice_id: voiceId } = JSON.parse(Buffer.from(body).toString('utf8')) as { voice_id: string };
-          await (await fetch(`${options.base}/v1/voices/${voiceId}`, { method: 'DELETE', headers: authorization, signal: AbortSignal.timeout(timeoutMs) })).arrayBuffer();
+          await (
+            await fetch(`${options.base}/v1/voices/${voiceId}`, {
+              method: 'DELETE',
+              headers: authorization,
+              signal: AbortSignal.timeout(timeoutMs),
+            })
+          ).arrayBuffer();
         }
       } catch (error) {
         status = (error as Error).name === 'TimeoutError' ? 'timeout' : 'network';
@@ -170,7 +189,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     operations: Object.fromEntries(
       operations.map((op) => {
         const { requests, statuses, maxSeconds, totalSeconds } = stats[op];
-        return [op, { requests, statuses, maxSeconds: round(maxSeconds, 2), meanSeconds: round(requests ? totalSeconds / requests : 0, 2) }];
+        return [
+          op,
+          { requests, statuses, maxSeconds: round(maxSeconds, 2), meanSeconds: round(requests ? totalSeconds / requests : 0, 2) },
+        ];
       }),
     ) as Record<SoakOperation, OperationStats>,
     unfinished,

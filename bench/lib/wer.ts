@@ -43,7 +43,8 @@ export interface ErrorRate {
 /** WER, or CER for character languages. */
 export function errorRate(reference: string, hypothesis: string, language: string): ErrorRate {
   const byCharacter = characterLanguages.has(language);
-  const split = (text: string): string[] => (byCharacter ? [...normalizeText(text).replace(/\s/g, '')] : normalizeText(text).split(' ').filter(Boolean));
+  const split = (text: string): string[] =>
+    byCharacter ? [...normalizeText(text).replace(/\s/g, '')] : normalizeText(text).split(' ').filter(Boolean);
   const ref = split(reference);
   const hyp = split(hypothesis);
   const errors = editDistance(ref, hyp);

@@ -54,7 +54,14 @@ export function splitBackground(background: Float32Array, sampleRate: number, op
     rest[i] = r;
     ambienceMask[i] = a + r > 0 ? (a * a) / (a * a + r * r) : 1 / 3;
   }
-  const sustained = runningPercentile(rest, frames, bins, Math.round(options.sustainSeconds * framesPerSecond), 0.5, Math.max(1, Math.round(framesPerSecond / 10)));
+  const sustained = runningPercentile(
+    rest,
+    frames,
+    bins,
+    Math.round(options.sustainSeconds * framesPerSecond),
+    0.5,
+    Math.max(1, Math.round(framesPerSecond / 10)),
+  );
   const transient = new Float32Array(mag.length);
   for (let i = 0; i < mag.length; i++) transient[i] = Math.max(0, rest[i]! - sustained[i]!);
   const musicRe = new Float32Array(mag.length);

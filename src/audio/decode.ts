@@ -21,7 +21,15 @@ interface FfprobeJson {
 export async function probeAudio(path: string, signal?: AbortSignal): Promise<AudioProbe> {
   const result = await runProcess(
     'ffprobe',
-    ['-v', 'error', '-show_entries', 'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels,duration', '-of', 'json', path],
+    [
+      '-v',
+      'error',
+      '-show_entries',
+      'format=format_name,duration:stream=codec_type,codec_name,sample_rate,channels,duration',
+      '-of',
+      'json',
+      path,
+    ],
     { signal },
   );
   let parsed: FfprobeJson = {};
@@ -58,7 +66,22 @@ const overrunSeconds = 1;
 export async function scanAudioSeconds(path: string, stopAfterSeconds: number, signal?: AbortSignal): Promise<number> {
   const result = await runProcess(
     'ffmpeg',
-    [...ffmpegBaseArgs, '-i', path, '-map', '0:a:0', '-c', 'copy', '-t', String(stopAfterSeconds + overrunSeconds), '-f', 'null', '-progress', 'pipe:1', '-'],
+    [
+      ...ffmpegBaseArgs,
+      '-i',
+      path,
+      '-map',
+      '0:a:0',
+      '-c',
+      'copy',
+      '-t',
+      String(stopAfterSeconds + overrunSeconds),
+      '-f',
+      'null',
+      '-progress',
+      'pipe:1',
+      '-',
+    ],
     { signal },
   );
   // -progress reports key=value lines; the last out_time_us is the last packet's time.
@@ -95,16 +118,30 @@ export interface DecodeOptions {
  * Streams decoded float PCM from a file in blocks of `blockFrames` frames (the last one may be shorter).
  * Memory stays flat however long the file is. Non-finite samples are replaced by 0.
  */
-export async function* decodeBlocks(
-  path: string,
-  options: DecodeOptions & { blockFrames: number },
-): AsyncGenerator<Float32Array> {
+export async function* decodeBlocks(path: string, options: DecodeOptions & { blockFrames: number }): AsyncGenerator<Float32Array> {
   const probe = options.channels && options.sampleRate ? undefined : await probeAudio(path, options.signal);
   const channels = options.channels ?? probe?.channels ?? 1;
   const sampleRate = options.sampleRate ?? probe?.sampleRate ?? 16000;
   const maxSeconds = options.maxSeconds ?? Infinity;
   const limit = Number.isFinite(maxSeconds) ? ['-t', String(maxSeconds + overrunSeconds)] : [];
-  const args = [...ffmpegBaseArgs, '-i', path, '-map', '0:a:0', '-vn', ...limit, '-f', 'f32le', '-acodec', 'pcm_f32le', '-ac', String(channels), '-ar', String(sampleRate), 'pipe:1'];
+  const args = [
+    ...ffmpegBaseArgs,
+    '-i',
+    path,
+    '-map',
+    '0:a:0',
+    '-vn',
+    ...limit,
+    '-f',
+    'f32le',
+    '-acodec',
+    'pcm_f32le',
+    '-ac',
+    String(channels),
+    '-ar',
+    String(sampleRate),
+    'pipe:1',
+  ];
   const child = spawn('ffmpeg', args, { stdio: ['ignore', 'pipe', 'pipe'], signal: options.signal });
   const stderr: Buffer[] = [];
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));

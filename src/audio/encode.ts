@@ -101,10 +101,21 @@ export function startEncoder(options: EncodeOptions & { inputSampleRate: number;
   const args = [
     ...ffmpegBaseArgs,
     // Raw input needs no probing; by default ffmpeg reads ~5 s of input (or to its end) before writing anything.
-    '-probesize', '32', '-analyzeduration', '0',
-    '-f', 'f32le', '-ar', String(options.inputSampleRate), '-ac', String(options.channels), '-i', 'pipe:0',
+    '-probesize',
+    '32',
+    '-analyzeduration',
+    '0',
+    '-f',
+    'f32le',
+    '-ar',
+    String(options.inputSampleRate),
+    '-ac',
+    String(options.channels),
+    '-i',
+    'pipe:0',
     ...(sampleRate !== options.inputSampleRate ? ['-af', 'aresample=resampler=soxr:precision=28'] : []),
-    '-ar', String(sampleRate),
+    '-ar',
+    String(sampleRate),
     // Streamed wav cannot know its length up front: ffmpeg writes a header that players treat as open-ended.
     ...codecArgs(options),
     ...(options.format === 'mp3' || options.format === 'opus' ? ['-flush_packets', '1'] : []),
@@ -130,7 +141,13 @@ export function startEncoder(options: EncodeOptions & { inputSampleRate: number;
  * Encodes raw interleaved float32 samples from `input` (a file path, or 'pipe:0' for stdin) into `output`
  * (a file path, or 'pipe:1'). `gain` scales the whole signal (e.g. to keep a stem that exceeds full scale unclipped).
  */
-function encodeRaw(layout: { sampleRate: number; channels: number }, options: EncodeOptions & { gain?: number }, input: string, output: string, stdin?: Buffer) {
+function encodeRaw(
+  layout: { sampleRate: number; channels: number },
+  options: EncodeOptions & { gain?: number },
+  input: string,
+  output: string,
+  stdin?: Buffer,
+) {
   const sampleRate = outputSampleRate(options.format, options.sampleRate ?? layout.sampleRate);
   const filters = [
     ...(options.gain !== undefined && options.gain !== 1 ? [`volume=${options.gain.toFixed(6)}`] : []),
@@ -138,9 +155,17 @@ function encodeRaw(layout: { sampleRate: number; channels: number }, options: En
   ];
   const args = [
     ...ffmpegBaseArgs,
-    '-f', 'f32le', '-ar', String(layout.sampleRate), '-ac', String(layout.channels), '-i', input,
+    '-f',
+    'f32le',
+    '-ar',
+    String(layout.sampleRate),
+    '-ac',
+    String(layout.channels),
+    '-i',
+    input,
     ...(filters.length > 0 ? ['-af', filters.join(',')] : []),
-    '-ar', String(sampleRate),
+    '-ar',
+    String(sampleRate),
     ...codecArgs(options),
     output,
   ];
@@ -155,7 +180,12 @@ async function encodeTo(waveform: Waveform, options: EncodeOptions, output: stri
 }
 
 /** Encodes a file of raw interleaved float32 samples into `output`, scaled by `gain`; memory stays flat in duration. */
-export async function encodeRawFile(rawPath: string, layout: { sampleRate: number; channels: number }, options: EncodeOptions & { gain?: number }, output: string): Promise<void> {
+export async function encodeRawFile(
+  rawPath: string,
+  layout: { sampleRate: number; channels: number },
+  options: EncodeOptions & { gain?: number },
+  output: string,
+): Promise<void> {
   const result = await encodeRaw(layout, options, rawPath, output);
   if (result.exitCode !== 0) throw new VoxError('internal', 'Audio encoding failed.', { cause: result.stderr });
 }

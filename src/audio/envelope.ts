@@ -40,7 +40,10 @@ export class CepstralSmoother {
   private readonly cosines: Float64Array;
   private readonly coefficients: Float64Array;
 
-  constructor(private readonly bins: number, private readonly quefrencies: number) {
+  constructor(
+    private readonly bins: number,
+    private readonly quefrencies: number,
+  ) {
     const n = bins - 1;
     this.cosines = new Float64Array(quefrencies * bins);
     for (let q = 0; q < quefrencies; q++) for (let k = 0; k <= n; k++) this.cosines[q * bins + k] = Math.cos((Math.PI * q * k) / n);

@@ -67,7 +67,10 @@ export function fbank(samples: Float32Array, options: FbankOptions = {}): Fbank 
   while (fftSize < frameLength) fftSize *= 2;
   const fftBins = fftSize / 2;
   const filters = kaldiFilterbank(sampleRate, fftSize, melBins, options.lowHz ?? 20, options.highHz ?? sampleRate / 2);
-  const window = Float64Array.from({ length: frameLength }, (_, i) => (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (frameLength - 1))) ** poveyExponent);
+  const window = Float64Array.from(
+    { length: frameLength },
+    (_, i) => (0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (frameLength - 1))) ** poveyExponent,
+  );
   const fft = new RealFft(fftSize);
   const frame = new Float64Array(fftSize);
   const re = new Float64Array(fft.bins);

@@ -3,14 +3,35 @@ import { VoxError } from '../core/errors.js';
 import { ffmpegBaseArgs, runProcess } from './ffmpeg.js';
 import type { Waveform } from './waveform.js';
 
-export async function filterAndResample(waveform: Waveform, options: { sampleRate: number; filters: string[] }, signal?: AbortSignal): Promise<Waveform> {
+export async function filterAndResample(
+  waveform: Waveform,
+  options: { sampleRate: number; filters: string[] },
+  signal?: AbortSignal,
+): Promise<Waveform> {
   const input = Buffer.from(waveform.samples.buffer, waveform.samples.byteOffset, waveform.samples.byteLength);
   const fmt = ['-f', 'f32le', '-ac', String(waveform.channels)];
   const chain = [...options.filters, `aresample=${options.sampleRate}:resampler=soxr:precision=28`].join(',');
-  const result = await runProcess('ffmpeg', [...ffmpegBaseArgs, ...fmt, '-ar', String(waveform.sampleRate), '-i', 'pipe:0', '-af', chain, ...fmt, '-ar', String(options.sampleRate), 'pipe:1'], {
-    input,
-    signal,
-  });
+  const result = await runProcess(
+    'ffmpeg',
+    [
+      ...ffmpegBaseArgs,
+      ...fmt,
+      '-ar',
+      String(waveform.sampleRate),
+      '-i',
+      'pipe:0',
+      '-af',
+      chain,
+      ...fmt,
+      '-ar',
+      String(options.sampleRate),
+      'pipe:1',
+    ],
+    {
+      input,
+      signal,
+    },
+  );
   if (result.exitCode !== 0) throw new VoxError('internal', 'Audio filtering failed.', { cause: result.stderr });
   const bytes = result.stdout;
   const samples = new Float32Array(bytes.length / 4);
@@ -20,7 +41,8 @@ export async function filterAndResample(waveform: Waveform, options: { sampleRat
 
 /** Mono 16-bit PCM WAV bytes (as espeak-ng writes them, possibly with a streaming placeholder size) -> Waveform. */
 export function parsePcm16Wav(bytes: Buffer): Waveform {
-  if (bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') throw new VoxError('internal', 'Not a WAV stream.');
+  if (bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE')
+    throw new VoxError('internal', 'Not a WAV stream.');
   let offset = 12;
   let sampleRate = 0;
   let channels = 1;

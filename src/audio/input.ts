@@ -20,12 +20,17 @@ export interface AudioLimits {
 /** The single file uploaded under `field`; missing or repeated -> 400. */
 export function uploadedFile(uploads: Map<string, Array<{ path: string; filename: string; field: string }>>, field: string) {
   const files = uploads.get(field) ?? [];
-  if (files.length === 0) throw new VoxError('invalid_request', `'${field}' is required: send it as a file in multipart/form-data.`, { param: field });
+  if (files.length === 0)
+    throw new VoxError('invalid_request', `'${field}' is required: send it as a file in multipart/form-data.`, { param: field });
   if (files.length > 1) throw new VoxError('invalid_request', `Send exactly one '${field}' file.`, { param: field });
   return files[0]!;
 }
 
-export async function admitAudio(file: { path: string; filename: string; field: string }, limits: AudioLimits, signal?: AbortSignal): Promise<AudioInput> {
+export async function admitAudio(
+  file: { path: string; filename: string; field: string },
+  limits: AudioLimits,
+  signal?: AbortSignal,
+): Promise<AudioInput> {
   const bytes = (await stat(file.path)).size;
   if (bytes === 0) throw new VoxError('invalid_request', `The '${file.field}' upload is empty (0 bytes).`, { param: file.field });
   let probe: AudioProbe;
@@ -33,7 +38,11 @@ export async function admitAudio(file: { path: string; filename: string; field: 
     probe = await probeAudio(file.path, signal);
   } catch (error) {
     if (error instanceof VoxError && error.code === 'unsupported_media_type') {
-      throw new VoxError('unsupported_media_type', `'${file.filename}' could not be read as audio: send wav, mp3, flac, ogg/opus, m4a/aac, webm or a video with an audio track.`, { param: file.field, cause: error });
+      throw new VoxError(
+        'unsupported_media_type',
+        `'${file.filename}' could not be read as audio: send wav, mp3, flac, ogg/opus, m4a/aac, webm or a video with an audio track.`,
+        { param: file.field, cause: error },
+      );
     }
     throw error;
   }
@@ -43,6 +52,7 @@ export async function admitAudio(file: { path: string; filename: string; field: 
   // bounds the cost to that of a file at the limit.
   const declared = !Number.isNaN(probe.durationSeconds);
   const durationSeconds = declared ? probe.durationSeconds : await scanAudioSeconds(file.path, limits.maxAudioSeconds, signal);
-  if (durationSeconds > limits.maxAudioSeconds) throw audioTooLong(file.field, limits.maxAudioSeconds, limits.limitName, declared ? durationSeconds : undefined);
+  if (durationSeconds > limits.maxAudioSeconds)
+    throw audioTooLong(file.field, limits.maxAudioSeconds, limits.limitName, declared ? durationSeconds : undefined);
   return { path: file.path, filename: file.filename, probe, durationSeconds };
 }

@@ -65,7 +65,8 @@ export async function livePcmEncoder(inputSampleRate: number, outputSampleRate: 
     encode: (samples) => {
       const resampled = resampler && samples.length > 0 ? resampler.full(samples) : samples;
       const out = Buffer.alloc(resampled.length * 2);
-      for (let i = 0; i < resampled.length; i++) out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(resampled[i]! * 32767))), i * 2);
+      for (let i = 0; i < resampled.length; i++)
+        out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(resampled[i]! * 32767))), i * 2);
       return out;
     },
     close: () => {

@@ -60,7 +60,10 @@ export function melFilterbank(options: MelFilterbankOptions): Float64Array {
 export type MelSpectrogramOptions = StftOptions & Omit<MelFilterbankOptions, 'fftSize'> & { power?: number };
 
 /** Frame-major mel spectrogram (not log): band b of frame t at t * melBands + b. Memory: the mel bands only. */
-export function melSpectrogram(samples: Float32Array, options: MelSpectrogramOptions): { frames: number; melBands: number; data: Float32Array } {
+export function melSpectrogram(
+  samples: Float32Array,
+  options: MelSpectrogramOptions,
+): { frames: number; melBands: number; data: Float32Array } {
   const filters = melFilterbank(options);
   const bins = Math.floor(options.fftSize / 2) + 1;
   const { melBands } = options;

@@ -73,7 +73,9 @@ export interface PitchStatistics {
 }
 
 export function pitchStatistics(f0: Float32Array): PitchStatistics {
-  const voiced = Array.from(f0).filter((v) => v > 0).sort((a, b) => a - b);
+  const voiced = Array.from(f0)
+    .filter((v) => v > 0)
+    .sort((a, b) => a - b);
   if (voiced.length === 0) return { medianHz: 0, rangeSemitones: 0, voicedFraction: 0 };
   const at = (q: number) => voiced[Math.min(voiced.length - 1, Math.floor(q * voiced.length))]!;
   return { medianHz: at(0.5), rangeSemitones: 12 * Math.log2(at(0.9) / at(0.1)), voicedFraction: voiced.length / f0.length };

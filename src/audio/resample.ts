@@ -9,7 +9,20 @@ export async function resample(waveform: Waveform, sampleRate: number, signal?: 
   const fmt = ['-f', 'f32le', '-ac', String(waveform.channels)];
   const result = await runProcess(
     'ffmpeg',
-    [...ffmpegBaseArgs, ...fmt, '-ar', String(waveform.sampleRate), '-i', 'pipe:0', '-af', 'aresample=resampler=soxr:precision=28', ...fmt, '-ar', String(sampleRate), 'pipe:1'],
+    [
+      ...ffmpegBaseArgs,
+      ...fmt,
+      '-ar',
+      String(waveform.sampleRate),
+      '-i',
+      'pipe:0',
+      '-af',
+      'aresample=resampler=soxr:precision=28',
+      ...fmt,
+      '-ar',
+      String(sampleRate),
+      'pipe:1',
+    ],
     { input, signal },
   );
   if (result.exitCode !== 0) throw new VoxError('internal', 'Resampling failed.', { cause: result.stderr });

@@ -101,7 +101,11 @@ export async function trimLongSilences(
  * The signal with its leading and trailing silence cut down to at most `leadingSeconds` / `trailingSeconds` (silence =
  * 10 ms frames below `thresholdDb` dBFS). Used where synthesised pieces are joined, so a join is not a gap.
  */
-export function trimEdgeSilence(samples: Float32Array, sampleRate: number, options: { leadingSeconds: number; trailingSeconds: number; thresholdDb?: number }): Float32Array {
+export function trimEdgeSilence(
+  samples: Float32Array,
+  sampleRate: number,
+  options: { leadingSeconds: number; trailingSeconds: number; thresholdDb?: number },
+): Float32Array {
   const frame = Math.max(1, Math.round(sampleRate / 100));
   const threshold = 10 ** ((options.thresholdDb ?? -60) / 10);
   const loud = (start: number): boolean => {

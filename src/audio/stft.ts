@@ -57,7 +57,8 @@ function fullWindow(options: StftOptions): Float64Array {
 function frameReader(samples: Float32Array, options: StftOptions): (start: number, out: Float64Array, window: Float64Array) => void {
   const pad = options.center === false ? 0 : Math.floor(options.fftSize / 2);
   const reflect = (options.padMode ?? 'reflect') === 'reflect';
-  if (pad > 0 && reflect && samples.length <= pad) throw new RangeError(`reflect padding needs more than ${pad} samples, got ${samples.length}`);
+  if (pad > 0 && reflect && samples.length <= pad)
+    throw new RangeError(`reflect padding needs more than ${pad} samples, got ${samples.length}`);
   const last = samples.length - 1;
   return (start, out, window) => {
     const first = start - pad;
@@ -85,7 +86,11 @@ export function stftFrameCount(sampleCount: number, options: StftOptions): numbe
  * Calls `visit` with each frame's spectrum (bins 0..fftSize/2 of re/im are valid; the arrays are reused between calls).
  * Lets long signals be reduced frame by frame (e.g. to mel bands) without holding the complex spectrogram.
  */
-export function forEachStftFrame(samples: Float32Array, options: StftOptions, visit: (frame: number, re: Float64Array, im: Float64Array) => void): number {
+export function forEachStftFrame(
+  samples: Float32Array,
+  options: StftOptions,
+  visit: (frame: number, re: Float64Array, im: Float64Array) => void,
+): number {
   const window = fullWindow(options);
   const read = frameReader(samples, options);
   const frames = stftFrameCount(samples.length, options);

@@ -43,7 +43,11 @@ export class SileroVad {
   static async load(modelPath: string, threads = 1): Promise<SileroVad> {
     // Loaded with the model: importing this module (for its segmentation functions) does not map onnxruntime.
     const ort = await import('onnxruntime-node');
-    const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential' });
+    const session = await ort.InferenceSession.create(modelPath, {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+    });
     return new SileroVad(ort, session);
   }
 
@@ -118,7 +122,11 @@ export class VadStream {
 }
 
 /** Speech segments from window probabilities. */
-export function speechSegments(probabilities: Float32Array, totalSeconds: number, options: Partial<SegmentationOptions> = {}): SpeechSegment[] {
+export function speechSegments(
+  probabilities: Float32Array,
+  totalSeconds: number,
+  options: Partial<SegmentationOptions> = {},
+): SpeechSegment[] {
   const o = { ...defaultSegmentation, ...options };
   const windowSeconds = vadWindowSamples / vadSampleRate;
   const negativeThreshold = Math.max(o.threshold - 0.15, 0.01);
@@ -152,14 +160,25 @@ export function speechSegments(probabilities: Float32Array, totalSeconds: number
   return split.map((s, i) => {
     const previous = split[i - 1];
     const next = split[i + 1];
-    const startSeconds = Math.max(0, previous ? Math.max(s.start - o.padBeforeSeconds, (previous.end + s.start) / 2) : s.start - o.padBeforeSeconds);
-    const endSeconds = Math.min(totalSeconds, next ? Math.min(s.end + o.padAfterSeconds, (s.end + next.start) / 2) : s.end + o.padAfterSeconds);
+    const startSeconds = Math.max(
+      0,
+      previous ? Math.max(s.start - o.padBeforeSeconds, (previous.end + s.start) / 2) : s.start - o.padBeforeSeconds,
+    );
+    const endSeconds = Math.min(
+      totalSeconds,
+      next ? Math.min(s.end + o.padAfterSeconds, (s.end + next.start) / 2) : s.end + o.padAfterSeconds,
+    );
     return { startSeconds, endSeconds };
   });
 }
 
 /** Splits a segment longer than maxSeconds at its least speech-like window, recursively. */
-function splitLong(segment: { start: number; end: number }, probabilities: Float32Array, windowSeconds: number, maxSeconds: number): Array<{ start: number; end: number }> {
+function splitLong(
+  segment: { start: number; end: number },
+  probabilities: Float32Array,
+  windowSeconds: number,
+  maxSeconds: number,
+): Array<{ start: number; end: number }> {
   if (segment.end - segment.start <= maxSeconds) return [segment];
   const margin = Math.min(maxSeconds / 4, (segment.end - segment.start) / 4);
   const from = Math.ceil((segment.start + margin) / windowSeconds);

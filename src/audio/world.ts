@@ -30,7 +30,12 @@ export interface WorldAnalysis {
 interface WorldAddon {
   f0(samples: Float32Array | Float64Array, options: Record<string, number>): Promise<Float64Array>;
   analyse(samples: Float32Array | Float64Array, options: Record<string, number>): Promise<WorldAnalysis>;
-  synthesise(f0: Float64Array, spectrogram: Float64Array, aperiodicity: Float64Array, options: Record<string, number>): Promise<Float64Array>;
+  synthesise(
+    f0: Float64Array,
+    spectrogram: Float64Array,
+    aperiodicity: Float64Array,
+    options: Record<string, number>,
+  ): Promise<Float64Array>;
 }
 
 export class World {

@@ -1,7 +1,7 @@
 /** API keys: `vx_` + 32 random bytes (base64url). Only their SHA-256 is stored. */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { VoxError } from '../core/errors.js';
-import { type KeyRepository } from '../storage/store.js';
+import type { KeyRepository } from '../storage/store.js';
 import { scopes as allScopes, type ApiKeyRecord, type Scope } from '../core/records.js';
 import { newWebhookSecret } from '../core/webhook-secret.js';
 
@@ -49,7 +49,8 @@ export class ApiKeyService {
   }
 
   async revoke(id: string): Promise<void> {
-    if (!(await this.keys.revoke(id, new Date().toISOString()))) throw new VoxError('not_found', `No API key with id '${id}'.`, { param: 'id' });
+    if (!(await this.keys.revoke(id, new Date().toISOString())))
+      throw new VoxError('not_found', `No API key with id '${id}'.`, { param: 'id' });
   }
 
   /** A new webhook signing secret for a key; the old one stops being used at once. */
@@ -82,7 +83,10 @@ export function mayAccess(key: ApiKeyRecord, ownerKeyId: string): boolean {
 }
 
 export function parseScopes(text: string): Scope[] {
-  const requested = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const requested = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const scope of requested) {
     if (!(allScopes as readonly string[]).includes(scope)) {
       throw new VoxError('unsupported_value', `Unknown scope '${scope}'. Scopes: ${allScopes.join(', ')}.`, { param: 'scopes' });

@@ -19,7 +19,8 @@ export interface ClientSecret {
   scopes: Scope[];
 }
 
-const grantedScopes = (record: ApiKeyRecord): Scope[] => clientSecretScopes.filter((scope) => record.scopes.includes(scope) || record.scopes.includes('admin'));
+const grantedScopes = (record: ApiKeyRecord): Scope[] =>
+  clientSecretScopes.filter((scope) => record.scopes.includes(scope) || record.scopes.includes('admin'));
 
 const signature = (record: ApiKeyRecord, payload: string): Buffer =>
   createHmac('sha256', `voxd client secret ${record.hash}`).update(payload, 'utf8').digest();
@@ -29,7 +30,11 @@ export class ClientSecretService {
 
   mint(key: ApiKeyRecord, ttlSeconds: number): ClientSecret {
     const scopes = grantedScopes(key);
-    if (scopes.length === 0) throw new VoxError('forbidden', `Client secrets open realtime sessions: this key has none of the scopes they carry (${clientSecretScopes.join(', ')}).`);
+    if (scopes.length === 0)
+      throw new VoxError(
+        'forbidden',
+        `Client secrets open realtime sessions: this key has none of the scopes they carry (${clientSecretScopes.join(', ')}).`,
+      );
     const expiresAt = Math.floor(Date.now() / 1000) + ttlSeconds;
     const payload = Buffer.from(`${key.id}.${expiresAt}.${randomBytes(9).toString('base64url')}`, 'utf8').toString('base64url');
     return { value: `${clientSecretPrefix}${payload}.${signature(key, payload).toString('base64url')}`, expiresAt, scopes };

@@ -59,10 +59,15 @@ export function jobsCommand(): Command {
     .addOption(new Option('--operation <operation>').choices(operations))
     .option('--limit <n>', 'how many', '20')
     .action(async (o: ServerOptions & { status?: string; operation?: string; limit: string }) => {
-      const query = new URLSearchParams({ limit: o.limit, ...(o.status ? { status: o.status } : {}), ...(o.operation ? { operation: o.operation } : {}) });
+      const query = new URLSearchParams({
+        limit: o.limit,
+        ...(o.status ? { status: o.status } : {}),
+        ...(o.operation ? { operation: o.operation } : {}),
+      });
       const page = (await (await call(o, `/v1/jobs?${query}`)).json()) as { data: JobView[] };
       for (const job of page.data) {
-        const progress = job.progress && job.status === 'running' ? ` ${Math.round(job.progress.fraction * 100)}% ${job.progress.stage}` : '';
+        const progress =
+          job.progress && job.status === 'running' ? ` ${Math.round(job.progress.fraction * 100)}% ${job.progress.stage}` : '';
         print([job.id, job.operation, job.status + progress, job.created_at, job.input.filename ?? ''].join('\t'));
       }
     });
@@ -76,11 +81,12 @@ export function jobsCommand(): Command {
     print(`${job.id}\t${job.status}${job.cancel_requested && job.status === 'running' ? ' (stopping)' : ''}`);
   });
 
-  serverOptions(jobs.command('wait <id>').description('Follow a job until it settles (progress bar on a terminal); print it as JSON'))
-    .action(async (id: string, o: ServerOptions) => {
-      const job = await follow(o, id);
-      print(JSON.stringify(job, null, 2));
-      if (job.status !== 'succeeded') process.exitCode = 1;
-    });
+  serverOptions(
+    jobs.command('wait <id>').description('Follow a job until it settles (progress bar on a terminal); print it as JSON'),
+  ).action(async (id: string, o: ServerOptions) => {
+    const job = await follow(o, id);
+    print(JSON.stringify(job, null, 2));
+    if (job.status !== 'succeeded') process.exitCode = 1;
+  });
   return jobs;
 }

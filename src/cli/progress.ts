@@ -9,7 +9,13 @@ export interface ProgressBar {
 
 export function progressBar(stream: NodeJS.WriteStream = process.stderr): ProgressBar {
   if (!stream.isTTY) return { update: () => undefined, stop: () => undefined };
-  const bar = new SingleBar({ stream, format: ' {bar} {percentage}% | {stage} | {duration_formatted}', hideCursor: true, clearOnComplete: true, barsize: 30 });
+  const bar = new SingleBar({
+    stream,
+    format: ' {bar} {percentage}% | {stage} | {duration_formatted}',
+    hideCursor: true,
+    clearOnComplete: true,
+    barsize: 30,
+  });
   let started = false;
   return {
     update: ({ stage, fraction }) => {
@@ -43,7 +49,13 @@ export function stepProgress(label: string, total: number, stream: NodeJS.WriteS
       stop: (message) => void stream.write(`${message}\n`),
     };
   }
-  const bar = new SingleBar({ stream, format: ` ${label} {bar} {value}/{total} | {message}`, hideCursor: true, barsize: 30, etaBuffer: 10 });
+  const bar = new SingleBar({
+    stream,
+    format: ` ${label} {bar} {value}/{total} | {message}`,
+    hideCursor: true,
+    barsize: 30,
+    etaBuffer: 10,
+  });
   let started = false;
   return {
     update: (done, message, newTotal) => {

@@ -20,7 +20,11 @@ TypeRegistry.Set<{ enum: string[] }>(closedSetKind, (schema, value) => typeof va
 export const closedSet = <T extends string>(values: readonly T[], description: string) =>
   Type.Unsafe<T>({ [Kind]: closedSetKind, type: 'string', enum: [...values], description });
 
-export const sampleRateField = Type.Integer({ minimum: 8000, maximum: 192000, description: 'Output sample rate in Hz (default: see each route).' });
+export const sampleRateField = Type.Integer({
+  minimum: 8000,
+  maximum: 192000,
+  description: 'Output sample rate in Hz (default: see each route).',
+});
 
 /**
  * A call's fields as its contract types them: what a route validated, or a job recorded when its route did, checked

@@ -49,6 +49,9 @@ export class VoxError extends Error {
 
 /** 422 for a value outside a closed set; the message lists what is accepted. */
 export function unsupportedValue(param: string, value: string, accepted: readonly string[]): VoxError {
-  const list = accepted.length > 40 ? `${accepted.slice(0, 40).join(', ')}, ... (${accepted.length} in all, see GET /v1/capabilities)` : accepted.join(', ');
+  const list =
+    accepted.length > 40
+      ? `${accepted.slice(0, 40).join(', ')}, ... (${accepted.length} in all, see GET /v1/capabilities)`
+      : accepted.join(', ');
   return new VoxError('unsupported_value', `Unsupported ${param} '${value}'. Supported: ${list}.`, { param });
 }

@@ -21,7 +21,7 @@ export class Scheduler {
 
   constructor(
     private readonly options: SchedulerOptions,
-    private readonly metrics: Metrics,
+    metrics: Metrics,
   ) {
     for (const operation of operations) {
       for (const lane of ['short', 'long'] as const) {
@@ -71,9 +71,11 @@ export class Scheduler {
         started = true;
         let rest: Promise<unknown> | undefined;
         try {
-          resolve(await work(signal, (promise) => {
-            rest = promise;
-          }));
+          resolve(
+            await work(signal, (promise) => {
+              rest = promise;
+            }),
+          );
         } catch (error) {
           reject(error);
         } finally {

@@ -13,7 +13,13 @@ export class FileService {
   ) {}
 
   /** Moves a finished file into the store and records it; returns its record. */
-  async keep(owner: ApiKeyRecord, sourcePath: string, name: string, contentType: string, ttlSeconds = this.ttlSeconds): Promise<FileRecord> {
+  async keep(
+    owner: ApiKeyRecord,
+    sourcePath: string,
+    name: string,
+    contentType: string,
+    ttlSeconds = this.ttlSeconds,
+  ): Promise<FileRecord> {
     const id = `file_${randomUUID().replaceAll('-', '')}`;
     const blobKey = `files/${id}`;
     const bytes = await this.store.blobs.putFile(blobKey, sourcePath);
@@ -35,7 +41,8 @@ export class FileService {
   async download(id: string, requester: ApiKeyRecord): Promise<OperationResult> {
     const record = await this.store.files.get(id);
     const visible = record && mayAccess(requester, record.ownerKeyId) && record.expiresAt > new Date().toISOString();
-    if (!record || !visible) throw new VoxError('not_found', `No file '${id}' (files expire ${this.ttlSeconds} s after they are made).`, { param: 'file_id' });
+    if (!record || !visible)
+      throw new VoxError('not_found', `No file '${id}' (files expire ${this.ttlSeconds} s after they are made).`, { param: 'file_id' });
     return {
       kind: 'stream',
       stream: await this.store.blobs.readStream(record.blobKey),

@@ -66,7 +66,8 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
   app.addSchema(errorEnvelope);
   app.setErrorHandler((error, request, reply) => sendError(error, request, reply));
   app.setNotFoundHandler((request, reply) =>
-    sendError(new VoxError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request, reply));
+    sendError(new VoxError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`), request, reply),
+  );
 
   let closing = false;
   // Ends open event streams when the server closes (their clients reconnect elsewhere or follow the job later).
@@ -122,7 +123,11 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'voxd', version: container.version, description: 'Self-hosted speech API: TTS, voice conversion, separation, transcription.' },
+      info: {
+        title: 'voxd',
+        version: container.version,
+        description: 'Self-hosted speech API: TTS, voice conversion, separation, transcription.',
+      },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key (vx_...)' } } },
     },
   });
@@ -135,7 +140,12 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
       handleProtocols: (protocols) => (protocols.has('realtime') ? 'realtime' : ([...protocols][0] ?? false)),
     },
   });
-  await registerAuth(app, { apiKeys: container.apiKeys, clientSecrets: container.clientSecrets, rateLimitPerMinute: config.rateLimitPerMinute, maxConcurrentPerKey: config.maxConcurrentPerKey });
+  await registerAuth(app, {
+    apiKeys: container.apiKeys,
+    clientSecrets: container.clientSecrets,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    maxConcurrentPerKey: config.maxConcurrentPerKey,
+  });
   await registerUploads(app, { scratch: container.scratch, maxUploadBytes: config.maxUploadBytes });
 
   await app.register(systemRoutes, {
@@ -156,7 +166,12 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     synthesis: container.operations.synthesis,
     clientSecrets: container.clientSecrets,
     metrics,
-    limits: { sessionsPerKey: config.realtimeSessionsPerKey, idleSeconds: config.realtimeIdleSeconds, maxSessionSeconds: config.realtimeMaxSessionSeconds, maxMessageBytes: config.realtimeMaxMessageBytes },
+    limits: {
+      sessionsPerKey: config.realtimeSessionsPerKey,
+      idleSeconds: config.realtimeIdleSeconds,
+      maxSessionSeconds: config.realtimeMaxSessionSeconds,
+      maxMessageBytes: config.realtimeMaxMessageBytes,
+    },
   });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -170,7 +185,11 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
       url,
       schema: { hide: true },
       handler: (request, reply) =>
-        sendError(new VoxError('method_not_allowed', `${request.method} is not allowed on ${url}; allowed: ${allow}.`), request, reply.header('allow', allow)),
+        sendError(
+          new VoxError('method_not_allowed', `${request.method} is not allowed on ${url}; allowed: ${allow}.`),
+          request,
+          reply.header('allow', allow),
+        ),
     });
   }
   return app;

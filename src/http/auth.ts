@@ -21,11 +21,15 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     if (!scope) return;
     // Node keeps only the first of repeated Authorization headers; which one counts must not be left to chance.
     const authorizations = request.raw.rawHeaders.filter((value, i) => i % 2 === 0 && value.toLowerCase() === 'authorization');
-    if (authorizations.length > 1) throw new VoxError('invalid_request', 'Send one Authorization header, not several.', { param: 'authorization' });
-    const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1] ?? (request.ws ? subprotocolKey(request.headers['sec-websocket-protocol']) : undefined);
+    if (authorizations.length > 1)
+      throw new VoxError('invalid_request', 'Send one Authorization header, not several.', { param: 'authorization' });
+    const presented =
+      /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1] ??
+      (request.ws ? subprotocolKey(request.headers['sec-websocket-protocol']) : undefined);
     if (!presented) throw new VoxError('unauthorized', 'Missing API key: send Authorization: Bearer <key>.');
     const isClientSecret = presented.startsWith(clientSecretPrefix);
-    if (isClientSecret && !request.ws) throw new VoxError('unauthorized', 'Client secrets (ek_...) open realtime sessions only; other requests need an API key.');
+    if (isClientSecret && !request.ws)
+      throw new VoxError('unauthorized', 'Client secrets (ek_...) open realtime sessions only; other requests need an API key.');
     const record = isClientSecret ? await options.clientSecrets.verify(presented) : await options.apiKeys.verify(presented);
     if (!record) throw new VoxError('unauthorized', isClientSecret ? 'Invalid or expired client secret.' : 'Invalid or revoked API key.');
     if (scope !== 'any' && !record.scopes.includes(scope) && !record.scopes.includes('admin')) {
@@ -54,7 +58,9 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
     if (!key || request.ws) return;
     const current = inFlight.get(key.id) ?? 0;
     if (current >= options.maxConcurrentPerKey) {
-      throw new VoxError('rate_limited', `This key already has ${current} requests in flight (limit ${options.maxConcurrentPerKey}).`, { retryAfterSeconds: 1 });
+      throw new VoxError('rate_limited', `This key already has ${current} requests in flight (limit ${options.maxConcurrentPerKey}).`, {
+        retryAfterSeconds: 1,
+      });
     }
     inFlight.set(key.id, current + 1);
     // The response closing is the one end every request has: sent, failed, or the client gone (then onResponse never runs).
@@ -70,5 +76,9 @@ export async function registerAuth(app: FastifyInstance, options: AuthOptions): 
 export const keySubprotocolPrefix = 'openai-insecure-api-key.';
 
 function subprotocolKey(header: string | undefined): string | undefined {
-  return header?.split(',').map((p) => p.trim()).find((p) => p.startsWith(keySubprotocolPrefix))?.slice(keySubprotocolPrefix.length);
+  return header
+    ?.split(',')
+    .map((p) => p.trim())
+    .find((p) => p.startsWith(keySubprotocolPrefix))
+    ?.slice(keySubprotocolPrefix.length);
 }

@@ -18,18 +18,33 @@ declare module 'fastify' {
 
 export function requestContext(request: FastifyRequest): OperationContext {
   if (!request.apiKey) throw new Error('requestContext on an unauthenticated route');
-  return { requestId: request.id, apiKey: request.apiKey, signal: request.abortController.signal, inputs: request.uploads, log: request.log };
+  return {
+    requestId: request.id,
+    apiKey: request.apiKey,
+    signal: request.abortController.signal,
+    inputs: request.uploads,
+    log: request.log,
+  };
 }
 
 export function sendResult(reply: FastifyReply, result: OperationResult): FastifyReply {
   switch (result.kind) {
     case 'json':
-      return reply.status(result.status ?? 200).headers(result.headers ?? {}).send(result.body);
+      return reply
+        .status(result.status ?? 200)
+        .headers(result.headers ?? {})
+        .send(result.body);
     case 'audio':
-      return reply.headers(result.headers ?? {}).type(result.contentType).send(result.bytes);
+      return reply
+        .headers(result.headers ?? {})
+        .type(result.contentType)
+        .send(result.bytes);
     case 'text':
       return reply.type(result.contentType).send(result.body);
     case 'stream':
-      return reply.headers(result.headers ?? {}).type(result.contentType).send(result.stream);
+      return reply
+        .headers(result.headers ?? {})
+        .type(result.contentType)
+        .send(result.stream);
   }
 }

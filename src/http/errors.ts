@@ -49,7 +49,11 @@ export function toVoxError(error: unknown): VoxError {
       return new VoxError('payload_too_large', 'The upload is larger than the configured limit (VOXD_MAX_UPLOAD_MB).', { param: 'audio' });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return new VoxError('unsupported_media_type', 'Unsupported Content-Type for this route: send application/json or multipart/form-data as documented.', { cause: error });
+      return new VoxError(
+        'unsupported_media_type',
+        'Unsupported Content-Type for this route: send application/json or multipart/form-data as documented.',
+        { cause: error },
+      );
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new VoxError('invalid_request', 'A path parameter is longer than 100 characters.', { cause: error });
     case 'FST_ERR_BAD_URL':
@@ -89,9 +93,14 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
  */
 export function clientErrorResponse(error: { code?: string }, requestId: string): string {
   const voxError =
-    error.code === 'HPE_HEADER_OVERFLOW' ? new VoxError('headers_too_large', 'The request headers are larger than the server accepts.')
-    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new VoxError('request_timeout', 'The request did not arrive in time.')
-    : new VoxError('invalid_request', 'The request is not valid HTTP (e.g. a control character in a header or a malformed request line).');
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new VoxError('headers_too_large', 'The request headers are larger than the server accepts.')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new VoxError('request_timeout', 'The request did not arrive in time.')
+        : new VoxError(
+            'invalid_request',
+            'The request is not valid HTTP (e.g. a control character in a header or a malformed request line).',
+          );
   const body = JSON.stringify(envelope(voxError, requestId));
   return [
     `HTTP/1.1 ${voxError.status} ${STATUS_CODES[voxError.status]}`,

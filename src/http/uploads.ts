@@ -34,7 +34,10 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
   });
 
   /** Starts streaming a file part to a temp file; returns the body's marker for it, the write, and a way to fail it. */
-  function save(request: FastifyRequest, part: MultipartFile): { marker: string; written: Promise<void>; abandon: (error: Error) => void; sinkIdle: () => boolean } {
+  function save(
+    request: FastifyRequest,
+    part: MultipartFile,
+  ): { marker: string; written: Promise<void>; abandon: (error: Error) => void; sinkIdle: () => boolean } {
     const path = options.scratch.path();
     const list = request.uploads.get(part.fieldname) ?? [];
     const upload = { field: part.fieldname, path, filename: part.filename || part.fieldname, mimetype: part.mimetype, bytes: 0 };
@@ -88,7 +91,13 @@ export async function registerUploads(app: FastifyInstance, options: { scratch: 
       // ended; a complete part still being written (its file behind, so it is paused) is not.
       for (const { file, written, abandon, sinkIdle } of writes) {
         for (let settled = false; !settled; ) {
-          settled = await Promise.race([written.then(() => true, () => true), new Promise<boolean>((resolve) => setTimeout(resolve, 20, false))]);
+          settled = await Promise.race([
+            written.then(
+              () => true,
+              () => true,
+            ),
+            new Promise<boolean>((resolve) => setTimeout(resolve, 20, false)),
+          ]);
           if (!settled && !file.readableEnded && (file.destroyed || (file.readableLength === 0 && sinkIdle()))) {
             abandon(new Error('Part terminated early due to unexpected end of multipart data'));
             settled = true;

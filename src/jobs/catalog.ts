@@ -10,7 +10,10 @@ const builtinVoicesKey = 'system/builtin-voices.json';
 const capabilitiesKey = 'system/capabilities.json';
 const cacheMilliseconds = 30_000;
 
-const noWorkerYet = (): VoxError => new VoxError('overloaded', 'No worker has started yet: built-in voices and capabilities come from the workers.', { retryAfterSeconds: 5 });
+const noWorkerYet = (): VoxError =>
+  new VoxError('overloaded', 'No worker has started yet: built-in voices and capabilities come from the workers.', {
+    retryAfterSeconds: 5,
+  });
 
 export async function publishCatalog(blobs: BlobStore, builtinVoices: VoiceProfile[], capabilities: unknown): Promise<void> {
   await blobs.putBytes(builtinVoicesKey, Buffer.from(JSON.stringify(builtinVoices)));

@@ -35,7 +35,10 @@ export class PollLoop {
     this.timer = undefined;
     this.dueAt = Number.POSITIVE_INFINITY;
     // A wake-up during a tick is honoured right after it.
-    if (this.running) return this.wakeIn(10);
+    if (this.running) {
+      this.wakeIn(10);
+      return;
+    }
     this.running = this.tick()
       .then((next) => this.wakeIn(next))
       .finally(() => (this.running = undefined));

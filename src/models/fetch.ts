@@ -34,7 +34,10 @@ function run(program: string, args: string[], cwd: string): Promise<void> {
     child.on('error', (error) => reject(new Error(`${program} could not start: ${error.message}`)));
     child.on('close', (code) => {
       if (code === 0) resolve();
-      else reject(new Error(`${program} ${args.join(' ')} failed (exit ${code}): ${Buffer.concat(output).toString('utf8').trim().slice(-2000)}`));
+      else
+        reject(
+          new Error(`${program} ${args.join(' ')} failed (exit ${code}): ${Buffer.concat(output).toString('utf8').trim().slice(-2000)}`),
+        );
     });
   });
 }

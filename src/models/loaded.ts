@@ -96,15 +96,27 @@ export interface EngineEntry<T> {
  * An engine loaded from catalog models: each of `modelIds` is required (installed and verified) first, and the loader
  * gets their directories by id; asking for one it did not declare is an error, so the declared ids are what it uses.
  */
-export function loadedFromCatalog<T>(models: Pick<ModelManager, 'require' | 'installed'>, entry: EngineEntry<T>, threads: number): LoadedModel<T> {
-  return new LoadedModel(entry.id, [...entry.operations], entry.modelIds, async () => {
-    const dirs = new Map(await Promise.all(entry.modelIds.map(async (modelId) => [modelId, await models.require(modelId)] as const)));
-    const dir = (modelId: string): string => {
-      const found = dirs.get(modelId);
-      if (found === undefined) throw new Error(`'${entry.id}' loads '${modelId}', which it does not declare among its models (${entry.modelIds.join(', ')}).`);
-      return found;
-    };
-    const installedDir = async (modelId: string): Promise<string | undefined> => ((await models.installed(modelId)) ? models.require(modelId) : undefined);
-    return entry.load({ dir, installedDir, threads });
-  }, entry.release ? (engine) => entry.release!(engine) : undefined);
+export function loadedFromCatalog<T>(
+  models: Pick<ModelManager, 'require' | 'installed'>,
+  entry: EngineEntry<T>,
+  threads: number,
+): LoadedModel<T> {
+  return new LoadedModel(
+    entry.id,
+    [...entry.operations],
+    entry.modelIds,
+    async () => {
+      const dirs = new Map(await Promise.all(entry.modelIds.map(async (modelId) => [modelId, await models.require(modelId)] as const)));
+      const dir = (modelId: string): string => {
+        const found = dirs.get(modelId);
+        if (found === undefined)
+          throw new Error(`'${entry.id}' loads '${modelId}', which it does not declare among its models (${entry.modelIds.join(', ')}).`);
+        return found;
+      };
+      const installedDir = async (modelId: string): Promise<string | undefined> =>
+        (await models.installed(modelId)) ? models.require(modelId) : undefined;
+      return entry.load({ dir, installedDir, threads });
+    },
+    entry.release ? (engine) => entry.release!(engine) : undefined,
+  );
 }

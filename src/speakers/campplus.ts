@@ -43,7 +43,12 @@ export class CamppEncoder {
   static async load(onnxPath: string, options: { threads?: number } = {}): Promise<CamppEncoder> {
     // No memory arena: it would keep the peak of a minute-long CAM++ run (over 300 MB) for the process's life.
     const [session, head] = await Promise.all([
-      WorkerSession.create('CAM++', onnxPath, { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, executionMode: 'sequential', enableCpuMemArena: false }),
+      WorkerSession.create('CAM++', onnxPath, {
+        intraOpNumThreads: options.threads ?? 1,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        enableCpuMemArena: false,
+      }),
       readPoolingHead(onnxPath),
     ]);
     return new CamppEncoder(session, head);
@@ -83,7 +88,8 @@ export class CamppEncoder {
       throw new VoxError('internal', `Speaker embedding needs 16 kHz mono audio, got ${waveform.sampleRate} Hz x ${waveform.channels}.`);
     }
     const { samples } = waveform;
-    if (samples.length < 0.1 * camppSampleRate) throw new VoxError('invalid_request', 'Cannot embed a recording of under 0.1 s.', { param: 'audio' });
+    if (samples.length < 0.1 * camppSampleRate)
+      throw new VoxError('invalid_request', 'Cannot embed a recording of under 0.1 s.', { param: 'audio' });
     const statistics = new Statistics();
     for (let start = 0; start < samples.length; start += maxPieceSamples) {
       const piece = samples.subarray(start, start + maxPieceSamples);
@@ -156,7 +162,8 @@ async function readPoolingHead(camppPath: string): Promise<PoolingHead> {
   const model = await readModel(camppPath);
   const initializer = (name: string, length: number): Float32Array => {
     const tensor = model.graph?.initializer?.find((t) => t.name === name);
-    if (!tensor?.rawData || tensor.rawData.length !== length * 4) throw new VoxError('internal', `CAM++ model lacks its ${name} initializer.`);
+    if (!tensor?.rawData || tensor.rawData.length !== length * 4)
+      throw new VoxError('internal', `CAM++ model lacks its ${name} initializer.`);
     // Copied: the protobuf bytes need not be 4-byte aligned.
     return new Float32Array(Uint8Array.from(tensor.rawData).buffer);
   };

@@ -168,7 +168,8 @@ export function clusterEmbeddings(embeddings: Float32Array[], options: Clusterin
   const merges = averageLinkage(cosineDistanceMatrix(embeddings), n);
   const minSize = options.minClusterSize ?? (n >= 10 ? Math.min(10, Math.max(2, Math.ceil(0.1 * n))) : 1);
   const mixed = options.mixed ?? [];
-  const isSpeaker = (size: number, mixedItems: number): boolean => size >= minSize && (size >= mixedClusterSizeFactor * minSize || 2 * mixedItems < size);
+  const isSpeaker = (size: number, mixedItems: number): boolean =>
+    size >= minSize && (size >= mixedClusterSizeFactor * minSize || 2 * mixedItems < size);
   let wanted: number;
   if (options.numSpeakers !== undefined) {
     wanted = Math.min(Math.max(1, options.numSpeakers), n);
@@ -180,7 +181,9 @@ export function clusterEmbeddings(embeddings: Float32Array[], options: Clusterin
     const mixedItems: number[] = [];
     const mixedOf = (id: number): number => (id < n ? Number(mixed[id] === true) : mixedItems[id - n]!);
     for (const m of merges) mixedItems.push(mixedOf(m.left) + mixedOf(m.right));
-    const splits = merges.filter((m) => m.distance > threshold && isSpeaker(sizeOf(m.left), mixedOf(m.left)) && isSpeaker(sizeOf(m.right), mixedOf(m.right))).length;
+    const splits = merges.filter(
+      (m) => m.distance > threshold && isSpeaker(sizeOf(m.left), mixedOf(m.left)) && isSpeaker(sizeOf(m.right), mixedOf(m.right)),
+    ).length;
     const low = Math.min(n, Math.max(1, options.minSpeakers ?? 1));
     const high = Math.max(low, Math.min(n, options.maxSpeakers ?? n));
     wanted = Math.min(Math.max(1 + splits, low), high);
@@ -256,7 +259,8 @@ export function smoothLabels(labels: number[], width = 5): number[] {
   const half = Math.floor(width / 2);
   return labels.map((own, i) => {
     const counts = new Map<number, number>();
-    for (let j = Math.max(0, i - half); j <= Math.min(labels.length - 1, i + half); j++) counts.set(labels[j]!, (counts.get(labels[j]!) ?? 0) + 1);
+    for (let j = Math.max(0, i - half); j <= Math.min(labels.length - 1, i + half); j++)
+      counts.set(labels[j]!, (counts.get(labels[j]!) ?? 0) + 1);
     let best = own;
     for (const [label, count] of counts) if (count > counts.get(best)!) best = label;
     return best;

@@ -17,7 +17,13 @@ import { WorkerSession } from '../models/onnx-worker.js';
 export const embeddingSampleRate = 16000;
 export const embeddingSize = ge2eEmbeddingSize;
 const hopSamples = 160;
-const melOptions = { sampleRate: embeddingSampleRate, fftSize: 400, hopSize: hopSamples, melBands: ge2eMelBands, padMode: 'reflect' } as const;
+const melOptions = {
+  sampleRate: embeddingSampleRate,
+  fftSize: 400,
+  hopSize: hopSamples,
+  melBands: ge2eMelBands,
+  padMode: 'reflect',
+} as const;
 const targetDbfs = -30;
 /** 1.6 s partial utterances ... */
 const partialFrames = 160;
@@ -68,15 +74,23 @@ export class SpeakerEncoder {
     const padded = new Float32Array(Math.max(paddedLength, samples.length));
     padded.set(samples);
     const mel = melSpectrogram(padded, melOptions);
-    const partials = await this.embedSpans(mel.data, starts.map((start) => ({ startFrame: start, frames: partialFrames })), signal);
+    const partials = await this.embedSpans(
+      mel.data,
+      starts.map((start) => ({ startFrame: start, frames: partialFrames })),
+      signal,
+    );
     return normalise(meanOf(partials));
   }
 
   /** Runs the encoder over mel spans, batching spans of equal length together. */
-  private async embedSpans(mel: Float32Array, spans: Array<{ startFrame: number; frames: number }>, signal?: AbortSignal): Promise<Float32Array[]> {
+  private async embedSpans(
+    mel: Float32Array,
+    spans: Array<{ startFrame: number; frames: number }>,
+    signal?: AbortSignal,
+  ): Promise<Float32Array[]> {
     const results = new Array<Float32Array>(spans.length);
     const byLength = new Map<number, number[]>();
-    spans.forEach((span, i) => byLength.set(span.frames, [...(byLength.get(span.frames) ?? []), i]));
+    for (const [i, span] of spans.entries()) byLength.set(span.frames, [...(byLength.get(span.frames) ?? []), i]);
     for (const [frames, indices] of byLength) {
       for (let b = 0; b < indices.length; b += this.batchSize) {
         signal?.throwIfAborted();

@@ -57,7 +57,10 @@ export function speechToEmbed(turns: Turn[], maxSeconds = maxSpeechSecondsPerSpe
       spans.push({ startSeconds: piece.startSeconds, endSeconds: piece.startSeconds + length });
       left -= length;
     }
-    chosen.set(speaker, spans.sort((a, b) => a.startSeconds - b.startSeconds));
+    chosen.set(
+      speaker,
+      spans.sort((a, b) => a.startSeconds - b.startSeconds),
+    );
   }
   return chosen;
 }
@@ -78,12 +81,24 @@ function subtract(span: TimeSpan, others: TimeSpan[]): TimeSpan[] {
 }
 
 /** The samples of the chosen spans of each speaker, in one pass over a decoded file (16 kHz mono). */
-export async function speechOfSpeakers(path: string, spans: Map<string, TimeSpan[]>, options: { maxAudioSeconds: number; signal?: AbortSignal }): Promise<Map<string, Float32Array>> {
-  const wanted = [...spans].flatMap(([speaker, list]) => list.map((s) => ({ speaker, first: Math.floor(s.startSeconds * camppSampleRate), end: Math.ceil(s.endSeconds * camppSampleRate) })));
+export async function speechOfSpeakers(
+  path: string,
+  spans: Map<string, TimeSpan[]>,
+  options: { maxAudioSeconds: number; signal?: AbortSignal },
+): Promise<Map<string, Float32Array>> {
+  const wanted = [...spans].flatMap(([speaker, list]) =>
+    list.map((s) => ({ speaker, first: Math.floor(s.startSeconds * camppSampleRate), end: Math.ceil(s.endSeconds * camppSampleRate) })),
+  );
   const parts = new Map<string, Float32Array[]>();
   const lastEnd = Math.max(0, ...wanted.map((w) => w.end));
   let offset = 0;
-  for await (const block of decodeBlocks(path, { sampleRate: camppSampleRate, channels: 1, blockFrames: 10 * camppSampleRate, maxSeconds: options.maxAudioSeconds, ...(options.signal ? { signal: options.signal } : {}) })) {
+  for await (const block of decodeBlocks(path, {
+    sampleRate: camppSampleRate,
+    channels: 1,
+    blockFrames: 10 * camppSampleRate,
+    maxSeconds: options.maxAudioSeconds,
+    ...(options.signal ? { signal: options.signal } : {}),
+  })) {
     const blockEnd = offset + block.length;
     for (const w of wanted) {
       const from = Math.max(w.first, offset);
@@ -96,9 +111,12 @@ export async function speechOfSpeakers(path: string, spans: Map<string, TimeSpan
   return new Map([...parts].map(([speaker, list]) => [speaker, concatSamples(list)]));
 }
 
-
 /** CAM++ embedding of each speaker's speech (speakers with under 0.5 s of it get none). */
-export async function embedSpeakers(encoder: CamppEncoder, speech: Map<string, Float32Array>, signal?: AbortSignal): Promise<Map<string, Float32Array>> {
+export async function embedSpeakers(
+  encoder: CamppEncoder,
+  speech: Map<string, Float32Array>,
+  signal?: AbortSignal,
+): Promise<Map<string, Float32Array>> {
   const embeddings = new Map<string, Float32Array>();
   for (const [speaker, samples] of speech) {
     if (samples.length < minPieceSeconds * camppSampleRate) continue;
@@ -111,7 +129,11 @@ export async function embedSpeakers(encoder: CamppEncoder, speech: Map<string, F
  * Speakers paired with profiles: the one-to-one assignment with the largest total margin over the threshold, so a
  * speaker never takes a profile another speaker matches better overall; pairs under the threshold are dropped.
  */
-export function matchSpeakers(speakers: Map<string, Float32Array>, profiles: Array<{ voiceId: string; embedding: Float32Array }>, threshold = speakerMatchSimilarity): Map<string, SpeakerMatch> {
+export function matchSpeakers(
+  speakers: Map<string, Float32Array>,
+  profiles: Array<{ voiceId: string; embedding: Float32Array }>,
+  threshold = speakerMatchSimilarity,
+): Map<string, SpeakerMatch> {
   const ids = [...speakers.keys()];
   const similarity = ids.map((id) => profiles.map((p) => cosineSimilarity(speakers.get(id)!, p.embedding)));
   const assignment = maximumAssignment(similarity.map((row) => row.map((s) => Math.max(0, s - threshold))));

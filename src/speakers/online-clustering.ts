@@ -39,7 +39,9 @@ export class OnlineSpeakers {
 
   /** The speaker of one utterance (16 kHz mono): SPEAKER_1, SPEAKER_2... in order of first appearance. */
   label(samples: Float32Array, signal?: AbortSignal): Promise<string> {
-    const embedding = this.encoder().then((encoder) => encoder.embedUtterance({ samples, sampleRate: camppSampleRate, channels: 1 }, signal));
+    const embedding = this.encoder().then((encoder) =>
+      encoder.embedUtterance({ samples, sampleRate: camppSampleRate, channels: 1 }, signal),
+    );
     const labelled = this.queue.then(async () => this.assign(await embedding));
     this.queue = labelled.catch(() => undefined);
     return labelled;

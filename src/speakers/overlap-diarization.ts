@@ -73,7 +73,12 @@ export class DiarizationModels {
 
   static async load(paths: { segmentation: string; campplus: string }, options: { threads?: number } = {}): Promise<DiarizationModels> {
     const [segmentation, encoder] = await Promise.all([
-      WorkerSession.create('segmentation-3.0', paths.segmentation, { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, executionMode: 'sequential', enableCpuMemArena: false }),
+      WorkerSession.create('segmentation-3.0', paths.segmentation, {
+        intraOpNumThreads: options.threads ?? 1,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        enableCpuMemArena: false,
+      }),
       CamppEncoder.load(paths.campplus, options),
     ]);
     return new DiarizationModels(segmentation, encoder);
@@ -108,15 +113,23 @@ export class OverlapDiarizer {
     while (this.pendingSamples >= chunkSamples + minTailSamples) await this.analyse(this.take(chunkSamples), signal);
   }
 
-  async finish(speakers: Pick<ClusteringOptions, 'numSpeakers' | 'minSpeakers' | 'maxSpeakers' | 'distanceThreshold'> = {}, signal?: AbortSignal): Promise<OverlappingTurn[]> {
+  async finish(
+    speakers: Pick<ClusteringOptions, 'numSpeakers' | 'minSpeakers' | 'maxSpeakers' | 'distanceThreshold'> = {},
+    signal?: AbortSignal,
+  ): Promise<OverlappingTurn[]> {
     if (this.pendingSamples > 0) await this.analyse(this.take(this.pendingSamples), signal);
     if (this.windows.length === 0) return [];
     const embeddings = this.windows.map((w) => w.embedding);
     const stride = Math.ceil(embeddings.length / (this.options.maxClusteredWindows ?? 2000));
     const subset = embeddings.filter((_, i) => i % stride === 0);
     const mixed = this.windows.filter((_, i) => i % stride === 0).map((w) => w.mixed);
-    const subsetLabels = clusterEmbeddings(subset, { distanceThreshold: this.options.distanceThreshold ?? overlapDistanceThreshold, ...speakers, mixed });
-    const labels = stride === 1 ? subsetLabels : assignToNearest(embeddings, centroidsOf(subset, subsetLabels, [...new Set(subsetLabels)], mixed));
+    const subsetLabels = clusterEmbeddings(subset, {
+      distanceThreshold: this.options.distanceThreshold ?? overlapDistanceThreshold,
+      ...speakers,
+      mixed,
+    });
+    const labels =
+      stride === 1 ? subsetLabels : assignToNearest(embeddings, centroidsOf(subset, subsetLabels, [...new Set(subsetLabels)], mixed));
     return this.turns(smoothLabels(labels, 3));
   }
 
@@ -137,7 +150,13 @@ export class OverlapDiarizer {
     const spans = this.windowSpans(regions, samples.length / diarizationSampleRate);
     if (spans.length === 0) return;
     const embeddings = await this.embedSpans(samples, spans, signal);
-    spans.forEach((span, i) => this.windows.push({ centreSeconds: offsetSeconds + (span.startSeconds + span.endSeconds) / 2, embedding: embeddings[i]!, mixed: holdsOverlap(counts, span) }));
+    for (const [i, span] of spans.entries()) {
+      this.windows.push({
+        centreSeconds: offsetSeconds + (span.startSeconds + span.endSeconds) / 2,
+        embedding: embeddings[i]!,
+        mixed: holdsOverlap(counts, span),
+      });
+    }
   }
 
   /** Rounded mean, over the 10 s windows covering each frame, of how many local speakers are active in it. */
@@ -153,8 +172,11 @@ export class OverlapDiarizer {
       signal?.throwIfAborted();
       const batch = starts.slice(b, b + segmentationBatch);
       const input = new Float32Array(batch.length * segmentationWindowSamples);
-      batch.forEach((s, row) => input.set(samples.subarray(s, s + segmentationWindowSamples), row * segmentationWindowSamples));
-      const output = await this.models.segmentation.run({ input: this.models.segmentation.tensor('float32', input, [batch.length, 1, segmentationWindowSamples]) });
+      for (const [row, s] of batch.entries())
+        input.set(samples.subarray(s, s + segmentationWindowSamples), row * segmentationWindowSamples);
+      const output = await this.models.segmentation.run({
+        input: this.models.segmentation.tensor('float32', input, [batch.length, 1, segmentationWindowSamples]),
+      });
       const scores = output.output!;
       const [, windowFrames = 0, classes = 0] = scores.dims;
       const data = scores.data as Float32Array;
@@ -187,7 +209,10 @@ export class OverlapDiarizer {
   }
 
   /** 1.5 s windows every 0.75 s over each speech region (the last flush with its end); a shorter region gets one. */
-  private windowSpans(regions: Array<{ startSeconds: number; endSeconds: number }>, totalSeconds: number): Array<{ startSeconds: number; endSeconds: number }> {
+  private windowSpans(
+    regions: Array<{ startSeconds: number; endSeconds: number }>,
+    totalSeconds: number,
+  ): Array<{ startSeconds: number; endSeconds: number }> {
     const windowSeconds = this.options.windowSeconds ?? 1.5;
     const hopSeconds = this.options.hopSeconds ?? 0.75;
     const minSeconds = this.options.minWindowSeconds ?? 0.4;
@@ -202,14 +227,19 @@ export class OverlapDiarizer {
         continue;
       }
       let start = from;
-      for (; start + windowSeconds <= to + 1e-9; start += hopSeconds) spans.push({ startSeconds: start, endSeconds: start + windowSeconds });
+      for (; start + windowSeconds <= to + 1e-9; start += hopSeconds)
+        spans.push({ startSeconds: start, endSeconds: start + windowSeconds });
       if (start - hopSeconds + windowSeconds < to - 1e-9) spans.push({ startSeconds: to - windowSeconds, endSeconds: to });
     }
     return spans;
   }
 
   /** CAM++ once over the chunk, then statistics pooling and the dense layer per window. */
-  private async embedSpans(samples: Float32Array, spans: Array<{ startSeconds: number; endSeconds: number }>, signal?: AbortSignal): Promise<Float32Array[]> {
+  private async embedSpans(
+    samples: Float32Array,
+    spans: Array<{ startSeconds: number; endSeconds: number }>,
+    signal?: AbortSignal,
+  ): Promise<Float32Array[]> {
     return this.models.encoder.embedSpans(await this.models.encoder.frames(samples, signal), spans);
   }
 
@@ -230,7 +260,11 @@ export class OverlapDiarizer {
       const count = this.counts[frame]!;
       if (count === 0) continue;
       const centre = frameCentreSeconds(frame);
-      while (nearest + 1 < windows.length && Math.abs(windows[nearest + 1]!.centreSeconds - centre) <= Math.abs(windows[nearest]!.centreSeconds - centre)) nearest++;
+      while (
+        nearest + 1 < windows.length &&
+        Math.abs(windows[nearest + 1]!.centreSeconds - centre) <= Math.abs(windows[nearest]!.centreSeconds - centre)
+      )
+        nearest++;
       const first = windows[nearest]!.label;
       mark(first, frame);
       if (count < 2) continue;
@@ -262,7 +296,11 @@ export class OverlapDiarizer {
     turns.sort((a, b) => a.startSeconds - b.startSeconds || a.speaker - b.speaker);
     const names = renumber(turns.map((t) => t.speaker));
     const totalSeconds = this.analysedSamples / diarizationSampleRate;
-    return turns.map((t, i) => ({ speaker: `SPEAKER_${names[i]! + 1}`, startSeconds: Math.max(0, t.startSeconds), endSeconds: Math.min(totalSeconds, t.endSeconds) }));
+    return turns.map((t, i) => ({
+      speaker: `SPEAKER_${names[i]! + 1}`,
+      startSeconds: Math.max(0, t.startSeconds),
+      endSeconds: Math.min(totalSeconds, t.endSeconds),
+    }));
   }
 }
 
@@ -273,7 +311,8 @@ function frameCentreSeconds(frame: number): number {
 /** Whether any frame centred inside the span (seconds into the chunk) has two or more speakers. */
 function holdsOverlap(counts: Uint8Array, span: { startSeconds: number; endSeconds: number }): boolean {
   const first = Math.max(0, Math.ceil((span.startSeconds * diarizationSampleRate - segmentationFrameCentre) / segmentationFrameSamples));
-  for (let frame = first; frame < counts.length && frameCentreSeconds(frame) < span.endSeconds; frame++) if (counts[frame]! >= 2) return true;
+  for (let frame = first; frame < counts.length && frameCentreSeconds(frame) < span.endSeconds; frame++)
+    if (counts[frame]! >= 2) return true;
   return false;
 }
 

@@ -36,7 +36,10 @@ export const diarizationEngine: EngineEntry<DiarizationModels> = {
   modelIds: ['pyannote-segmentation-3', 'campplus'],
   load: async ({ dir, threads }) =>
     (await import('./overlap-diarization.js')).DiarizationModels.load(
-      { segmentation: path.join(dir('pyannote-segmentation-3'), 'segmentation-3.0.onnx'), campplus: path.join(dir('campplus'), 'campplus.onnx') },
+      {
+        segmentation: path.join(dir('pyannote-segmentation-3'), 'segmentation-3.0.onnx'),
+        campplus: path.join(dir('campplus'), 'campplus.onnx'),
+      },
       { threads },
     ),
   release: async (engine) => engine.close(),

@@ -7,7 +7,8 @@ import type { BlobStore, LocalFile, Scratch } from './store.js';
 
 /** Keys are relative paths of safe characters, the same in every blob store; no part may climb out of the root. */
 export function checkBlobKey(key: string): void {
-  if (!/^[A-Za-z0-9._/-]+$/.test(key) || key.split('/').some((part) => part === '..' || part === '')) throw new Error(`invalid blob key '${key}'`);
+  if (!/^[A-Za-z0-9._/-]+$/.test(key) || key.split('/').some((part) => part === '..' || part === ''))
+    throw new Error(`invalid blob key '${key}'`);
 }
 
 export class DiskBlobStore implements BlobStore {

@@ -1,5 +1,17 @@
 /** Storage behind one narrow async interface: SQLite + local disk (embedded) and Postgres + an object store implement it. */
-import type { ApiKeyRecord, FileRecord, FinalJobStatus, JobError, JobProgress, JobRecord, JobStatus, Operation, VoiceRecord, WebhookAttempt, WebhookDeliveryRecord } from '../core/records.js';
+import type {
+  ApiKeyRecord,
+  FileRecord,
+  FinalJobStatus,
+  JobError,
+  JobProgress,
+  JobRecord,
+  JobStatus,
+  Operation,
+  VoiceRecord,
+  WebhookAttempt,
+  WebhookDeliveryRecord,
+} from '../core/records.js';
 
 export interface VoiceRepository {
   insert(record: VoiceRecord): Promise<void>;
@@ -52,14 +64,31 @@ export interface JobRepository {
    * died), and has attempts left: it becomes running under `workerId` until `leaseExpiresAt`, attempts + 1.
    * A job out of attempts whose lease expired is failed instead (returned in `abandoned`, to be announced).
    */
-  claim(operations: readonly Operation[], workerId: string, now: string, leaseExpiresAt: string): Promise<{ claimed?: JobRecord; abandoned: JobRecord[] }>;
+  claim(
+    operations: readonly Operation[],
+    workerId: string,
+    now: string,
+    leaseExpiresAt: string,
+  ): Promise<{ claimed?: JobRecord; abandoned: JobRecord[] }>;
   /** Extends the lease and records progress; false when the job is no longer this worker's (lease lost, or finished). */
-  heartbeat(id: string, workerId: string, leaseExpiresAt: string, progress: JobProgress | null): Promise<{ owned: boolean; cancelRequested: boolean }>;
+  heartbeat(
+    id: string,
+    workerId: string,
+    leaseExpiresAt: string,
+    progress: JobProgress | null,
+  ): Promise<{ owned: boolean; cancelRequested: boolean }>;
   /**
    * Settles a job once: only while it is running under `workerId` (or queued, for a cancel). The webhook delivery, when
    * given, is recorded in the same transaction, so a final state and its delivery exist together or not at all.
    */
-  finish(id: string, workerId: string | null, outcome: JobOutcome, now: string, expiresAt: string, delivery: WebhookDeliveryRecord | undefined): Promise<JobRecord | undefined>;
+  finish(
+    id: string,
+    workerId: string | null,
+    outcome: JobOutcome,
+    now: string,
+    expiresAt: string,
+    delivery: WebhookDeliveryRecord | undefined,
+  ): Promise<JobRecord | undefined>;
   /** Marks a running job for cancellation (its worker stops it); returns the record after the change. */
   requestCancel(id: string): Promise<JobRecord | undefined>;
   /** Gives a running job back to the queue (graceful shutdown): queued again, this attempt not counted. */

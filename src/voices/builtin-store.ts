@@ -56,7 +56,11 @@ export class BuiltinAnalysisStore {
   }
 
   /** Files first, the index last: an interrupted write is simply computed again. */
-  async write(voiceId: string, name: string, derived: { analysis: Record<string, unknown>; files: Record<string, Uint8Array> }): Promise<Derived> {
+  async write(
+    voiceId: string,
+    name: string,
+    derived: { analysis: Record<string, unknown>; files: Record<string, Uint8Array> },
+  ): Promise<Derived> {
     const base = path.join(this.dir, voiceId, name);
     await mkdir(path.dirname(base), { recursive: true });
     const files: Record<string, Buffer> = {};

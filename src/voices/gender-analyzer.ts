@@ -31,11 +31,14 @@ export function genderAnalyzer(references: GenderReferences): VoiceAnalyzer {
       const known = embedding ? await references() : [];
       const female = known.filter((r) => r.gender === 'female').map((r) => r.embedding);
       const male = known.filter((r) => r.gender === 'male').map((r) => r.embedding);
-      if (!embedding || female.length === 0 || male.length === 0) return { analysis: { estimate: byPitch, median_f0_hz: Math.round(medianHz) } };
+      if (!embedding || female.length === 0 || male.length === 0)
+        return { analysis: { estimate: byPitch, median_f0_hz: Math.round(medianHz) } };
       const profile = Float32Array.from(embedding);
       const difference = cosineSimilarity(profile, averageEmbedding(female)) - cosineSimilarity(profile, averageEmbedding(male));
       const estimate = Math.abs(difference) >= clearEmbeddingDifference || !byPitch ? (difference > 0 ? 'female' : 'male') : byPitch;
-      return { analysis: { estimate, median_f0_hz: Math.round(medianHz), female_minus_male_similarity: Math.round(difference * 1000) / 1000 } };
+      return {
+        analysis: { estimate, median_f0_hz: Math.round(medianHz), female_minus_male_similarity: Math.round(difference * 1000) / 1000 },
+      };
     },
   };
 }

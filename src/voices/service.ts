@@ -16,7 +16,7 @@ import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../core/errors.js';
 import type { InputFile, OperationContext, OperationResult } from '../core/operation-context.js';
 import type { CamppEncoder } from '../speakers/campplus.js';
-import { averageEmbedding, embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.js';
+import { embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { Scratch, Store } from '../storage/store.js';
 import type { ApiKeyRecord, VoicePurpose, VoiceRecord } from '../core/records.js';
 import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
@@ -54,7 +54,11 @@ export interface VoiceAnalyzer {
    * `previous`: the analyses of the analyzers before this one, by name (e.g. `speaker` for the embedding).
    * Throws VoxError('unsupported_value') to reject the clips (e.g. several speakers).
    */
-  analyse(clips: Waveform[], signal: AbortSignal, previous: Record<string, unknown>): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
+  analyse(
+    clips: Waveform[],
+    signal: AbortSignal,
+    previous: Record<string, unknown>,
+  ): Promise<{ analysis: Record<string, unknown>; files?: Record<string, Uint8Array> }>;
 }
 
 export interface BuiltinVoiceSource {
@@ -168,7 +172,9 @@ export class VoiceService {
     const cloned = (await this.deps.store.voices.list()).filter((r) => mayAccess(caller, r.ownerKeyId)).map((r) => this.toProfile(r));
     const language = filter.language?.toLowerCase();
     const voices = [...builtin, ...cloned].filter(
-      (v) => (!filter.type || v.type === filter.type) && (!language || v.languages.some((l) => l.toLowerCase() === language || l.toLowerCase().startsWith(`${language}-`))),
+      (v) =>
+        (!filter.type || v.type === filter.type) &&
+        (!language || v.languages.some((l) => l.toLowerCase() === language || l.toLowerCase().startsWith(`${language}-`))),
     );
     return { kind: 'json', body: { voices } };
   }
@@ -193,7 +199,12 @@ export class VoiceService {
   async speechProfile(voiceId: string, caller: ApiKeyRecord, param = 'voice_id'): Promise<VoiceProfile> {
     const profile = await this.profile(voiceId, caller);
     if (profile.purpose === 'identify') {
-      throw new VoxError('unsupported_value', `Voice '${voiceId}' was created to name speakers in transcripts (purpose=identify), not to speak in: use it in speaker_voice_ids, or create a voice with purpose=speech.`, { param });
+      throw new VoxError(
+        'unsupported_value',
+        `Voice '${voiceId}' was created to name speakers in transcripts (purpose=identify), not to speak in: use it in ` +
+          `speaker_voice_ids, or create a voice with purpose=speech.`,
+        { param },
+      );
     }
     return profile;
   }
@@ -207,7 +218,12 @@ export class VoiceService {
     const records: VoiceRecord[] = [];
     for (const voiceId of voiceIds) {
       if (builtin.has(voiceId)) {
-        throw new VoxError('unsupported_value', `'${voiceId}' is a built-in voice: it has no reference recording of a person to recognise. List cloned voices in speaker_voice_ids.`, { param: 'speaker_voice_ids' });
+        throw new VoxError(
+          'unsupported_value',
+          `'${voiceId}' is a built-in voice: it has no reference recording of a person to recognise. List cloned voices in ` +
+            `speaker_voice_ids.`,
+          { param: 'speaker_voice_ids' },
+        );
       }
       records.push(await this.record(voiceId, caller, 'speaker_voice_ids'));
     }
@@ -223,7 +239,12 @@ export class VoiceService {
     if (stored) return stored;
     const embedding = await (await this.deps.campplus()).embedSpeaker(await this.referenceClips(record, signal), signal);
     const current = (await this.deps.store.voices.get(record.id)) ?? record;
-    await this.deps.store.voices.update(record.id, { analysis: { ...current.analysis, speaker: { ...(current.analysis.speaker as Record<string, unknown> | undefined), campplus_embedding: storedEmbedding(embedding) } } });
+    await this.deps.store.voices.update(record.id, {
+      analysis: {
+        ...current.analysis,
+        speaker: { ...(current.analysis.speaker as Record<string, unknown> | undefined), campplus_embedding: storedEmbedding(embedding) },
+      },
+    });
     return embedding;
   }
 
@@ -234,30 +255,51 @@ export class VoiceService {
   async create(fields: CreateVoiceFields, context: OperationContext): Promise<OperationResult> {
     if (fields.consent !== true) {
       const use = fields.purpose === 'identify' ? 'recognised in recordings' : 'cloned';
-      throw new VoxError('invalid_request', `'consent' must be true: confirm that the speaker agreed to having their voice ${use}.`, { param: 'consent' });
+      throw new VoxError('invalid_request', `'consent' must be true: confirm that the speaker agreed to having their voice ${use}.`, {
+        param: 'consent',
+      });
     }
     const name = fields.name.trim();
     if (name.length === 0) throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
     const labels = parseLabels(fields.labels);
     const uploads: InputFile[] = context.inputs.get('files') ?? [];
-    if (uploads.length === 0) throw new VoxError('invalid_request', "'files' is required: one or more reference clips as multipart files.", { param: 'files' });
+    if (uploads.length === 0)
+      throw new VoxError('invalid_request', "'files' is required: one or more reference clips as multipart files.", { param: 'files' });
 
     const clips: Waveform[] = [];
     let decodedSeconds = 0;
     for (const upload of uploads) {
       const leftSeconds = maxReferenceAudioSeconds - decodedSeconds;
-      const limits = leftSeconds < this.deps.maxAudioSeconds ? { maxAudioSeconds: leftSeconds, limitName: referenceAudioLimitName } : { maxAudioSeconds: this.deps.maxAudioSeconds };
+      const limits =
+        leftSeconds < this.deps.maxAudioSeconds
+          ? { maxAudioSeconds: leftSeconds, limitName: referenceAudioLimitName }
+          : { maxAudioSeconds: this.deps.maxAudioSeconds };
       await admitAudio(upload, limits, context.signal);
-      const decoded = await decodeFile(upload.path, { sampleRate: referenceSampleRate, channels: 1, maxSeconds: limits.maxAudioSeconds, limitName: limits.limitName, param: 'files', signal: context.signal });
+      const decoded = await decodeFile(upload.path, {
+        sampleRate: referenceSampleRate,
+        channels: 1,
+        maxSeconds: limits.maxAudioSeconds,
+        limitName: limits.limitName,
+        param: 'files',
+        signal: context.signal,
+      });
       decodedSeconds += durationSeconds(decoded);
       clips.push(await this.prepareClip(decoded, upload.filename, context.signal));
     }
     const referenceSeconds = clips.reduce((sum, c) => sum + c.samples.length / referenceSampleRate, 0);
     if (referenceSeconds < minReferenceSeconds) {
-      throw new VoxError('unsupported_value', `The clips hold ${referenceSeconds.toFixed(1)} s of speech; at least ${minReferenceSeconds} s are needed.`, { param: 'files' });
+      throw new VoxError(
+        'unsupported_value',
+        `The clips hold ${referenceSeconds.toFixed(1)} s of speech; at least ${minReferenceSeconds} s are needed.`,
+        { param: 'files' },
+      );
     }
     if (referenceSeconds > maxReferenceSeconds) {
-      throw new VoxError('unsupported_value', `The clips hold ${Math.round(referenceSeconds)} s of speech; at most ${maxReferenceSeconds} s (10 minutes) are used for a profile.`, { param: 'files' });
+      throw new VoxError(
+        'unsupported_value',
+        `The clips hold ${Math.round(referenceSeconds)} s of speech; at most ${maxReferenceSeconds} s (10 minutes) are used for a profile.`,
+        { param: 'files' },
+      );
     }
 
     const id = `voice_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
@@ -276,7 +318,8 @@ export class VoiceService {
       for (const analyzer of this.deps.analyzers) {
         const result = await analyzer.analyse(clips, context.signal, analysis);
         analysis[analyzer.name] = result.analysis;
-        for (const [file, bytes] of Object.entries(result.files ?? {})) await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
+        for (const [file, bytes] of Object.entries(result.files ?? {}))
+          await writeFile(path.join(staging, `${analyzer.name}-${file}`), bytes);
       }
       // A profile made only to name speakers never speaks: nothing more to prepare. What cannot be made now (e.g. no
       // conversion engine) is made on first use instead, where its failure is the request's.
@@ -321,7 +364,8 @@ export class VoiceService {
   async update(voiceId: string, changes: PatchVoiceFields, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
     await this.record(voiceId, caller);
-    if (changes.name !== undefined && changes.name.trim() === '') throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
+    if (changes.name !== undefined && changes.name.trim() === '')
+      throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
     const updated = await this.deps.store.voices.update(voiceId, {
       ...(changes.name !== undefined ? { name: changes.name.trim() } : {}),
       ...(changes.description !== undefined ? { description: changes.description } : {}),
@@ -349,7 +393,9 @@ export class VoiceService {
    */
   async removeOrphans(): Promise<string[]> {
     const referenced = new Set((await this.deps.store.voices.list()).map((r) => r.blobPrefix));
-    const orphans = (await this.deps.store.blobs.list(profilesPrefix)).map((name) => `${profilesPrefix}/${name}`).filter((prefix) => !referenced.has(prefix));
+    const orphans = (await this.deps.store.blobs.list(profilesPrefix))
+      .map((name) => `${profilesPrefix}/${name}`)
+      .filter((prefix) => !referenced.has(prefix));
     for (const prefix of orphans) await this.deps.store.blobs.delete(prefix);
     return orphans;
   }
@@ -386,8 +432,11 @@ export class VoiceService {
       return { analysis: stored.analysis, files };
     }
     const computed = await compute(await this.referenceClips(record, signal));
-    for (const [file, bytes] of Object.entries(computed.files)) await this.deps.store.blobs.putBytes(`${record.blobPrefix}/${name}-${file}`, bytes);
-    await this.deps.store.voices.update(record.id, { analysis: { ...record.analysis, [name]: { analysis: computed.analysis, files: Object.keys(computed.files) } } });
+    for (const [file, bytes] of Object.entries(computed.files))
+      await this.deps.store.blobs.putBytes(`${record.blobPrefix}/${name}-${file}`, bytes);
+    await this.deps.store.voices.update(record.id, {
+      analysis: { ...record.analysis, [name]: { analysis: computed.analysis, files: Object.keys(computed.files) } },
+    });
     return { analysis: computed.analysis, files: Object.fromEntries(Object.entries(computed.files).map(([k, v]) => [k, Buffer.from(v)])) };
   }
 
@@ -405,7 +454,9 @@ export class VoiceService {
    * The speaker embeddings of the given engines' built-in voices whose gender is known, as far as they are prepared (read
    * only: a request never waits for their computation).
    */
-  async builtinEmbeddings(engines: readonly string[]): Promise<Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }>> {
+  async builtinEmbeddings(
+    engines: readonly string[],
+  ): Promise<Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }>> {
     const found: Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }> = [];
     for (const voice of await this.builtinVoices()) {
       if (!engines.includes(voice.engine) || !voice.gender_estimate) continue;
@@ -415,7 +466,11 @@ export class VoiceService {
     return found;
   }
 
-  private async builtinSpeakerEmbedding(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Float32Array | undefined> {
+  private async builtinSpeakerEmbedding(
+    voiceId: string,
+    source: BuiltinVoiceSource,
+    signal?: AbortSignal,
+  ): Promise<Float32Array | undefined> {
     return embeddingOf((await this.builtinSpeakerAnalysis(voiceId, source, signal)).analysis);
   }
 
@@ -428,7 +483,10 @@ export class VoiceService {
     if (stored?.files.speech) return stored;
     const speech = await source.referenceSpeech(voiceId, signal);
     const embedding = await (await this.deps.speakerEncoder()).embedUtterance(speech, signal);
-    return this.deps.builtinStore.write(voiceId, 'speaker', { analysis: { embedding: storedEmbedding(embedding) }, files: { speech: float32Bytes(speech.samples) } });
+    return this.deps.builtinStore.write(voiceId, 'speaker', {
+      analysis: { embedding: storedEmbedding(embedding) },
+      files: { speech: float32Bytes(speech.samples) },
+    });
   }
 
   private async builtinSourceOf(voiceId: string): Promise<BuiltinVoiceSource | undefined> {
@@ -436,7 +494,13 @@ export class VoiceService {
     return undefined;
   }
 
-  private async derivedBuiltin(voiceId: string, source: BuiltinVoiceSource, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
+  private async derivedBuiltin(
+    voiceId: string,
+    source: BuiltinVoiceSource,
+    name: string,
+    compute: DeriveFunction,
+    signal?: AbortSignal,
+  ): Promise<Derived> {
     const stored = await this.deps.builtinStore.read(voiceId, name);
     if (stored) return stored;
     const { files } = await this.builtinSpeakerAnalysis(voiceId, source, signal);
@@ -446,7 +510,9 @@ export class VoiceService {
 
   private async rejectBuiltin(voiceId: string): Promise<void> {
     if ((await this.builtinVoices()).some((v) => v.voice_id === voiceId)) {
-      throw new VoxError('invalid_request', `'${voiceId}' is a built-in voice; only cloned voices can be changed or deleted.`, { param: 'voice_id' });
+      throw new VoxError('invalid_request', `'${voiceId}' is a built-in voice; only cloned voices can be changed or deleted.`, {
+        param: 'voice_id',
+      });
     }
   }
 
@@ -454,15 +520,25 @@ export class VoiceService {
   private async prepareClip(clip: Waveform, filename: string, signal: AbortSignal): Promise<Waveform> {
     const vad = await this.deps.vad();
     const totalSeconds = clip.samples.length / referenceSampleRate;
-    const segments = speechSegments(await vad.probabilities(clip.samples, signal), totalSeconds, { padBeforeSeconds: 0.1, padAfterSeconds: 0.1 });
+    const segments = speechSegments(await vad.probabilities(clip.samples, signal), totalSeconds, {
+      padBeforeSeconds: 0.1,
+      padAfterSeconds: 0.1,
+    });
     // No speech first: a tone or a DC offset sits at its peak often enough to look clipped.
     if (segments.length === 0 || rmsDb(clip.samples) < -60) {
       throw new VoxError('unsupported_value', `'${filename}' contains no speech.`, { param: 'files' });
     }
     if (clippedFraction(clip.samples) > 0.001) {
-      throw new VoxError('unsupported_value', `'${filename}' is clipped (${(clippedFraction(clip.samples) * 100).toFixed(2)}% of samples at full scale): record at a lower level.`, { param: 'files' });
+      throw new VoxError(
+        'unsupported_value',
+        `'${filename}' is clipped (${(clippedFraction(clip.samples) * 100).toFixed(2)}% of samples at full scale): record at a lower ` +
+          `level.`,
+        { param: 'files' },
+      );
     }
-    const pieces = segments.map((s) => clip.samples.subarray(Math.floor(s.startSeconds * referenceSampleRate), Math.ceil(s.endSeconds * referenceSampleRate)));
+    const pieces = segments.map((s) =>
+      clip.samples.subarray(Math.floor(s.startSeconds * referenceSampleRate), Math.ceil(s.endSeconds * referenceSampleRate)),
+    );
     return { samples: normalizeSpeech(concatSamples(pieces)), sampleRate: referenceSampleRate, channels: 1 };
   }
 }

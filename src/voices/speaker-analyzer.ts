@@ -20,7 +20,11 @@ import { storedEmbedding, type VoiceAnalyzer } from './service.js';
 /** A second voice must hold this share of a clip to count (not a cough or a short interjection). */
 const secondSpeakerShare = 0.15;
 
-export function speakerAnalyzer(encoder: () => Promise<SpeakerEncoder>, campplus: () => Promise<CamppEncoder>, diarizer: () => Promise<OverlapDiarizer>): VoiceAnalyzer {
+export function speakerAnalyzer(
+  encoder: () => Promise<SpeakerEncoder>,
+  campplus: () => Promise<CamppEncoder>,
+  diarizer: () => Promise<OverlapDiarizer>,
+): VoiceAnalyzer {
   return {
     name: 'speaker',
     async analyse(clips, signal) {
@@ -33,9 +37,15 @@ export function speakerAnalyzer(encoder: () => Promise<SpeakerEncoder>, campplus
         const clipDiarizer = await diarizer();
         await clipDiarizer.addAudio(clip.samples, signal);
         const turns = await clipDiarizer.finish({ maxSpeakers: 2 }, signal);
-        const perSpeaker = [...new Set(turns.map((t) => t.speaker))].map((speaker) => turns.filter((t) => t.speaker === speaker).reduce((sum, t) => sum + t.endSeconds - t.startSeconds, 0));
+        const perSpeaker = [...new Set(turns.map((t) => t.speaker))].map((speaker) =>
+          turns.filter((t) => t.speaker === speaker).reduce((sum, t) => sum + t.endSeconds - t.startSeconds, 0),
+        );
         if (perSpeaker.length === 2 && Math.min(...perSpeaker) >= secondSpeakerShare * seconds) {
-          throw new VoxError('unsupported_value', `Clip ${index + 1} seems to hold more than one speaker: send clips of the target speaker alone.`, { param: 'files' });
+          throw new VoxError(
+            'unsupported_value',
+            `Clip ${index + 1} seems to hold more than one speaker: send clips of the target speaker alone.`,
+            { param: 'files' },
+          );
         }
         embeddings.push(await model.embedUtterance(clip, signal));
         camppEmbeddings.push(await camppModel.embedUtterance(clip, signal));
@@ -44,10 +54,18 @@ export function speakerAnalyzer(encoder: () => Promise<SpeakerEncoder>, campplus
       for (const [index, embedding] of camppEmbeddings.entries()) {
         const others = camppEmbeddings.filter((_, i) => i !== index);
         if (others.length > 0 && cosineSimilarity(embedding, averageEmbedding(others)) < speakerMatchSimilarity) {
-          throw new VoxError('unsupported_value', `Clip ${index + 1} does not sound like the same speaker as the other clips.`, { param: 'files' });
+          throw new VoxError('unsupported_value', `Clip ${index + 1} does not sound like the same speaker as the other clips.`, {
+            param: 'files',
+          });
         }
       }
-      return { analysis: { embedding: storedEmbedding(averageEmbedding(embeddings)), model: 'resemblyzer-ge2e', campplus_embedding: storedEmbedding(averageEmbedding(camppEmbeddings)) } };
+      return {
+        analysis: {
+          embedding: storedEmbedding(averageEmbedding(embeddings)),
+          model: 'resemblyzer-ge2e',
+          campplus_embedding: storedEmbedding(averageEmbedding(camppEmbeddings)),
+        },
+      };
     },
   };
 }

@@ -61,9 +61,13 @@ describe('decode', () => {
   test('stops a stream past maxSeconds with 413, handing on nothing past the limit', async () => {
     const blocks = decodeBlocks(speechPath, { sampleRate: 16000, channels: 1, blockFrames: 8000, maxSeconds: 2 });
     let frames = 0;
-    await assert.rejects(async () => {
-      for await (const block of blocks) frames += block.length;
-    }, (error: { code?: string; message?: string }) => error.code === 'payload_too_large' && /more than 2 s; the limit is 2 s/.test(error.message ?? ''));
+    await assert.rejects(
+      async () => {
+        for await (const block of blocks) frames += block.length;
+      },
+      (error: { code?: string; message?: string }) =>
+        error.code === 'payload_too_large' && /more than 2 s; the limit is 2 s/.test(error.message ?? ''),
+    );
     assert.ok(frames <= 2 * 16000, `${frames} frames`);
   });
 
@@ -111,9 +115,10 @@ describe('encode', () => {
       const dir = makeTempDir('enc');
       const file = path.join(dir, `out.${format === 'opus' ? 'ogg' : format}`);
       writeFileSync(file, bytes);
-      const decoded = format === 'pcm'
-        ? { samples: new Float32Array(bytes.length / 2).map((_, i) => bytes.readInt16LE(i * 2) / 32768), sampleRate: 24000, channels: 1 }
-        : await decodeFile(file);
+      const decoded =
+        format === 'pcm'
+          ? { samples: new Float32Array(bytes.length / 2).map((_, i) => bytes.readInt16LE(i * 2) / 32768), sampleRate: 24000, channels: 1 }
+          : await decodeFile(file);
       const expectedRate = format === 'opus' ? 48000 : 24000;
       assert.equal(decoded.sampleRate, expectedRate);
       assert.ok(Math.abs(durationSeconds(decoded) - 5.855) < 0.08, `${format}: ${durationSeconds(decoded)}`);
@@ -138,7 +143,8 @@ describe('encode', () => {
       encoder.abort();
       assert.fail('no bytes while the input is still open');
     }
-    for (let offset = 16000; offset < source.samples.length; offset += 16000) await encoder.write(source.samples.subarray(offset, offset + 16000));
+    for (let offset = 16000; offset < source.samples.length; offset += 16000)
+      await encoder.write(source.samples.subarray(offset, offset + 16000));
     encoder.end();
     await done;
     const dir = makeTempDir('stream');
@@ -149,7 +155,10 @@ describe('encode', () => {
 
   test('24-bit and float wav', async () => {
     const source = await decodeFile(speechPath);
-    for (const [wavSampleFormat, bits] of [['s24', 24], ['f32', 32]] as const) {
+    for (const [wavSampleFormat, bits] of [
+      ['s24', 24],
+      ['f32', 32],
+    ] as const) {
       const bytes = await encodeWaveform(source, { format: 'wav', wavSampleFormat });
       assert.equal(bytes.readUInt16LE(34), bits);
     }
@@ -160,7 +169,10 @@ describe('encode', () => {
     const safe = peakSafe(samples);
     assert.ok(peak(safe) <= 0.99);
     const ratio = safe[1000]! / samples[1000]!;
-    assert.ok(safe.every((v, i) => Math.abs(v - samples[i]! * ratio) < 1e-6), 'one gain for all samples: the shape is kept');
+    assert.ok(
+      safe.every((v, i) => Math.abs(v - samples[i]! * ratio) < 1e-6),
+      'one gain for all samples: the shape is kept',
+    );
     const bytes = await encodeWaveform({ samples, sampleRate: 16000, channels: 1 }, { format: 'wav' });
     const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset + 44, bytes.byteOffset + bytes.length));
     assert.ok(Math.max(...pcm) < 32767 && Math.min(...pcm) > -32768);

@@ -13,7 +13,9 @@ interface Reference {
   fbankFrames: number[];
   fbank: number[][];
 }
-const reference = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'campplus-reference.json'), 'utf8')) as Reference;
+const reference = JSON.parse(
+  readFileSync(path.join(import.meta.dirname, '..', 'fixtures', 'campplus-reference.json'), 'utf8'),
+) as Reference;
 
 /** Natural-log energies; Kaldi's own implementation differs from ours by float32 rounding only (7e-5 measured). */
 const toleranceLogEnergy = 5e-4;
@@ -32,7 +34,8 @@ test(`fbank of real speech matches kaldi-native-fbank within ${toleranceLogEnerg
   assert.equal(features.frames, 298);
   let maxDifference = 0;
   reference.fbankFrames.forEach((frame, i) => {
-    for (let m = 0; m < 80; m++) maxDifference = Math.max(maxDifference, Math.abs(features.data[frame * 80 + m]! - reference.fbank[i]![m]!));
+    for (let m = 0; m < 80; m++)
+      maxDifference = Math.max(maxDifference, Math.abs(features.data[frame * 80 + m]! - reference.fbank[i]![m]!));
   });
   assert.ok(maxDifference < toleranceLogEnergy, `max difference ${maxDifference}`);
 });

@@ -26,7 +26,10 @@ describe('long-silence trimming', () => {
   });
 
   test('a 3 s pause inserted into real speech is cut back to a short gap', async () => {
-    const speech = await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech/1998-15444-0001.wav'), { sampleRate: 16000, channels: 1 });
+    const speech = await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech/1998-15444-0001.wav'), {
+      sampleRate: 16000,
+      channels: 1,
+    });
     const half = Math.floor(speech.samples.length / 2);
     const withPause = new Float32Array(speech.samples.length + 48000);
     withPause.set(speech.samples.subarray(0, half));
@@ -50,8 +53,16 @@ describe('edge-silence trimming', () => {
     for (let i = 0; i < rate; i++) samples[rate / 2 + i] = 0.3 * Math.sin((2 * Math.PI * 220 * i) / rate);
     const trimmed = trimEdgeSilence(samples, rate, { leadingSeconds: 0.04, trailingSeconds: 0.1 });
     assert.ok(Math.abs(trimmed.length / rate - 1.14) < 0.025, `${trimmed.length / rate} s`);
-    assert.ok(Math.abs(rmsDb(trimmed.subarray(Math.round(0.06 * rate), Math.round(1 * rate))) - rmsDb(samples.subarray(Math.round(0.52 * rate), Math.round(1.46 * rate)))) < 0.01);
-    assert.equal(trimEdgeSilence(samples, rate, { leadingSeconds: 0.04, trailingSeconds: Infinity }).length, samples.length - Math.round(0.46 * rate));
+    assert.ok(
+      Math.abs(
+        rmsDb(trimmed.subarray(Math.round(0.06 * rate), Math.round(1 * rate))) -
+          rmsDb(samples.subarray(Math.round(0.52 * rate), Math.round(1.46 * rate))),
+      ) < 0.01,
+    );
+    assert.equal(
+      trimEdgeSilence(samples, rate, { leadingSeconds: 0.04, trailingSeconds: Infinity }).length,
+      samples.length - Math.round(0.46 * rate),
+    );
     const silent = new Float32Array(rate);
     assert.equal(trimEdgeSilence(silent, rate, { leadingSeconds: 0, trailingSeconds: 0 }), silent);
   });

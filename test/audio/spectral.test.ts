@@ -39,26 +39,49 @@ describe('spectral', () => {
 
   it('stft/istft reconstruct the signal (Hann 75% and Vorbis 50% overlap)', () => {
     const x = noise(20000, 7);
-    for (const [size, hop, window] of [[1024, 256, hannWindow(1024)], [960, 480, vorbisWindow(960)]] as const) {
+    for (const [size, hop, window] of [
+      [1024, 256, hannWindow(1024)],
+      [960, 480, vorbisWindow(960)],
+    ] as const) {
       const options = { fftSize: size, hopSize: hop, window, padMode: 'constant' } as const;
       const y = istft(stft(x, options), { ...options, length: x.length });
       assert.equal(y.length, x.length);
-      assert.ok(relativeErrorDb(y.map((v, i) => v - x[i]!), x) < -100);
+      assert.ok(
+        relativeErrorDb(
+          y.map((v, i) => v - x[i]!),
+          x,
+        ) < -100,
+      );
     }
   });
 
   it('DeepFilterNet ERB bands match libDF for 48 kHz / 960 / 32 bands', () => {
-    assert.deepEqual(erbBandWidths(48000, 960, 32, 2), [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 5, 5, 7, 7, 8, 10, 12, 13, 15, 18, 20, 24, 28, 31, 37, 42, 50, 56, 67]);
+    assert.deepEqual(
+      erbBandWidths(48000, 960, 32, 2),
+      [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 5, 5, 7, 7, 8, 10, 12, 13, 15, 18, 20, 24, 28, 31, 37, 42, 50, 56, 67],
+    );
   });
 });
 
 describe('siSdr', () => {
   it('is scale invariant and equals the SNR of added orthogonal-ish noise', () => {
     const reference = noise(48000, 11);
-    assert.ok(siSdr(reference.map((v) => 3 * v), reference) > 100);
+    assert.ok(
+      siSdr(
+        reference.map((v) => 3 * v),
+        reference,
+      ) > 100,
+    );
     const disturbance = noise(48000, 12).map((v) => v * 0.1);
     const expected = 10 * Math.log10(reference.reduce((a, v) => a + v * v, 0) / disturbance.reduce((a, v) => a + v * v, 0));
-    assert.ok(Math.abs(siSdr(reference.map((v, i) => v + disturbance[i]!), reference) - expected) < 0.2);
+    assert.ok(
+      Math.abs(
+        siSdr(
+          reference.map((v, i) => v + disturbance[i]!),
+          reference,
+        ) - expected,
+      ) < 0.2,
+    );
     assert.ok(Number.isNaN(siSdr(reference, new Float32Array(48000))));
   });
 });

@@ -33,7 +33,8 @@ describe('Silero VAD on real audio', () => {
     const whole = await vad.probabilities(speech.samples);
     const stream = vad.stream();
     const parts: number[] = [];
-    for (let offset = 0; offset < speech.samples.length; offset += 7001) parts.push(...(await stream.push(speech.samples.subarray(offset, offset + 7001))));
+    for (let offset = 0; offset < speech.samples.length; offset += 7001)
+      parts.push(...(await stream.push(speech.samples.subarray(offset, offset + 7001))));
     parts.push(...(await stream.flush()));
     assert.equal(parts.length, whole.length);
     assert.ok(parts.every((p, i) => Math.abs(p - whole[i]!) < 1e-5));

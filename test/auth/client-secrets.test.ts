@@ -30,7 +30,12 @@ test('a client secret speaks for its key with the realtime scopes only, until it
 
 test('a key without a realtime scope cannot mint one', async () => {
   const { key } = await t.container.apiKeys.create('voices-only', ['voices']);
-  const response = await t.app.inject({ method: 'POST', url: '/v1/realtime/client_secrets', headers: { authorization: `Bearer ${key}` }, payload: {} });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/realtime/client_secrets',
+    headers: { authorization: `Bearer ${key}` },
+    payload: {},
+  });
   assert.equal(response.statusCode, 403);
   assert.equal(response.json().error.code, 'forbidden');
 });

@@ -14,7 +14,11 @@ import { modelFile } from '../helpers/models.js';
 const run = promisify(execFile);
 
 test('voxd separate --out writes a zip of the stems; nothing is left beside the input or in the temp area', async () => {
-  await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]);
+  await Promise.all([
+    modelFile('dtln', 'model_1.onnx'),
+    modelFile('deepfilternet3', 'enc.onnx'),
+    modelFile('spleeter-2stems', 'vocals.onnx'),
+  ]);
   const dir = makeTempDir('cli');
   const dataDir = path.join(dir, 'data');
   mkdirSync(dataDir);
@@ -28,7 +32,11 @@ test('voxd separate --out writes a zip of the stems; nothing is left beside the 
   };
   // The eval directory is read-only: stems must not be written beside the input.
   const input = path.join(evalDir, 'sep/dnr_mix01/mixture.wav');
-  const { stdout } = await run(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'separate', input, '--stems', 'dialogue', '--out', out], { env });
+  const { stdout } = await run(
+    process.execPath,
+    [path.join(packageRoot, 'dist/src/cli/main.js'), 'separate', input, '--stems', 'dialogue', '--out', out],
+    { env },
+  );
   assert.match(stdout, /wrote .*stems\.zip/);
   const zip = await yauzl.openPromise(out, { lazyEntries: true });
   const names: string[] = [];

@@ -37,37 +37,72 @@ describe('data directory', () => {
     await Promise.all(['silero-vad', 'resemblyzer-ge2e', 'dtln', 'deepfilternet3', 'spleeter-2stems'].map((id) => modelFile(id, '')));
     const dataDir = path.join(makeTempDir('private'), 'data');
     const server = await start(dataDir);
-    const voiceForm = multipartBody({ name: 'Private', consent: 'true' }, { files: { filename: 'a.wav', content: readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech/3080-5032-0001.wav')) } });
-    const voice = await fetch(`${server.base}/v1/voices`, { method: 'POST', headers: { ...auth, 'content-type': voiceForm.contentType }, body: voiceForm.body });
+    const voiceForm = multipartBody(
+      { name: 'Private', consent: 'true' },
+      { files: { filename: 'a.wav', content: readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech/3080-5032-0001.wav')) } },
+    );
+    const voice = await fetch(`${server.base}/v1/voices`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': voiceForm.contentType },
+      body: voiceForm.body,
+    });
     assert.equal(voice.status, 201, await voice.text());
-    const separateForm = multipartBody({ stems: 'dialogue' }, { audio: { filename: 'mix.wav', content: readFileSync(path.join(evalDir, 'sep/dnr_mix01/mixture.wav')) } });
-    const separated = await fetch(`${server.base}/v1/audio/separate`, { method: 'POST', headers: { ...auth, 'content-type': separateForm.contentType }, body: separateForm.body });
+    const separateForm = multipartBody(
+      { stems: 'dialogue' },
+      { audio: { filename: 'mix.wav', content: readFileSync(path.join(evalDir, 'sep/dnr_mix01/mixture.wav')) } },
+    );
+    const separated = await fetch(`${server.base}/v1/audio/separate`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': separateForm.contentType },
+      body: separateForm.body,
+    });
     assert.equal(separated.status, 200, await separated.text());
 
     const found = modes(dataDir);
-    for (const expected of ['voxd.sqlite', 'voxd.sqlite-wal', 'voxd.sqlite-shm', 'blobs', 'tmp']) assert.ok(found.some((f) => f.file === expected), `${expected} exists`);
-    assert.ok(found.some((f) => f.file.startsWith('blobs/voices/') && f.file.endsWith('.flac')), 'voice files exist');
-    assert.ok(found.some((f) => f.file.startsWith('blobs/files/')), 'result files exist');
-    assert.deepEqual(found.filter((f) => (f.mode & 0o077) !== 0).map((f) => `${f.file} ${f.mode.toString(8)}`), []);
+    for (const expected of ['voxd.sqlite', 'voxd.sqlite-wal', 'voxd.sqlite-shm', 'blobs', 'tmp'])
+      assert.ok(
+        found.some((f) => f.file === expected),
+        `${expected} exists`,
+      );
+    assert.ok(
+      found.some((f) => f.file.startsWith('blobs/voices/') && f.file.endsWith('.flac')),
+      'voice files exist',
+    );
+    assert.ok(
+      found.some((f) => f.file.startsWith('blobs/files/')),
+      'result files exist',
+    );
+    assert.deepEqual(
+      found.filter((f) => (f.mode & 0o077) !== 0).map((f) => `${f.file} ${f.mode.toString(8)}`),
+      [],
+    );
     assert.equal(statSync(dataDir).mode & 0o777, 0o700);
   });
 
-  test('the CLI on a live server\'s data dir leaves its uploads alone; a server restart clears scratch space', async () => {
+  test("the CLI on a live server's data dir leaves its uploads alone; a server restart clears scratch space", async () => {
     const dataDir = makeTempDir('scratch');
     const tmpDir = path.join(dataDir, 'tmp');
     const server = await start(dataDir);
     // An upload in progress: its temp file exists while the body is still arriving.
-    const form = multipartBody({ language: 'en' }, { audio: { filename: 'speech.wav', content: readFileSync(path.join(evalDir, 'asr/pv_leopard/test.wav')) } });
-    const upload = request(`${server.base}/v1/audio/transcribe`, { method: 'POST', headers: { ...auth, 'content-type': form.contentType, 'content-length': form.body.length } });
+    const form = multipartBody(
+      { language: 'en' },
+      { audio: { filename: 'speech.wav', content: readFileSync(path.join(evalDir, 'asr/pv_leopard/test.wav')) } },
+    );
+    const upload = request(`${server.base}/v1/audio/transcribe`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': form.contentType, 'content-length': form.body.length },
+    });
     upload.on('error', () => undefined);
     upload.write(form.body.subarray(0, form.body.length / 2));
     for (let i = 0; i < 200 && readdirSync(tmpDir).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     const scratch = readdirSync(tmpDir);
     assert.equal(scratch.length, 1, 'the upload is being written to scratch space');
 
-    const { stdout } = await promisify(execFile)(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'keys', 'list'], { env: { ...process.env, VOXD_DATA_DIR: dataDir, VOXD_LOG_LEVEL: 'silent' } });
+    const { stdout } = await promisify(execFile)(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'keys', 'list'], {
+      env: { ...process.env, VOXD_DATA_DIR: dataDir, VOXD_LOG_LEVEL: 'silent' },
+    });
     assert.match(stdout, /active/);
-    assert.deepEqual(readdirSync(tmpDir), scratch, 'the CLI did not remove the server\'s upload');
+    assert.deepEqual(readdirSync(tmpDir), scratch, "the CLI did not remove the server's upload");
 
     // A killed server leaves its upload behind; the next start removes it.
     server.child.kill('SIGKILL');

@@ -9,7 +9,14 @@ import { startServer, testKey, type ServerProcess } from '../helpers/server.js';
 
 const key = testKey('dura');
 const servers: ServerProcess[] = [];
-const env = { VOXD_API_KEYS: key, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_WEBHOOK_RETRY_BASE_MS: '300', VOXD_JOB_LEASE_SECONDS: '3', VOXD_RATE_LIMIT_PER_MINUTE: '100000', VOXD_LOG_LEVEL: 'warn' };
+const env = {
+  VOXD_API_KEYS: key,
+  VOXD_WEBHOOK_ALLOW_PRIVATE: 'true',
+  VOXD_WEBHOOK_RETRY_BASE_MS: '300',
+  VOXD_JOB_LEASE_SECONDS: '3',
+  VOXD_RATE_LIMIT_PER_MINUTE: '100000',
+  VOXD_LOG_LEVEL: 'warn',
+};
 
 async function start(dataDir: string, extra: Record<string, string> = {}): Promise<Api> {
   const server = await startServer({ ...env, ...extra }, { dataDir });
@@ -32,7 +39,9 @@ test('SIGKILL mid-job: after a restart the job runs again and succeeds once; its
   const audio = await longSpeech(6);
   const port = await freePort();
   let api = await start(dataDir, { VOXD_PRELOAD_MODELS: 'true' });
-  const { id } = (await (await api.postForm('/v1/audio/transcribe', { webhook_url: `http://127.0.0.1:${port}/hook` }, { audio })).json()) as Job;
+  const { id } = (await (
+    await api.postForm('/v1/audio/transcribe', { webhook_url: `http://127.0.0.1:${port}/hook` }, { audio })
+  ).json()) as Job;
   await api.waitFor(id, (job) => job.status === 'running' && job.progress !== null);
   assert.equal(await kill('SIGKILL'), 'SIGKILL');
 
@@ -51,7 +60,10 @@ test('SIGKILL mid-job: after a restart the job runs again and succeeds once; its
     assert.equal(delivered.webhook!.deliveries.length, 1);
     assert.equal(receiver.received.filter((hit) => hit.answeredStatus < 300).length, 1, 'one successful delivery');
     const secret = ((await (await api.fetch('/v1/webhook-secret')).json()) as { secret: string }).secret;
-    const payload = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as { type: string; data: Job };
+    const payload = new Webhook(secret).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>) as {
+      type: string;
+      data: Job;
+    };
     assert.equal(payload.type, 'job.succeeded');
     assert.equal(payload.data.attempts, 2);
   } finally {

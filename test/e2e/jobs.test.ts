@@ -17,7 +17,13 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
   let other: Api;
 
   before(async () => {
-    server = await startServer({ VOXD_API_KEYS: testKey('jobs'), VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_WEBHOOK_RETRY_BASE_MS: '300', VOXD_RATE_LIMIT_PER_MINUTE: '100000', VOXD_LOG_LEVEL: 'warn' });
+    server = await startServer({
+      VOXD_API_KEYS: testKey('jobs'),
+      VOXD_WEBHOOK_ALLOW_PRIVATE: 'true',
+      VOXD_WEBHOOK_RETRY_BASE_MS: '300',
+      VOXD_RATE_LIMIT_PER_MINUTE: '100000',
+      VOXD_LOG_LEVEL: 'warn',
+    });
     await waitUntilReady(server.base);
     admin = new Api(server.base, testKey('jobs'));
     owner = new Api(server.base, await createKey(server.dataDir, 'owner', 'transcribe,tts,separate,vc'));
@@ -29,7 +35,11 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
   });
 
   test('async transcription: 202 with Location, progress events until succeeded, the same result as the synchronous call', async () => {
-    const accepted = await owner.postForm('/v1/audio/transcribe', { async: 'true', response_format: 'verbose_json' }, { audio: shortSpeech });
+    const accepted = await owner.postForm(
+      '/v1/audio/transcribe',
+      { async: 'true', response_format: 'verbose_json' },
+      { audio: shortSpeech },
+    );
     assert.equal(accepted.status, 202);
     const job = (await accepted.json()) as Job;
     assert.match(job.id, /^job_[0-9a-f]{32}$/);
@@ -40,12 +50,22 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
     const events = await owner.fetch(job.links.events);
     assert.equal(events.status, 200);
     assert.match(events.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const snapshots = (await events.text()).split('\n\n').filter((frame) => frame.includes('event: job')).map((frame) => JSON.parse(frame.split('data: ')[1]!) as Job);
+    const snapshots = (await events.text())
+      .split('\n\n')
+      .filter((frame) => frame.includes('event: job'))
+      .map((frame) => JSON.parse(frame.split('data: ')[1]!) as Job);
     const last = snapshots.at(-1)!;
     assert.equal(last.status, 'succeeded');
-    assert.ok(snapshots.some((s) => s.status === 'running'), 'a running snapshot');
+    assert.ok(
+      snapshots.some((s) => s.status === 'running'),
+      'a running snapshot',
+    );
     const fractions = snapshots.map((s) => s.progress?.fraction ?? 0);
-    assert.deepEqual(fractions, [...fractions].sort((a, b) => a - b), 'progress only grows');
+    assert.deepEqual(
+      fractions,
+      [...fractions].sort((a, b) => a - b),
+      'progress only grows',
+    );
 
     const sync = await owner.postForm('/v1/audio/transcribe', { response_format: 'verbose_json' }, { audio: shortSpeech });
     assert.equal(sync.status, 200);
@@ -112,7 +132,11 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
 
   test('another key cannot see, follow or cancel a job; an admin key can; the owner lists its own', async () => {
     const job = (await (await owner.postJson('/v1/audio/tts', { text: 'Private job.', voice_id: 'af_heart', async: true })).json()) as Job;
-    for (const [method, route] of [['GET', `/v1/jobs/${job.id}`], ['DELETE', `/v1/jobs/${job.id}`], ['GET', `/v1/jobs/${job.id}/events`]] as const) {
+    for (const [method, route] of [
+      ['GET', `/v1/jobs/${job.id}`],
+      ['DELETE', `/v1/jobs/${job.id}`],
+      ['GET', `/v1/jobs/${job.id}/events`],
+    ] as const) {
       const response = await other.fetch(route, { method });
       assert.equal(response.status, 404, `${method} ${route}`);
       assert.equal(((await response.json()) as { error: { code: string } }).error.code, 'not_found');
@@ -120,7 +144,11 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
     const theirs = (await (await other.fetch('/v1/jobs')).json()) as { data: Job[] };
     assert.ok(!theirs.data.some((j) => j.id === job.id));
     assert.equal((await admin.fetch(`/v1/jobs/${job.id}`)).status, 200);
-    const mine = (await (await owner.fetch('/v1/jobs?operation=tts&limit=1')).json()) as { data: Job[]; has_more: boolean; next_cursor: string | null };
+    const mine = (await (await owner.fetch('/v1/jobs?operation=tts&limit=1')).json()) as {
+      data: Job[];
+      has_more: boolean;
+      next_cursor: string | null;
+    };
     assert.equal(mine.data[0]?.id, job.id, 'newest first');
     assert.equal(mine.has_more, true);
     const next = (await (await owner.fetch(`/v1/jobs?operation=tts&limit=1&cursor=${mine.next_cursor}`)).json()) as { data: Job[] };
@@ -152,7 +180,12 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
         assert.equal(payload.data.id, id);
         assert.equal(payload.data.status, 'succeeded');
       }
-      assert.throws(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(receiver.received[0]!.body, receiver.received[0]!.headers as Record<string, string>));
+      assert.throws(() =>
+        new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(
+          receiver.received[0]!.body,
+          receiver.received[0]!.headers as Record<string, string>,
+        ),
+      );
     } finally {
       await receiver.close();
     }
@@ -164,7 +197,9 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
     assert.notEqual(rotated, before);
     const receiver = await startReceiver(await freePort());
     try {
-      const { id } = (await (await owner.postJson('/v1/audio/tts', { text: 'Rotated.', voice_id: 'af_heart', webhook_url: receiver.url })).json()) as Job;
+      const { id } = (await (
+        await owner.postJson('/v1/audio/tts', { text: 'Rotated.', voice_id: 'af_heart', webhook_url: receiver.url })
+      ).json()) as Job;
       await owner.waitFor(id, (j) => j.webhook?.deliveries[0]?.status === 'delivered', 60_000);
       const hit = receiver.received[0]!;
       assert.ok(new Webhook(rotated).verify(hit.body, hit.headers as Record<string, string>));
@@ -175,8 +210,19 @@ describe('jobs (embedded: SQLite + local disk, in-process worker)', () => {
   });
 
   test('voxd jobs wait|list|get|cancel talk to the server with --url and --key', async () => {
-    const cli = (...args: string[]) => promisify(execFile)(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'jobs', ...args, '--url', server.base, '--key', owner.key]);
-    const { id } = (await (await owner.postForm('/v1/audio/transcribe', { async: 'true', response_format: 'text' }, { audio: shortSpeech })).json()) as Job;
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, [
+        path.join(packageRoot, 'dist/src/cli/main.js'),
+        'jobs',
+        ...args,
+        '--url',
+        server.base,
+        '--key',
+        owner.key,
+      ]);
+    const { id } = (await (
+      await owner.postForm('/v1/audio/transcribe', { async: 'true', response_format: 'text' }, { audio: shortSpeech })
+    ).json()) as Job;
     const waited = JSON.parse((await cli('wait', id)).stdout) as Job;
     assert.equal(waited.status, 'succeeded');
     assert.match((waited.result as { text: string }).text, /ask not what your country can do for you/);

@@ -38,7 +38,14 @@ for (const makeBackend of [embeddedBackend, networkBackend]) {
   describe('1 API + 2 workers', async () => {
     const backend = await makeBackend();
     const processes: Process[] = [];
-    const env = { ...backend.env, VOXD_API_KEYS: key, VOXD_WEBHOOK_ALLOW_PRIVATE: 'true', VOXD_WEBHOOK_RETRY_BASE_MS: '300', VOXD_JOB_LEASE_SECONDS: '3', VOXD_RATE_LIMIT_PER_MINUTE: '100000' };
+    const env = {
+      ...backend.env,
+      VOXD_API_KEYS: key,
+      VOXD_WEBHOOK_ALLOW_PRIVATE: 'true',
+      VOXD_WEBHOOK_RETRY_BASE_MS: '300',
+      VOXD_JOB_LEASE_SECONDS: '3',
+      VOXD_RATE_LIMIT_PER_MINUTE: '100000',
+    };
     // Embedded: one data dir for all; with a network store each node has its own (scratch space only).
     const sharedDataDir = makeTempDir('scale-out');
     const dataDir = (): string => (backend.dataDirPerNode ? makeTempDir('scale-out-node') : sharedDataDir);
@@ -78,7 +85,11 @@ for (const makeBackend of [embeddedBackend, networkBackend]) {
 
         const ids: string[] = [];
         for (let i = 0; i < 20; i++) {
-          const response = await client().postForm('/v1/audio/transcribe', { webhook_url: receiver.url, language: 'en' }, { audio: shortSpeech });
+          const response = await client().postForm(
+            '/v1/audio/transcribe',
+            { webhook_url: receiver.url, language: 'en' },
+            { audio: shortSpeech },
+          );
           assert.equal(response.status, 202);
           ids.push(((await response.json()) as Job).id);
         }
@@ -101,20 +112,30 @@ for (const makeBackend of [embeddedBackend, networkBackend]) {
           assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
           assert.match((job.result as { text: string }).text, /ask not what your country can do for you/);
         }
-        assert.ok(done.some((job) => job.attempts === 2), 'the killed worker\'s job ran again');
+        assert.ok(
+          done.some((job) => job.attempts === 2),
+          "the killed worker's job ran again",
+        );
         const secret = ((await (await client().fetch('/v1/webhook-secret')).json()) as { secret: string }).secret;
         const delivered = new Map<string, Array<{ webhookId: string; receivedAtMs: number }>>();
         for (const hit of receiver.received.filter((h) => h.answeredStatus < 300)) {
           const payload = new Webhook(secret).verify(hit.body, hit.headers as Record<string, string>) as { type: string; data: Job };
           assert.equal(payload.type, 'job.succeeded');
-          delivered.set(payload.data.id, [...(delivered.get(payload.data.id) ?? []), { webhookId: String(hit.headers['webhook-id']), receivedAtMs: hit.receivedAtMs }]);
+          delivered.set(payload.data.id, [
+            ...(delivered.get(payload.data.id) ?? []),
+            { webhookId: String(hit.headers['webhook-id']), receivedAtMs: hit.receivedAtMs },
+          ]);
         }
         assert.deepEqual([...delivered.keys()].sort(), [...ids].sort());
         // A worker killed after the receiver answered but before it recorded the delivery leaves it to be sent again once its
         // lease ends (Standard Webhooks is at least once): the same webhook-id, first sent before the kill.
         for (const [jobId, hits] of delivered) {
           assert.equal(new Set(hits.map((h) => h.webhookId)).size, 1, `job ${jobId}: one webhook-id`);
-          if (hits.length > 1) assert.ok(hits.length === 2 && hits[0]!.receivedAtMs <= killedAtMs, `job ${jobId}: delivered ${hits.length} times, first at ${hits[0]!.receivedAtMs}, the worker killed at ${killedAtMs}`);
+          if (hits.length > 1)
+            assert.ok(
+              hits.length === 2 && hits[0]!.receivedAtMs <= killedAtMs,
+              `job ${jobId}: delivered ${hits.length} times, first at ${hits[0]!.receivedAtMs}, the worker killed at ${killedAtMs}`,
+            );
         }
         assert.match(workers[1]!.output(), /"msg":"job settled"/);
       } finally {

@@ -24,16 +24,20 @@ describe('end to end: the real server process', () => {
   });
 
   test('health, capabilities and an authenticated upload over HTTP', async () => {
-    assert.equal((await (await fetch(`${base}/v1/health`)).json() as { status: string }).status, 'ok');
-    const caps = await (await fetch(`${base}/v1/capabilities`)).json() as { transcribe: { languages: string[] } };
+    assert.equal(((await (await fetch(`${base}/v1/health`)).json()) as { status: string }).status, 'ok');
+    const caps = (await (await fetch(`${base}/v1/capabilities`)).json()) as { transcribe: { languages: string[] } };
     assert.ok(caps.transcribe.languages.length >= 99);
     const form = new FormData();
     form.set('audio', new Blob([speech], { type: 'audio/wav' }), 'speech.wav');
     form.set('language', 'en');
     const unauthenticated = await fetch(`${base}/v1/audio/transcribe`, { method: 'POST', body: form });
     assert.equal(unauthenticated.status, 401);
-    const response = await fetch(`${base}/v1/audio/transcribe`, { method: 'POST', body: form, headers: { authorization: `Bearer ${key}` } });
-    const body = await response.json() as { text: string };
+    const response = await fetch(`${base}/v1/audio/transcribe`, {
+      method: 'POST',
+      body: form,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const body = (await response.json()) as { text: string };
     assert.equal(response.status, 200, JSON.stringify(body));
     assert.match(body.text, /apostle of the middle classes/i);
     assert.match(response.headers.get('x-request-id') ?? '', /^req_/);
@@ -44,7 +48,10 @@ describe('end to end: the real server process', () => {
   test('a second request while the key has one in flight -> 429', async () => {
     const form = multipartBody({ language: 'en' }, { audio: { filename: 'speech.wav', content: speech } });
     // Send the headers and half the body, then hold the request open.
-    const slow = request(`${base}/v1/audio/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType, 'content-length': form.body.length } });
+    const slow = request(`${base}/v1/audio/transcribe`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType, 'content-length': form.body.length },
+    });
     const slowResponse = new Promise<number>((resolve, reject) => {
       slow.on('response', (res) => {
         res.resume();
@@ -56,7 +63,11 @@ describe('end to end: the real server process', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const second = await fetch(`${base}/v1/capabilities`);
     assert.equal(second.status, 200, 'public routes are not limited');
-    const limited = await fetch(`${base}/v1/audio/tts`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ voice_id: 'x' }) });
+    const limited = await fetch(`${base}/v1/audio/tts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ voice_id: 'x' }),
+    });
     assert.equal(limited.status, 429);
     assert.equal(((await limited.json()) as { error: { code: string } }).error.code, 'rate_limited');
     assert.ok(limited.headers.get('retry-after'));

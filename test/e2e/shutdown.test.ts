@@ -44,7 +44,10 @@ async function logged(server: ServerProcess, pattern: RegExp): Promise<void> {
 
 /** The request lines the server logged as aborted when its grace period ended. */
 const abortedUrls = (output: string): string[] =>
-  output.split('\n').filter((line) => line.includes('aborting the request')).map((line) => (JSON.parse(line) as { url: string }).url);
+  output
+    .split('\n')
+    .filter((line) => line.includes('aborting the request'))
+    .map((line) => (JSON.parse(line) as { url: string }).url);
 
 describe('shutdown on SIGTERM', () => {
   after(() => {
@@ -67,7 +70,9 @@ describe('shutdown on SIGTERM', () => {
       request(`${server.base}/v1/health`, { agent }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
     assert.equal(status, 200);
     assert.equal(Object.values(agent.freeSockets).flat().length, 1, 'the connection is kept open, idle');
@@ -83,7 +88,11 @@ describe('shutdown on SIGTERM', () => {
     const agent = new Agent({ keepAlive: true });
     const form = multipartBody({ language: 'en' }, { audio: { filename: 'speech.wav', content: speech } });
     // Half the body is sent before SIGTERM and the rest after: the request is in flight throughout.
-    const slow = request(`${server.base}/v1/audio/transcribe`, { method: 'POST', agent, headers: { ...auth, 'content-type': form.contentType, 'content-length': form.body.length } });
+    const slow = request(`${server.base}/v1/audio/transcribe`, {
+      method: 'POST',
+      agent,
+      headers: { ...auth, 'content-type': form.contentType, 'content-length': form.body.length },
+    });
     const answered = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
       slow.on('response', (res) => {
         let body = '';
@@ -114,7 +123,19 @@ describe('shutdown on SIGTERM', () => {
     await Promise.all([modelFile('whisper-base', ''), modelFile('silero-vad', '')]);
     // Six minutes of speech, made from an eval file.
     const long = path.join(makeTempDir('shutdown'), 'long.wav');
-    await promisify(execFile)('ffmpeg', ['-v', 'error', '-stream_loop', '11', '-i', path.join(evalDir, 'diar/pyannote/sample.wav'), '-ac', '1', '-ar', '16000', long]);
+    await promisify(execFile)('ffmpeg', [
+      '-v',
+      'error',
+      '-stream_loop',
+      '11',
+      '-i',
+      path.join(evalDir, 'diar/pyannote/sample.wav'),
+      '-ac',
+      '1',
+      '-ar',
+      '16000',
+      long,
+    ]);
     const server = await start();
     const form = new FormData();
     form.set('audio', new Blob([readFileSync(long)], { type: 'audio/wav' }), 'long.wav');
@@ -179,7 +200,10 @@ describe('shutdown on SIGTERM', () => {
     const server = await start({ VOXD_SHUTDOWN_GRACE_SECONDS: '60' });
     const form = multipartBody({ language: 'en' }, { audio: { filename: 'speech.wav', content: speech } });
     // A request held open (half its body sent) keeps the drain waiting.
-    const held = request(`${server.base}/v1/audio/transcribe`, { method: 'POST', headers: { ...auth, 'content-type': form.contentType, 'content-length': form.body.length } });
+    const held = request(`${server.base}/v1/audio/transcribe`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': form.contentType, 'content-length': form.body.length },
+    });
     held.on('error', () => undefined);
     held.write(form.body.subarray(0, form.body.length / 2));
     await logged(server, /"url":"\/v1\/audio\/(transcribe|tts)".*"msg":"incoming request"/);

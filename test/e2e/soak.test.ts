@@ -29,7 +29,9 @@ test('75 s of mixed load: every health probe answers and every request ends', as
   assert.equal(result.unfinished, 0, summary);
   assert.equal(result.unexpected, 0, `${summary}\n${server.output().slice(-3000)}`);
   for (const [operation, stats] of Object.entries(result.operations)) {
-    const succeeded = Object.entries(stats.statuses).filter(([status]) => status.startsWith('2')).reduce((sum, [, n]) => sum + n, 0);
+    const succeeded = Object.entries(stats.statuses)
+      .filter(([status]) => status.startsWith('2'))
+      .reduce((sum, [, n]) => sum + n, 0);
     assert.ok(succeeded > 0, `${operation} never succeeded: ${summary}`);
   }
   assert.equal(server.child.exitCode, null, 'the server is still running');

@@ -14,7 +14,11 @@ const startServer = (dataDir: string) => startServerProcess({ VOXD_API_KEYS: key
 
 const createVoice = (base: string, name: string) => {
   const form = multipartBody({ name, consent: 'true' }, { files: { filename: 'a.wav', content: clip('3080-5032-0001.wav') } });
-  return fetch(`${base}/v1/voices`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType }, body: form.body });
+  return fetch(`${base}/v1/voices`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType },
+    body: form.body,
+  });
 };
 
 describe('kill -9 during voice creation', () => {
@@ -37,13 +41,20 @@ describe('kill -9 during voice creation', () => {
 
     // Killed as soon as the new profile's first file exists anywhere (staged, or under voices/), i.e. mid-creation.
     const exited = new Promise((resolve) => first.child.once('exit', resolve));
-    const creating = createVoice(first.base, 'Killed').then((r) => r.status, () => 'connection lost');
+    const creating = createVoice(first.base, 'Killed').then(
+      (r) => r.status,
+      () => 'connection lost',
+    );
     const startedAt = Date.now();
     let killed = false;
     while (!killed && Date.now() - startedAt < 60_000) {
       const started = [
-        ...entries(tmpDir).filter((name) => name.endsWith('-voice')).map((name) => path.join(tmpDir, name)),
-        ...entries(voicesDir).filter((name) => name !== kept).map((name) => path.join(voicesDir, name)),
+        ...entries(tmpDir)
+          .filter((name) => name.endsWith('-voice'))
+          .map((name) => path.join(tmpDir, name)),
+        ...entries(voicesDir)
+          .filter((name) => name !== kept)
+          .map((name) => path.join(voicesDir, name)),
       ];
       if (started.some((dir) => entries(dir).length > 0)) {
         first.child.kill('SIGKILL');
@@ -64,8 +75,13 @@ describe('kill -9 during voice creation', () => {
     assert.deepEqual(entries(voicesDir), [kept], second.output());
     assert.deepEqual(entries(path.join(voicesDir, kept)), keptFiles);
     assert.deepEqual(entries(tmpDir), []);
-    const listed = await (await fetch(`${second.base}/v1/voices?type=cloned`, { headers: { authorization: `Bearer ${key}` } })).json() as { voices: Array<{ voice_id: string }> };
-    assert.deepEqual(listed.voices.map((v) => v.voice_id), [kept]);
+    const listed = (await (
+      await fetch(`${second.base}/v1/voices?type=cloned`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as { voices: Array<{ voice_id: string }> };
+    assert.deepEqual(
+      listed.voices.map((v) => v.voice_id),
+      [kept],
+    );
     assert.match(second.output(), /removed voice files that no voice record points at/);
     second.child.kill('SIGKILL');
   });

@@ -84,15 +84,23 @@ interface MultipartFile {
 }
 
 /** A multipart body for inject()/fetch from fields and files (an array sends the field once per value or file). */
-export function multipartBody(fields: Record<string, string | string[]>, files: Record<string, MultipartFile | MultipartFile[]>): { body: Buffer; contentType: string } {
+export function multipartBody(
+  fields: Record<string, string | string[]>,
+  files: Record<string, MultipartFile | MultipartFile[]>,
+): { body: Buffer; contentType: string } {
   const boundary = `----voxdtest${Math.random().toString(16).slice(2)}`;
   const chunks: Buffer[] = [];
   for (const [name, values] of Object.entries(fields)) {
-    for (const value of [values].flat()) chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+    for (const value of [values].flat())
+      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
   }
   for (const [name, value] of Object.entries(files)) {
     for (const file of [value].flat()) {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`));
+      chunks.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${file.filename}"\r\nContent-Type: ${file.contentType ?? 'application/octet-stream'}\r\n\r\n`,
+        ),
+      );
       chunks.push(file.content, Buffer.from('\r\n'));
     }
   }

@@ -12,7 +12,12 @@ export interface Daemon {
 }
 
 /** Runs `command` with its output in `dir`/server.log; `cleanup` runs after the process is gone (extra files it leaves). */
-export function startDaemon(dir: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; stopSignal: NodeJS.Signals; graceMs: number; cleanup?: () => void }): Daemon {
+export function startDaemon(
+  dir: string,
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; stopSignal: NodeJS.Signals; graceMs: number; cleanup?: () => void },
+): Daemon {
   const logFile = path.join(dir, 'server.log');
   const log = openSync(logFile, 'a');
   const child = spawn(command, args, { cwd: dir, env: options.env ?? process.env, stdio: ['ignore', log, log] });
@@ -60,7 +65,8 @@ export async function waitFor<T>(what: string, daemon: Daemon, timeoutMs: number
     try {
       return await probe();
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${what} did not answer within ${timeoutMs} ms (${(error as Error).message}):\n${daemon.logTail()}`);
+      if (Date.now() > deadline)
+        throw new Error(`${what} did not answer within ${timeoutMs} ms (${(error as Error).message}):\n${daemon.logTail()}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }

@@ -20,7 +20,10 @@ export interface Job {
   started_at: string | null;
   result: unknown;
   error: { code: string; message: string } | null;
-  webhook: { url: string; deliveries: Array<{ id: string; status: string; attempts: Array<{ status: number | null; error: string | null }> }> } | null;
+  webhook: {
+    url: string;
+    deliveries: Array<{ id: string; status: string; attempts: Array<{ status: number | null; error: string | null }> }>;
+  } | null;
   links: { self: string; events: string };
 }
 
@@ -31,7 +34,10 @@ export class Api {
   ) {}
 
   fetch(route: string, init: RequestInit = {}): Promise<Response> {
-    return fetch(`${this.base}${route}`, { ...init, headers: { authorization: `Bearer ${this.key}`, ...(init.headers as Record<string, string> | undefined) } });
+    return fetch(`${this.base}${route}`, {
+      ...init,
+      headers: { authorization: `Bearer ${this.key}`, ...(init.headers as Record<string, string> | undefined) },
+    });
   }
 
   /** POSTs an operation with multipart fields and files (paths). */
@@ -53,7 +59,11 @@ export class Api {
   }
 
   /** Polls a job until `done` holds (default: a final state). */
-  async waitFor(id: string, done: (job: Job) => boolean = (job) => ['succeeded', 'failed', 'cancelled'].includes(job.status), timeoutMs = Number(process.env.JOBS_WAIT_MS ?? 300_000)): Promise<Job> {
+  async waitFor(
+    id: string,
+    done: (job: Job) => boolean = (job) => ['succeeded', 'failed', 'cancelled'].includes(job.status),
+    timeoutMs = Number(process.env.JOBS_WAIT_MS ?? 300_000),
+  ): Promise<Job> {
     for (const deadline = Date.now() + timeoutMs; ; await sleep(200)) {
       const job = await this.job(id);
       if (done(job)) return job;
@@ -71,7 +81,10 @@ export interface ReceivedWebhook {
 }
 
 /** A webhook receiver on loopback: answers each request with the next status of `statuses` (then 204). */
-export async function startReceiver(port: number, statuses: number[] = []): Promise<{ received: ReceivedWebhook[]; url: string; close(): Promise<void> }> {
+export async function startReceiver(
+  port: number,
+  statuses: number[] = [],
+): Promise<{ received: ReceivedWebhook[]; url: string; close(): Promise<void> }> {
   const received: ReceivedWebhook[] = [];
   const server: Server = createServer((request, response) => {
     let body = '';
@@ -88,9 +101,13 @@ export async function startReceiver(port: number, statuses: number[] = []): Prom
 
 /** Creates a key with the CLI on a server's data dir (what an operator does). */
 export async function createKey(dataDir: string, name: string, scopes: string): Promise<string> {
-  const { stdout } = await run(process.execPath, [path.join(packageRoot, 'dist/src/cli/main.js'), 'keys', 'create', '--name', name, '--scopes', scopes], {
-    env: { ...process.env, VOXD_DATA_DIR: dataDir, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_LOG_LEVEL: 'silent' },
-  });
+  const { stdout } = await run(
+    process.execPath,
+    [path.join(packageRoot, 'dist/src/cli/main.js'), 'keys', 'create', '--name', name, '--scopes', scopes],
+    {
+      env: { ...process.env, VOXD_DATA_DIR: dataDir, VOXD_LOCAL_MODEL_DIRS: sharedModelsDir, VOXD_LOG_LEVEL: 'silent' },
+    },
+  );
   return stdout.trim();
 }
 

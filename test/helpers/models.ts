@@ -40,9 +40,12 @@ export async function whisperBaseEncoder(): Promise<OnnxWhisperEncoder | undefin
 /** The file of that encoder, for WhisperCppTranscriber.load. */
 export async function whisperBaseEncoderPath(): Promise<string | undefined> {
   switch (process.env.VOXD_ASR_ENCODER) {
-    case 'ggml': return undefined;
-    case 'onnx-int8': return modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
-    default: return modelFile('whisper-base-encoder', 'encoder.onnx');
+    case 'ggml':
+      return undefined;
+    case 'onnx-int8':
+      return modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx');
+    default:
+      return modelFile('whisper-base-encoder', 'encoder.onnx');
   }
 }
 

@@ -33,17 +33,34 @@ export async function startPostgres(): Promise<{ url: string; stop(): Promise<vo
     chownSync(dir, id('-u', 'nobody'), id('-g', 'nobody'));
   }
   const dataDir = path.join(dir, 'data');
-  const [initdb, initdbArgs] = unprivileged(path.join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-locale', '-E', 'UTF8', '--no-sync']);
+  const [initdb, initdbArgs] = unprivileged(path.join(bin, 'initdb'), [
+    '-D',
+    dataDir,
+    '-U',
+    'postgres',
+    '--auth=trust',
+    '--no-locale',
+    '-E',
+    'UTF8',
+    '--no-sync',
+  ]);
   execFileSync(initdb, initdbArgs, { cwd: dir, stdio: 'pipe' });
   const port = await freePort();
   const [postgres, postgresArgs] = unprivileged(path.join(bin, 'postgres'), [
-    '-D', dataDir,
-    '-p', String(port),
-    '-c', 'listen_addresses=127.0.0.1',
-    '-c', `unix_socket_directories=${dir}`,
-    '-c', 'fsync=off',
-    '-c', 'synchronous_commit=off',
-    '-c', 'full_page_writes=off',
+    '-D',
+    dataDir,
+    '-p',
+    String(port),
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    `unix_socket_directories=${dir}`,
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
   ]);
   // SIGINT is PostgreSQL's fast shutdown: clients are disconnected, nothing is waited for.
   const daemon = startDaemon(dir, postgres, postgresArgs, { stopSignal: 'SIGINT', graceMs: 5000 });

@@ -32,10 +32,27 @@ async function distinctFreePorts(count: number): Promise<number[]> {
 export async function startSeaweedfs(): Promise<Seaweedfs> {
   if (!existsSync(weedPath)) throw new Error(`${weedPath} is missing: run scripts/setup.sh (it installs SeaweedFS ${weedVersion})`);
   const dir = makeTempDir('seaweedfs');
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = (await distinctFreePorts(8)) as [number, number, number, number, number, number, number, number];
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = (await distinctFreePorts(8)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const accessKeyId = `voxd${randomBytes(8).toString('hex')}`;
   const secretAccessKey = randomBytes(24).toString('base64url');
-  const identities = { identities: [{ name: 'voxd', credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'] }] };
+  const identities = {
+    identities: [
+      {
+        name: 'voxd',
+        credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }],
+        actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
+      },
+    ],
+  };
   writeFileSync(path.join(dir, 's3.json'), JSON.stringify(identities));
   const args = [
     'server',
@@ -63,13 +80,20 @@ export async function startSeaweedfs(): Promise<Seaweedfs> {
     `-s3.config=${path.join(dir, 's3.json')}`,
   ];
   // weed names its gRPC sockets /tmp/seaweedfs-<service>-grpc-<port>.sock whatever TMPDIR says (its logs follow TMPDIR).
-  const sockets = [['master', masterGrpc], ['volume', volumeGrpc], ['filer', filerGrpc], ['s3', s3Grpc]].map(([service, port]) => `/tmp/seaweedfs-${service}-grpc-${port}.sock`);
+  const sockets = [
+    ['master', masterGrpc],
+    ['volume', volumeGrpc],
+    ['filer', filerGrpc],
+    ['s3', s3Grpc],
+  ].map(([service, port]) => `/tmp/seaweedfs-${service}-grpc-${port}.sock`);
   const daemon = startDaemon(dir, weedPath, args, {
     env: { ...process.env, TMPDIR: dir },
     // Its data is thrown away: no graceful stop (that waits for volume heartbeats, about 15 s).
     stopSignal: 'SIGKILL',
     graceMs: 0,
-    cleanup: () => sockets.forEach((socket) => rmSync(socket, { force: true })),
+    cleanup: () => {
+      for (const socket of sockets) rmSync(socket, { force: true });
+    },
   });
   const endpoint = `http://127.0.0.1:${s3}`;
   const bucket = 'voxd-test';

@@ -15,11 +15,17 @@ export function modelManager(): ModelManager {
 
 export async function loadKokoro(threads = 2): Promise<KokoroSynthesizer> {
   const manager = modelManager();
-  const [modelDir, voicesDir, lexiconDir] = [await manager.pull('kokoro-82m'), await manager.pull('kokoro-voices'), await manager.pull('misaki-lexicon')];
+  const [modelDir, voicesDir, lexiconDir] = [
+    await manager.pull('kokoro-82m'),
+    await manager.pull('kokoro-voices'),
+    await manager.pull('misaki-lexicon'),
+  ];
   return KokoroSynthesizer.load({ modelDir, voicesDir, lexiconDir, threads });
 }
 
-export async function collect(chunks: AsyncIterable<SynthesizedChunk>): Promise<{ samples: Float32Array; sampleRate: number; chunks: number }> {
+export async function collect(
+  chunks: AsyncIterable<SynthesizedChunk>,
+): Promise<{ samples: Float32Array; sampleRate: number; chunks: number }> {
   const parts: Float32Array[] = [];
   let sampleRate = 0;
   for await (const chunk of chunks) {
@@ -76,7 +82,8 @@ export async function assertEmotionDirections(synthesizer: Synthesizer, request:
       assert.ok(m.voicedFraction < neutral.voicedFraction * 0.3, `whisper is unvoiced; ${where}`);
     } else {
       if (p.f0Semitones !== 0) assert.equal(Math.sign(m.medianHz - neutral.medianHz), Math.sign(p.f0Semitones), `F0 level; ${where}`);
-      if (Math.abs(p.f0Range - 1) >= 0.2) assert.equal(Math.sign(m.rangeSemitones - neutral.rangeSemitones), Math.sign(p.f0Range - 1), `F0 range; ${where}`);
+      if (Math.abs(p.f0Range - 1) >= 0.2)
+        assert.equal(Math.sign(m.rangeSemitones - neutral.rangeSemitones), Math.sign(p.f0Range - 1), `F0 range; ${where}`);
     }
     if (p.rate !== 1) assert.equal(Math.sign(neutral.durationSeconds - m.durationSeconds), Math.sign(p.rate - 1), `rate; ${where}`);
     if (p.gainDb !== 0) assert.equal(Math.sign(m.activeRmsDb - neutral.activeRmsDb), Math.sign(p.gainDb), `energy; ${where}`);

@@ -72,7 +72,10 @@ describe('bad requests', () => {
     t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, payload });
 
   test('multipart without a boundary, with an over-long one, or cut short -> 400 on every multipart route', async () => {
-    const cut = Buffer.concat([Buffer.from('--abc\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n'), speech.subarray(0, 5000)]);
+    const cut = Buffer.concat([
+      Buffer.from('--abc\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n'),
+      speech.subarray(0, 5000),
+    ]);
     for (const url of multipartRoutes) {
       for (const [contentType, payload] of [
         ['multipart/form-data', 'xxx'],
@@ -80,7 +83,11 @@ describe('bad requests', () => {
         ['multipart/form-data; boundary=abc', cut],
       ] as const) {
         const r = await post(url, contentType, payload);
-        assert.match(assertEnvelope(r.body, 400, 'invalid_request', r.statusCode).error.message, /multipart body is malformed/, `${url} ${contentType}`);
+        assert.match(
+          assertEnvelope(r.body, 400, 'invalid_request', r.statusCode).error.message,
+          /multipart body is malformed/,
+          `${url} ${contentType}`,
+        );
       }
       const notMultipart = await post(url, 'multipart/form-data; boundary=abc', '{"audio": "x"}');
       assertEnvelope(notMultipart.body, 400, 'invalid_request', notMultipart.statusCode);
@@ -90,8 +97,14 @@ describe('bad requests', () => {
 
   test('a form over the field limit with a file after the fields -> 413, not an answer that never comes', async () => {
     // Repeated keyterms past the form's 64 fields: the parser stopped inside the file part, and its write was waited for forever.
-    const form = multipartBody({ keyterms: Array.from({ length: 70 }, (_, i) => `term ${i}`) }, { audio: { filename: 'test.wav', content: speech } });
-    const response = await Promise.race([post('/v1/audio/transcribe', form.contentType, form.body), new Promise<never>((_, reject) => setTimeout(reject, 20_000, new Error('no answer in 20 s')))]);
+    const form = multipartBody(
+      { keyterms: Array.from({ length: 70 }, (_, i) => `term ${i}`) },
+      { audio: { filename: 'test.wav', content: speech } },
+    );
+    const response = await Promise.race([
+      post('/v1/audio/transcribe', form.contentType, form.body),
+      new Promise<never>((_, reject) => setTimeout(reject, 20_000, new Error('no answer in 20 s'))),
+    ]);
     assertEnvelope(response.body, 413, 'payload_too_large', response.statusCode);
     assert.deepEqual(await waitForEmpty(path.join(t.config.dataDir, 'tmp')), []);
   });
@@ -101,17 +114,26 @@ describe('bad requests', () => {
     const form = new FormData();
     form.set('language', 'ko');
     form.set('audio', new Blob([readFileSync(path.join(evalDir, 'asr/pv_leopard/test_ko.wav'))]), 'test_ko.wav');
-    const response = await fetch(`http://127.0.0.1:${port}/v1/audio/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${t.key}` }, body: form });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/audio/transcribe`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}` },
+      body: form,
+    });
     assert.equal(response.status, 200, await response.clone().text());
     assert.match(((await response.json()) as { text: string }).text, /걸어갔다/);
   });
 
-  test('the connection closing mid-upload or mid-operation leaves no temp file and frees the key\'s slot', async () => {
+  test("the connection closing mid-upload or mid-operation leaves no temp file and frees the key's slot", async () => {
     const part = Buffer.from('--abc\r\nContent-Disposition: form-data; name="audio"; filename="a.wav"\r\n\r\n');
     const end = Buffer.from('\r\n--abc--\r\n');
-    const head = (length: number) => `POST /v1/audio/transcribe HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: multipart/form-data; boundary=abc\r\nContent-Length: ${length}\r\n\r\n`;
+    const head = (length: number) =>
+      `POST /v1/audio/transcribe HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nContent-Type: multipart/form-data; boundary=abc\r\nContent-Length: ${length}\r\n\r\n`;
     // Mid-upload: the body announces more bytes than ever come.
-    await rawRequest(port, Buffer.concat([Buffer.from(head(part.length + speech.length + end.length)), part, speech.subarray(0, 20000)]), 300);
+    await rawRequest(
+      port,
+      Buffer.concat([Buffer.from(head(part.length + speech.length + end.length)), part, speech.subarray(0, 20000)]),
+      300,
+    );
     // Mid-operation: the whole body arrives, then the client leaves while the transcription runs.
     await rawRequest(port, Buffer.concat([Buffer.from(head(part.length + speech.length + end.length)), part, speech, end]), 300);
     assert.deepEqual(await waitForEmpty(path.join(t.config.dataDir, 'tmp')), []);
@@ -120,15 +142,19 @@ describe('bad requests', () => {
     assert.equal(r.statusCode, 200, r.body);
   });
 
-  test('a path id over 100 characters -> 400 envelope, not the framework\'s 414', async () => {
+  test("a path id over 100 characters -> 400 envelope, not the framework's 414", async () => {
     const r = await t.app.inject({ method: 'GET', url: `/v1/voices/${'a'.repeat(101)}`, headers: { authorization: `Bearer ${t.key}` } });
     assertEnvelope(r.body, 400, 'invalid_request', r.statusCode);
     assert.match(r.headers['x-request-id'] as string, /^req_/);
-    const badEncoding = await t.app.inject({ method: 'GET', url: '/v1/audio/files/%E0%A4%A', headers: { authorization: `Bearer ${t.key}` } });
+    const badEncoding = await t.app.inject({
+      method: 'GET',
+      url: '/v1/audio/files/%E0%A4%A',
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     assertEnvelope(badEncoding.body, 400, 'invalid_request', badEncoding.statusCode);
   });
 
-  test('a NUL byte in a header -> 400 envelope written by the server, not Node\'s own body', async () => {
+  test("a NUL byte in a header -> 400 envelope written by the server, not Node's own body", async () => {
     const response = parseRaw(await rawRequest(port, 'GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Test: a\x00b\r\n\r\n'));
     assert.equal(response.status, 400);
     assert.match(response.headers, /content-type: application\/json/);
@@ -136,12 +162,20 @@ describe('bad requests', () => {
   });
 
   test('two Authorization headers -> 400, whichever comes first', async () => {
-    for (const values of [[`Bearer ${t.key}`, 'Bearer bad'], ['Bearer bad', `Bearer ${t.key}`]]) {
+    for (const values of [
+      [`Bearer ${t.key}`, 'Bearer bad'],
+      ['Bearer bad', `Bearer ${t.key}`],
+    ]) {
       // An array sends the header once per value, as on the wire.
       const r = await t.app.inject({ method: 'GET', url: '/v1/voices', headers: { authorization: values as unknown as string } });
       assert.equal(assertEnvelope(r.body, 400, 'invalid_request', r.statusCode).error.param, 'authorization');
     }
-    const response = parseRaw(await rawRequest(port, `GET /v1/voices HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nAuthorization: Bearer bad\r\nConnection: close\r\n\r\n`));
+    const response = parseRaw(
+      await rawRequest(
+        port,
+        `GET /v1/voices HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.key}\r\nAuthorization: Bearer bad\r\nConnection: close\r\n\r\n`,
+      ),
+    );
     assertEnvelope(response.body, 400, 'invalid_request', response.status);
   });
 
@@ -149,10 +183,21 @@ describe('bad requests', () => {
     logLines.length = 0;
     const body = { text: 'hi', voice_id: 'af_heart' };
     assert.equal((await t.app.inject({ method: 'POST', url: '/v1/audio/tts', payload: body })).statusCode, 401);
-    assert.equal((await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${await t.keyWith(['vc'])}` }, payload: body })).statusCode, 403);
+    assert.equal(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/audio/tts',
+          headers: { authorization: `Bearer ${await t.keyWith(['vc'])}` },
+          payload: body,
+        })
+      ).statusCode,
+      403,
+    );
     const limited = await buildTestApp({ VOXD_RATE_LIMIT_PER_MINUTE: '1' }, { logger: capturingLogger(logLines) });
     try {
-      const call = () => limited.app.inject({ method: 'GET', url: '/v1/voices?type=cloned', headers: { authorization: `Bearer ${limited.key}` } });
+      const call = () =>
+        limited.app.inject({ method: 'GET', url: '/v1/voices?type=cloned', headers: { authorization: `Bearer ${limited.key}` } });
       assert.equal((await call()).statusCode, 200);
       assert.equal((await call()).statusCode, 429);
     } finally {
@@ -165,7 +210,12 @@ describe('bad requests', () => {
 
   test('mp3 and aac at a rate their encoders lack are written at the next MPEG rate, not a 500 (found by the fuzzer)', async () => {
     for (const format of ['mp3', 'aac']) {
-      const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: "'Ëq", voice_id: 'espeak-ca', format, sample_rate: 29110 } });
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/tts',
+        headers: { authorization: `Bearer ${t.key}` },
+        payload: { text: "'Ëq", voice_id: 'espeak-ca', format, sample_rate: 29110 },
+      });
       assert.equal(r.statusCode, 200, r.body);
       assert.ok(r.rawPayload.length > 0);
     }

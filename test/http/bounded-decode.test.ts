@@ -15,7 +15,10 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** FLAC written by ffmpeg to a pipe: it cannot seek back, so STREAMINFO has no total length. */
 async function pipedFlac(inputArgs: string[]): Promise<Buffer> {
-  const { stdout } = await run('ffmpeg', ['-v', 'error', ...inputArgs, '-c:a', 'flac', '-f', 'flac', '-'], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('ffmpeg', ['-v', 'error', ...inputArgs, '-c:a', 'flac', '-f', 'flac', '-'], {
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return stdout;
 }
 
@@ -69,7 +72,12 @@ describe('audio without a declared length, default limits', () => {
 
   const post = (url: string, fields: Record<string, string>, field: string, content: Buffer) => {
     const form = multipartBody(fields, { [field]: { filename: 'long.flac', content } });
-    return t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   test('the 3 h pipe-written FLAC declares no length', async () => {
@@ -95,7 +103,10 @@ describe('audio without a declared length, default limits', () => {
         const r = await post(url, fields, field, threeHours);
         const elapsedSeconds = (performance.now() - startedAt) / 1000;
         const body = assertTooLarge(r, field);
-        const limit = url === '/v1/voices' ? /more than 900 s; the limit is 900 s \(900 s of reference audio per voice, over all files\)/ : /more than 7200 s; the limit is 7200 s \(VOXD_MAX_AUDIO_SECONDS\)/;
+        const limit =
+          url === '/v1/voices'
+            ? /more than 900 s; the limit is 900 s \(900 s of reference audio per voice, over all files\)/
+            : /more than 7200 s; the limit is 7200 s \(VOXD_MAX_AUDIO_SECONDS\)/;
         assert.match(body.error.message, limit, url);
         assert.ok(elapsedSeconds < 30, `${url}: ${elapsedSeconds.toFixed(1)} s`);
       }
@@ -120,9 +131,25 @@ describe('audio without a declared length, default limits', () => {
     // A file's own header declares this one's length: refused before it is decoded.
     const longFile = path.join(dir, 'declared-895s.flac');
     await run('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '895', '-c:a', 'flac', longFile]);
-    const form = multipartBody({ name: 'Two clips', consent: 'true' }, { files: [{ filename: 'a.wav', content: speech }, { filename: 'b.flac', content: readFileSync(longFile) }] });
-    const r = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
-    assert.match(assertTooLarge(r, 'files').error.message, /lasts 895\.0 s; the limit is 8\d\d(\.\d)? s \(900 s of reference audio per voice, over all files\)/);
+    const form = multipartBody(
+      { name: 'Two clips', consent: 'true' },
+      {
+        files: [
+          { filename: 'a.wav', content: speech },
+          { filename: 'b.flac', content: readFileSync(longFile) },
+        ],
+      },
+    );
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
+    assert.match(
+      assertTooLarge(r, 'files').error.message,
+      /lasts 895\.0 s; the limit is 8\d\d(\.\d)? s \(900 s of reference audio per voice, over all files\)/,
+    );
   });
 });
 
@@ -137,7 +164,12 @@ describe('duration limit with and without a declared length', () => {
 
   const transcribe = (content: Buffer, filename: string) => {
     const form = multipartBody({ language: 'en' }, { audio: { filename, content } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   test('a file declaring a length over the limit -> 413 naming it', async () => {

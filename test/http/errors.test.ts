@@ -30,7 +30,12 @@ describe('auth and error envelope', () => {
 
   const transcribe = (headers: Record<string, string>, fields: Record<string, string> = {}, content = speech, filename = 'speech.wav') => {
     const form = multipartBody(fields, { audio: { filename, content } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { 'content-type': form.contentType, ...headers }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { 'content-type': form.contentType, ...headers },
+      payload: form.body,
+    });
   };
 
   test('missing key -> 401', async () => {
@@ -63,33 +68,68 @@ describe('auth and error envelope', () => {
   });
 
   test('schema violations -> 400 with the field in param', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { voice_id: 'af_heart' } });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { voice_id: 'af_heart' },
+    });
     assertEnvelope(r.body, 400, 'invalid_request', r.statusCode, 'text');
-    const bad = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'hi', voice_id: 'a', speed: 9 } });
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { text: 'hi', voice_id: 'a', speed: 9 },
+    });
     assertEnvelope(bad.body, 400, 'invalid_request', bad.statusCode, 'speed');
   });
 
   test('invalid JSON -> 400', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' }, payload: '{"text": ' });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      payload: '{"text": ',
+    });
     assertEnvelope(r.body, 400, 'invalid_request', r.statusCode);
   });
 
   test('closed sets -> 422 listing the valid values', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'hi', voice_id: 'a', emotion: 'bored' } });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { text: 'hi', voice_id: 'a', emotion: 'bored' },
+    });
     const e = assertEnvelope(r.body, 422, 'unsupported_value', r.statusCode, 'emotion');
     assert.match(e.error.message, /bored/);
     assert.match(e.error.message, /whisper/);
     const language = await transcribe({ authorization: `Bearer ${t.key}` }, { language: 'xx' });
     assert.match(assertEnvelope(language.body, 422, 'unsupported_value', language.statusCode, 'language').error.message, /\ben\b/);
     const stems = multipartBody({ stems: 'dialogue,vocals' }, { audio: { filename: 'a.wav', content: speech } });
-    const s = await t.app.inject({ method: 'POST', url: '/v1/audio/separate', headers: { authorization: `Bearer ${t.key}`, 'content-type': stems.contentType }, payload: stems.body });
+    const s = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/separate',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': stems.contentType },
+      payload: stems.body,
+    });
     assert.match(assertEnvelope(s.body, 422, 'unsupported_value', s.statusCode, 'stems').error.message, /ambience/);
-    const format = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'hi', voice_id: 'a', format: 'aiff' } });
+    const format = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { text: 'hi', voice_id: 'a', format: 'aiff' },
+    });
     assertEnvelope(format.body, 422, 'unsupported_value', format.statusCode, 'format');
   });
 
   test('text over 5000 characters -> 400 naming the limit (the schema declares it)', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload: { text: 'a'.repeat(5001), voice_id: 'a' } });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { text: 'a'.repeat(5001), voice_id: 'a' },
+    });
     assert.match(assertEnvelope(r.body, 400, 'invalid_request', r.statusCode, 'text').error.message, /5000/);
   });
 
@@ -99,13 +139,23 @@ describe('auth and error envelope', () => {
   });
 
   test('garbage upload -> 415', async () => {
-    const r = await transcribe({ authorization: `Bearer ${t.key}` }, {}, Buffer.from('this is not audio at all, just text '.repeat(100)), 'notes.txt');
+    const r = await transcribe(
+      { authorization: `Bearer ${t.key}` },
+      {},
+      Buffer.from('this is not audio at all, just text '.repeat(100)),
+      'notes.txt',
+    );
     assertEnvelope(r.body, 415, 'unsupported_media_type', r.statusCode, 'audio');
   });
 
   test('missing file field -> 400', async () => {
     const form = multipartBody({ language: 'en', audio: 'not-a-file' }, {});
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
     assertEnvelope(r.body, 400, 'invalid_request', r.statusCode, 'audio');
   });
 
@@ -122,7 +172,12 @@ describe('auth and error envelope', () => {
   });
 
   test('wrong content type -> 415', async () => {
-    const r = await t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': 'text/plain' }, payload: 'hello' });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     assertEnvelope(r.body, 415, 'unsupported_media_type', r.statusCode);
   });
 
@@ -140,7 +195,6 @@ describe('auth and error envelope', () => {
     const headerOnly = await transcribe({ authorization: `Bearer ${t.key}` }, {}, speech.subarray(0, 30));
     assertEnvelope(headerOnly.body, 415, 'unsupported_media_type', headerOnly.statusCode);
   });
-
 });
 
 describe('rate limits', () => {
@@ -151,7 +205,8 @@ describe('rate limits', () => {
   after(async () => t.close());
 
   test('over the per-key rate -> 429 with Retry-After and RateLimit headers; other keys unaffected', async () => {
-    const call = (key: string) => t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${key}` }, payload: { voice_id: 'a' } });
+    const call = (key: string) =>
+      t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${key}` }, payload: { voice_id: 'a' } });
     for (let i = 0; i < 3; i++) assert.equal((await call(t.key)).statusCode, 400);
     const limited = await call(t.key);
     assertEnvelope(limited.body, 429, 'rate_limited', limited.statusCode);

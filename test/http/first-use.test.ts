@@ -18,20 +18,37 @@ const target = 'am_michael';
 
 async function convertTo(t: TestApp, voiceId: string): Promise<void> {
   const form = multipartBody({ target_voice_id: voiceId }, { audio: { filename: 'source.wav', content: clip('2033-164914-0001.wav') } });
-  const converted = await t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+  const converted = await t.app.inject({
+    method: 'POST',
+    url: '/v1/audio/vc',
+    headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+    payload: form.body,
+  });
   assert.equal(converted.statusCode, 200, converted.body);
 }
 
 describe('first use: built-in voices are analysed once, never twice', () => {
   test('a fresh server (fresh data dir): the first cloned-voice TTS reads the prepared embeddings; the first conversion to a built-in voice computes its statistics once and keeps them', async () => {
-    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', ''), worldAddon()]);
+    await Promise.all([
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('kokoro-82m', ''),
+      modelFile('kokoro-voices', ''),
+      worldAddon(),
+    ]);
     // What `voxd models pull` does for all voices (here the ones these requests use: the cloned voice is a female reader
     // speaking English, blended from American English female voices).
     const modelsDir = modelsDirWithoutDerived();
     const setup = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
     try {
       const kokoro = await setup.container.synthesizers.get('kokoro-82m')!.get();
-      const voiceIds = [...kokoro.voices().filter((v) => v.languages.includes('en-us') && v.gender === 'female').map((v) => v.id), target];
+      const voiceIds = [
+        ...kokoro
+          .voices()
+          .filter((v) => v.languages.includes('en-us') && v.gender === 'female')
+          .map((v) => v.id),
+        target,
+      ];
       assert.equal(await setup.container.operations.synthesis.prepareBuiltinVoices({ voiceIds }), voiceIds.length);
       assert.equal(await setup.container.operations.synthesis.prepareBuiltinVoices({ voiceIds }), 0, 'a second run analyses nothing');
     } finally {
@@ -41,12 +58,33 @@ describe('first use: built-in voices are analysed once, never twice', () => {
     const t = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
     try {
       const auth = { authorization: `Bearer ${t.key}` };
-      const voice = multipartBody({ name: 'Reader 3080', consent: 'true', language: 'en' }, { files: [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }, { filename: 'b.wav', content: clip('3080-5032-0004.wav') }] });
-      const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { ...auth, 'content-type': voice.contentType }, payload: voice.body });
+      const voice = multipartBody(
+        { name: 'Reader 3080', consent: 'true', language: 'en' },
+        {
+          files: [
+            { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+            { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
+          ],
+        },
+      );
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v1/voices',
+        headers: { ...auth, 'content-type': voice.contentType },
+        payload: voice.body,
+      });
       assert.equal(created.statusCode, 201, created.body);
       // Made with the profile: its first speech, converted to it, does not analyse its clips first.
-      assert.ok((await t.container.store.voices.get(created.json().voice_id))?.analysis['world-dsp'], 'conversion statistics made at creation');
-      const speech = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: auth, payload: { text: 'Please leave a message after the tone.', voice_id: created.json().voice_id, format: 'wav' } });
+      assert.ok(
+        (await t.container.store.voices.get(created.json().voice_id))?.analysis['world-dsp'],
+        'conversion statistics made at creation',
+      );
+      const speech = await t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/tts',
+        headers: auth,
+        payload: { text: 'Please leave a message after the tone.', voice_id: created.json().voice_id, format: 'wav' },
+      });
       assert.equal(speech.statusCode, 200, speech.body);
       assert.equal(t.container.voices.builtinAnalysesComputed, 0, 'the cloned-voice TTS analysed no built-in voice');
 

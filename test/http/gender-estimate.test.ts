@@ -9,9 +9,15 @@ import { after, before, describe, test } from 'node:test';
 import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
-interface Entry { audio: string; speaker: string; gender?: 'F' | 'M' }
+interface Entry {
+  audio: string;
+  speaker: string;
+  gender?: 'F' | 'M';
+}
 const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { vc: Entry[] };
-const speakers = new Map<string, { gender: 'female' | 'male'; files: string[] }>([['JFK', { gender: 'male', files: ['asr/whisper_cpp/jfk.wav'] }]]);
+const speakers = new Map<string, { gender: 'female' | 'male'; files: string[] }>([
+  ['JFK', { gender: 'male', files: ['asr/whisper_cpp/jfk.wav'] }],
+]);
 for (const entry of manifest.vc.filter((e) => e.gender)) {
   const speaker = speakers.get(entry.speaker) ?? { gender: entry.gender === 'F' ? 'female' : 'male', files: [] };
   speaker.files.push(entry.audio);
@@ -21,7 +27,12 @@ for (const entry of manifest.vc.filter((e) => e.gender)) {
 describe('gender estimate of cloned voices', () => {
   let t: TestApp;
   before(async () => {
-    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', '')]);
+    await Promise.all([
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('kokoro-82m', ''),
+      modelFile('kokoro-voices', ''),
+    ]);
     t = await buildTestApp();
     // The references: the Kokoro voices' embeddings, prepared with the models (as `voxd models pull` does).
     await t.container.operations.synthesis.prepareBuiltinVoices();
@@ -31,8 +42,16 @@ describe('gender estimate of cloned voices', () => {
   test(`at least 95% right over ${speakers.size} eval speakers of known gender, JFK included`, async () => {
     const wrong: string[] = [];
     for (const [name, speaker] of speakers) {
-      const form = multipartBody({ name, consent: 'true' }, { files: speaker.files.map((file) => ({ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) })) });
-      const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+      const form = multipartBody(
+        { name, consent: 'true' },
+        { files: speaker.files.map((file) => ({ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) })) },
+      );
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v1/voices',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+        payload: form.body,
+      });
       assert.equal(created.statusCode, 201, created.body);
       if (created.json().gender_estimate !== speaker.gender) wrong.push(`${name} (${speaker.gender}) as ${created.json().gender_estimate}`);
     }

@@ -8,8 +8,16 @@ import { modelFile } from '../helpers/models.js';
 
 const audio = (relative: string): Buffer => readFileSync(path.join(evalDir, relative));
 
-interface Found { term: string; count: number; occurrences: Array<{ start: number; end: number }> }
-interface Transcript { text: string; found_keyterms?: Found[]; warnings: string[] }
+interface Found {
+  term: string;
+  count: number;
+  occurrences: Array<{ start: number; end: number }>;
+}
+interface Transcript {
+  text: string;
+  found_keyterms?: Found[];
+  warnings: string[];
+}
 
 describe('keyterms on POST /v1/audio/transcribe', () => {
   let t: TestApp;
@@ -21,7 +29,12 @@ describe('keyterms on POST /v1/audio/transcribe', () => {
 
   const transcribe = async (file: string, fields: Record<string, string | string[]>) => {
     const form = multipartBody(fields, { audio: { filename: 'clip.wav', content: audio(file) } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   test('a phrase Whisper base mishears comes back spelled as listed and is reported with its time; absent terms are not', async () => {
@@ -40,18 +53,53 @@ describe('keyterms on POST /v1/audio/transcribe', () => {
   test('Chinese: a term given as a JSON array replaces the homophone Whisper base writes (停止 -> 停滞)', async () => {
     const body = (await transcribe('asr/firered/BAC009S0764W0121.wav', { language: 'zh', keyterms: '["停滞"]' })).json() as Transcript;
     assert.match(body.text, /停滞/);
-    assert.deepEqual(body.found_keyterms?.map((k) => [k.term, k.count]), [['停滞', 1]]);
+    assert.deepEqual(
+      body.found_keyterms?.map((k) => [k.term, k.count]),
+      [['停滞', 1]],
+    );
   });
 
   test('the field repeated: each value is a term; counts per term', async () => {
-    const body = (await transcribe('asr/whisper_cpp/jfk.wav', { language: 'en', keyterms: ['Americans', 'your country'], response_format: 'verbose_json' })).json() as Transcript;
-    assert.deepEqual(body.found_keyterms?.map((k) => [k.term, k.count]), [['Americans', 1], ['your country', 2]]);
+    const body = (
+      await transcribe('asr/whisper_cpp/jfk.wav', {
+        language: 'en',
+        keyterms: ['Americans', 'your country'],
+        response_format: 'verbose_json',
+      })
+    ).json() as Transcript;
+    assert.deepEqual(
+      body.found_keyterms?.map((k) => [k.term, k.count]),
+      [
+        ['Americans', 1],
+        ['your country', 2],
+      ],
+    );
   });
 
   test('a clip that terms in other languages made Whisper say twice over comes back once', async () => {
-    const stress = ['nacquero', 'alcune', '이리저리', '停滞', '销售', '商场', '业绩', '汇报', '各部门', 'wash water', 'бедняга', 'Quilter', 'Leichenhalle', 'conseiller général', 'Americans', 'wizard', 'chiefly induced'];
+    const stress = [
+      'nacquero',
+      'alcune',
+      '이리저리',
+      '停滞',
+      '销售',
+      '商场',
+      '业绩',
+      '汇报',
+      '各部门',
+      'wash water',
+      'бедняга',
+      'Quilter',
+      'Leichenhalle',
+      'conseiller général',
+      'Americans',
+      'wizard',
+      'chiefly induced',
+    ];
     // Decoded with these terms in its prompt, the Korean clip came back as its sentence twice, the second time a little different.
-    const body = (await transcribe('asr/pv_leopard/test_ko.wav', { language: 'ko', keyterms: JSON.stringify(stress) })).json() as Transcript;
+    const body = (
+      await transcribe('asr/pv_leopard/test_ko.wav', { language: 'ko', keyterms: JSON.stringify(stress) })
+    ).json() as Transcript;
     assert.equal(body.text.match(/걸어갔다/g)?.length, 1, body.text);
   });
 

@@ -15,7 +15,11 @@ import { modelFile } from '../helpers/models.js';
 
 const clipPath = (name: string) => path.join(evalDir, 'vc/resemblyzer_librispeech', name);
 
-interface Named { speaker: string | null; speaker_name?: string | null; voice_id?: string | null }
+interface Named {
+  speaker: string | null;
+  speaker_name?: string | null;
+  voice_id?: string | null;
+}
 interface Transcript {
   segments: Array<Named & { start: number; end: number; words: Array<Named & { start: number; end: number }> }>;
   speakers: Array<{ id: string; speaker_name?: string | null; voice_id?: string | null; voice_similarity?: number | null }>;
@@ -28,22 +32,44 @@ describe('speakers named from voice profiles', () => {
   const voices = { alex: '', beth: '', dana: '' };
 
   const createVoice = async (fields: Record<string, string>, clip: string) => {
-    const form = multipartBody({ consent: 'true', ...fields }, { files: { filename: clip, content: readFileSync(clipPath(clip)), contentType: 'audio/wav' } });
-    return t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    const form = multipartBody(
+      { consent: 'true', ...fields },
+      { files: { filename: clip, content: readFileSync(clipPath(clip)), contentType: 'audio/wav' } },
+    );
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
   const transcribe = async (fields: Record<string, string | string[]>, key = t.key) => {
     const audio = await encodeWaveform({ samples: conversation.samples, sampleRate: 16000, channels: 1 }, { format: 'wav' });
     const form = multipartBody(fields, { audio: { filename: 'meeting.wav', content: audio } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   before(async () => {
-    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('campplus', 'campplus.onnx'), modelFile('pyannote-segmentation-3', 'segmentation-3.0.onnx')]);
+    await Promise.all([
+      modelFile('whisper-base', 'ggml-base.bin'),
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('campplus', 'campplus.onnx'),
+      modelFile('pyannote-segmentation-3', 'segmentation-3.0.onnx'),
+    ]);
     t = await buildTestApp();
     otherKey = await t.keyWith(['transcribe', 'voices', 'tts']);
     // Heard in the meeting: clips the profiles were not made from; reader 8230 has no profile.
     const heard = new Map<string, Float32Array[]>();
-    for (const [speaker, clip] of [['alex', '2033-164914-0003.wav'], ['beth', '3080-5032-0004.wav']] as const) {
+    for (const [speaker, clip] of [
+      ['alex', '2033-164914-0003.wav'],
+      ['beth', '3080-5032-0004.wav'],
+    ] as const) {
       heard.set(speaker, [levelled(trimmed((await decodeFile(clipPath(clip), { sampleRate: 16000, channels: 1 })).samples))]);
     }
     const unknown = path.join(evalDir, 'vc/rtvc_samples/8230_00000.wav');
@@ -77,12 +103,21 @@ describe('speakers named from voice profiles', () => {
     const truthOf = (id: string): string => {
       const shared = new Map<string, number>();
       for (const segment of body.segments.filter((s) => s.speaker === id)) {
-        for (const turn of conversation.reference) shared.set(turn.speaker, (shared.get(turn.speaker) ?? 0) + Math.max(0, Math.min(segment.end, turn.endSeconds) - Math.max(segment.start, turn.startSeconds)));
+        for (const turn of conversation.reference)
+          shared.set(
+            turn.speaker,
+            (shared.get(turn.speaker) ?? 0) +
+              Math.max(0, Math.min(segment.end, turn.endSeconds) - Math.max(segment.start, turn.startSeconds)),
+          );
       }
       return [...shared].sort((a, b) => b[1] - a[1])[0]![0];
     };
     assert.equal(body.speakers.length, 3, JSON.stringify(body.speakers));
-    const expected: Record<string, [string | null, string | null]> = { alex: ['Alex', voices.alex], beth: ['Beth', voices.beth], unknown: [null, null] };
+    const expected: Record<string, [string | null, string | null]> = {
+      alex: ['Alex', voices.alex],
+      beth: ['Beth', voices.beth],
+      unknown: [null, null],
+    };
     for (const speaker of body.speakers) {
       assert.match(speaker.id, /^SPEAKER_\d$/);
       assert.deepEqual([speaker.speaker_name, speaker.voice_id], expected[truthOf(speaker.id)], JSON.stringify(speaker));
@@ -101,7 +136,12 @@ describe('speakers named from voice profiles', () => {
     assert.equal(again.length, 192);
     assert.ok(again.every((v, i) => Math.abs(v - stored[i]!) < 1e-3));
 
-    const srt = await transcribe({ diarize: 'true', language: 'en', speaker_voice_ids: `${voices.alex},${voices.beth}`, response_format: 'srt' });
+    const srt = await transcribe({
+      diarize: 'true',
+      language: 'en',
+      speaker_voice_ids: `${voices.alex},${voices.beth}`,
+      response_format: 'srt',
+    });
     assert.match(srt.body, /\[Alex\] /);
     assert.match(srt.body, /\[Beth\] /);
     assert.match(srt.body, /\[SPEAKER_\d\] /);
@@ -115,7 +155,11 @@ describe('speakers named from voice profiles', () => {
     const foreign = await transcribe({ diarize: 'true', speaker_voice_ids: voices.alex }, otherKey);
     assert.equal(foreign.statusCode, 404);
     assert.equal(foreign.json().error.param, 'speaker_voice_ids');
-    assert.equal(foreign.json().error.message, unknown.json().error.message.replace('voice_missing', voices.alex), 'the same answer as a voice that does not exist');
+    assert.equal(
+      foreign.json().error.message,
+      unknown.json().error.message.replace('voice_missing', voices.alex),
+      'the same answer as a voice that does not exist',
+    );
     const builtin = await transcribe({ diarize: 'true', speaker_voice_ids: 'af_heart' });
     assert.equal(builtin.statusCode, 422);
     assert.equal(builtin.json().error.param, 'speaker_voice_ids');
@@ -136,23 +180,53 @@ describe('speakers named from voice profiles', () => {
     const beth = (await t.app.inject({ method: 'GET', url: `/v1/voices/${voices.beth}`, headers: auth })).json();
     assert.equal(beth.purpose, 'identify');
     assert.equal((await t.app.inject({ method: 'GET', url: `/v1/voices/${voices.alex}`, headers: auth })).json().purpose, 'speech');
-    assert.equal((await t.container.store.voices.get(voices.beth))?.analysis['world-dsp'], undefined, 'a profile that never speaks gets no conversion statistics');
+    assert.equal(
+      (await t.container.store.voices.get(voices.beth))?.analysis['world-dsp'],
+      undefined,
+      'a profile that never speaks gets no conversion statistics',
+    );
 
-    const noConsent = multipartBody({ name: 'x', purpose: 'identify' }, { files: { filename: 'a.wav', content: readFileSync(clipPath('3080-5032-0001.wav')) } });
-    const refused = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { ...auth, 'content-type': noConsent.contentType }, payload: noConsent.body });
+    const noConsent = multipartBody(
+      { name: 'x', purpose: 'identify' },
+      { files: { filename: 'a.wav', content: readFileSync(clipPath('3080-5032-0001.wav')) } },
+    );
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { ...auth, 'content-type': noConsent.contentType },
+      payload: noConsent.body,
+    });
     assert.equal(refused.statusCode, 400);
     assert.match(refused.json().error.message, /recognised/);
 
-    const tts = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: auth, payload: { text: 'Hello there.', voice_id: voices.beth } });
+    const tts = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: auth,
+      payload: { text: 'Hello there.', voice_id: voices.beth },
+    });
     assert.equal(tts.statusCode, 422, tts.body);
     assert.equal(tts.json().error.param, 'voice_id');
     assert.match(tts.json().error.message, /purpose=identify/);
-    const ttsJob = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: auth, payload: { text: 'Hello there.', voice_id: voices.beth, async: true } });
+    const ttsJob = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: auth,
+      payload: { text: 'Hello there.', voice_id: voices.beth, async: true },
+    });
     assert.equal(ttsJob.statusCode, 422);
     const preview = await t.app.inject({ method: 'GET', url: `/v1/voices/${voices.beth}/preview`, headers: auth });
     assert.equal(preview.statusCode, 422);
-    const vcForm = multipartBody({ target_voice_id: voices.beth }, { audio: { filename: 'a.wav', content: readFileSync(clipPath('2033-164914-0001.wav')) } });
-    const vc = await t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { ...auth, 'content-type': vcForm.contentType }, payload: vcForm.body });
+    const vcForm = multipartBody(
+      { target_voice_id: voices.beth },
+      { audio: { filename: 'a.wav', content: readFileSync(clipPath('2033-164914-0001.wav')) } },
+    );
+    const vc = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/vc',
+      headers: { ...auth, 'content-type': vcForm.contentType },
+      payload: vcForm.body,
+    });
     assert.equal(vc.statusCode, 422);
     assert.equal(vc.json().error.param, 'target_voice_id');
   });

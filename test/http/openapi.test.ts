@@ -12,9 +12,16 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
   test('/openapi.json lists every route with its request schema', async () => {
     const r = await t.app.inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(r.statusCode, 200);
-    const doc = r.json() as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, { format?: string }> } }> } }>> };
+    const doc = r.json() as {
+      openapi: string;
+      paths: Record<
+        string,
+        Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, { format?: string }> } }> } }>
+      >;
+    };
     assert.match(doc.openapi, /^3\./);
-    for (const route of ['/v1/audio/tts', '/v1/audio/vc', '/v1/audio/separate', '/v1/audio/transcribe']) assert.ok(doc.paths[route]?.post, route);
+    for (const route of ['/v1/audio/tts', '/v1/audio/vc', '/v1/audio/separate', '/v1/audio/transcribe'])
+      assert.ok(doc.paths[route]?.post, route);
     for (const route of ['/v1/health', '/v1/ready', '/v1/capabilities', '/metrics']) assert.ok(doc.paths[route]?.get, route);
     const transcribe = doc.paths['/v1/audio/transcribe']!.post!.requestBody!.content['multipart/form-data']!.schema;
     assert.equal(transcribe.properties.audio?.format, 'binary');
@@ -50,15 +57,28 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
 
   test('every documented route lists its success and error responses, with length limits on text', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json() as {
-      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }>; requestBody?: { content: Record<string, { schema: { properties: Record<string, { maxLength?: number }> } }> } }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            responses: Record<string, { content?: Record<string, unknown> }>;
+            requestBody?: { content: Record<string, { schema: { properties: Record<string, { maxLength?: number }> } }> };
+          }
+        >
+      >;
     };
     for (const [route, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const statuses = Object.keys(operation.responses);
         // WebSocket routes succeed with 101 Switching Protocols.
-        assert.ok(statuses.some((s) => s.startsWith('2') || s === '101'), `${method} ${route}: ${statuses.join(',')}`);
+        assert.ok(
+          statuses.some((s) => s.startsWith('2') || s === '101'),
+          `${method} ${route}: ${statuses.join(',')}`,
+        );
         assert.ok(statuses.includes('500'), `${method} ${route}`);
-        if (route !== '/v1/health' && route !== '/v1/ready' && route !== '/v1/capabilities') assert.ok(statuses.includes('401'), `${method} ${route}`);
+        if (route !== '/v1/health' && route !== '/v1/ready' && route !== '/v1/capabilities')
+          assert.ok(statuses.includes('401'), `${method} ${route}`);
       }
     }
     assert.ok(doc.paths['/v1/audio/tts']!.post!.responses['200']!.content!['audio/mpeg']);
@@ -68,8 +88,15 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
 
   test('metrics need a key with scope metrics (or admin)', async () => {
     assert.equal((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await t.keyWith(['tts'])}` } })).statusCode, 403);
-    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await t.keyWith(['metrics'])}` } })).statusCode, 200);
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await t.keyWith(['tts'])}` } })).statusCode,
+      403,
+    );
+    assert.equal(
+      (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${await t.keyWith(['metrics'])}` } }))
+        .statusCode,
+      200,
+    );
   });
 
   test('VOXD_METRICS_PUBLIC=true serves metrics without a key', async () => {

@@ -6,7 +6,8 @@ import { errorRate } from '../../bench/lib/wer.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
 import { buildTestApp, listen, multipartBody, type TestApp } from '../helpers/app.js';
 
-const text = 'Good morning to everyone listening today, this is a streaming test. The words arrive in small pieces, just like a language model writes them. Can you hear every one of them?';
+const text =
+  'Good morning to everyone listening today, this is a streaming test. The words arrive in small pieces, just like a language model writes them. Can you hear every one of them?';
 
 /** Words with their trailing space, as token-sized pieces. */
 const pieces = (value: string): string[] => value.match(/\S+\s*/g) ?? [];
@@ -28,7 +29,12 @@ describe('streaming speech socket', () => {
 
   const transcribe = async (audio: Buffer, filename: string): Promise<string> => {
     const { body, contentType } = multipartBody({ language: 'en' }, { audio: { filename, content: audio } });
-    const response = await t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': contentType }, payload: body });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': contentType },
+      payload: body,
+    });
     assert.equal(response.statusCode, 200, response.body);
     return (response.json() as { text: string }).text;
   };
@@ -113,8 +119,11 @@ describe('streaming speech socket', () => {
   });
 
   test('protocol errors: text before start, an unknown voice, binary messages, a second start; a bad key is refused at the upgrade', async () => {
-    await assert.rejects(RealtimeClient.connect(url, { key: 'vx_' + 'B'.repeat(43) }), (error: { status: number }) => error.status === 401);
-    await assert.rejects(RealtimeClient.connect(url, { key: await t.keyWith(['transcribe']) }), (error: { status: number }) => error.status === 403);
+    await assert.rejects(RealtimeClient.connect(url, { key: `vx_${'B'.repeat(43)}` }), (error: { status: number }) => error.status === 401);
+    await assert.rejects(
+      RealtimeClient.connect(url, { key: await t.keyWith(['transcribe']) }),
+      (error: { status: number }) => error.status === 403,
+    );
     const client = await RealtimeClient.connect(url, { key: t.key });
     const errorCount = (): number => client.events.filter((e) => e.type === 'error').length;
     const nextError = async (send: () => void): Promise<{ code: string; param: string | null }> => {

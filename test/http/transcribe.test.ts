@@ -12,21 +12,53 @@ import { modelFile } from '../helpers/models.js';
 
 const audio = (relative: string): Buffer => readFileSync(path.join(evalDir, relative));
 
-interface Word { word: string; start: number; end: number; confidence: number; speaker: string | null }
-interface Segment { id: number; start: number; end: number; text: string; speaker: string | null; confidence: number; words: Word[] }
-interface Transcript { text: string; language: string; language_probability: number; duration: number; segments: Segment[]; speakers: Array<{ id: string; total_speech_seconds: number }>; model: string; warnings: string[] }
+interface Word {
+  word: string;
+  start: number;
+  end: number;
+  confidence: number;
+  speaker: string | null;
+}
+interface Segment {
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+  speaker: string | null;
+  confidence: number;
+  words: Word[];
+}
+interface Transcript {
+  text: string;
+  language: string;
+  language_probability: number;
+  duration: number;
+  segments: Segment[];
+  speakers: Array<{ id: string; total_speech_seconds: number }>;
+  model: string;
+  warnings: string[];
+}
 
 describe('POST /v1/audio/transcribe', () => {
   let t: TestApp;
   before(async () => {
-    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx')]);
+    await Promise.all([
+      modelFile('whisper-base', 'ggml-base.bin'),
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+    ]);
     t = await buildTestApp();
   });
   after(async () => t.close());
 
   const transcribe = async (file: Buffer, fields: Record<string, string> = {}, filename = 'audio.wav') => {
     const form = multipartBody(fields, { audio: { filename, content: file } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcribe',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   test('English: text close to the reference, monotone word times inside the audio, confidences in [0, 1]', async () => {
@@ -62,7 +94,10 @@ describe('POST /v1/audio/transcribe', () => {
     const clip = audio('asr/firered/BAC009S0764W0121.wav');
     const simplified = (await transcribe(clip, { language: 'zh' })).json() as Transcript;
     const traditional = (await transcribe(clip, { language: 'zh-TW' })).json() as Transcript;
-    for (const [body, wanted, unwanted] of [[simplified, /[现几况]/, /[現幾況]/], [traditional, /[現幾況]/, /[现几况]/]] as const) {
+    for (const [body, wanted, unwanted] of [
+      [simplified, /[现几况]/, /[現幾況]/],
+      [traditional, /[現幾況]/, /[现几况]/],
+    ] as const) {
       assert.equal(body.language, 'zh');
       const words = body.segments.flatMap((s) => s.words.map((w) => w.word)).join('');
       for (const text of [body.text, words]) assert.ok(wanted.test(text) && !unwanted.test(text), text);
@@ -85,7 +120,11 @@ describe('POST /v1/audio/transcribe', () => {
     const body = r.json() as Transcript;
     assert.equal(body.speakers.length, 2, JSON.stringify(body.speakers));
     assert.deepEqual(new Set(body.segments.map((s) => s.speaker)), new Set(['SPEAKER_1', 'SPEAKER_2']));
-    for (const s of body.segments) assert.ok(s.words.every((w) => w.speaker === s.speaker), 'segments are split on speaker change');
+    for (const s of body.segments)
+      assert.ok(
+        s.words.every((w) => w.speaker === s.speaker),
+        'segments are split on speaker change',
+      );
     const srt = await transcribe(audio('diar/pyannote/sample.wav'), { diarize: 'true', num_speakers: '2', response_format: 'srt' });
     assert.match(srt.body, /\[SPEAKER_1\]/);
     assert.match(srt.body, /\[SPEAKER_2\]/);
@@ -98,7 +137,9 @@ describe('POST /v1/audio/transcribe', () => {
     assert.deepEqual(quiet.segments, []);
     assert.deepEqual(quiet.warnings, ['No speech was detected: the transcript is empty.']);
     const { decodeFile } = await import('../../src/audio/decode.js');
-    const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { sep: Array<{ id: string; mixture: string }> };
+    const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+      sep: Array<{ id: string; mixture: string }>;
+    };
     const mix = manifest.sep.find((m) => m.id === 'dnr_mix01')!;
     const music = await decodeFile(path.join(evalDir, path.dirname(mix.mixture), 'music.wav'));
     const musicOnly = (await transcribe(await encodeWaveform(music, { format: 'wav' }))).json() as Transcript;
@@ -117,7 +158,12 @@ describe('POST /v1/audio/transcribe', () => {
     const file = await toFile(audio('asr/whisper_cpp/jfk.wav'), 'jfk.wav', { type: 'audio/wav' });
     const plain = await client.audio.transcriptions.create({ file, model: 'whisper-1', language: 'en' });
     assert.match(plain.text, /ask not what your country can do for you/i);
-    const verbose = await client.audio.transcriptions.create({ file: await toFile(audio('asr/whisper_cpp/jfk.wav'), 'jfk.wav'), model: 'whisper-1', response_format: 'verbose_json', timestamp_granularities: ['word', 'segment'] });
+    const verbose = await client.audio.transcriptions.create({
+      file: await toFile(audio('asr/whisper_cpp/jfk.wav'), 'jfk.wav'),
+      model: 'whisper-1',
+      response_format: 'verbose_json',
+      timestamp_granularities: ['word', 'segment'],
+    });
     assert.equal(verbose.language, 'english');
     assert.ok((verbose.words?.length ?? 0) > 10);
     assert.ok((verbose.segments?.length ?? 0) >= 1);
@@ -135,7 +181,13 @@ describe('transcription admission', () => {
 
   test('a full queue answers 503 overloaded with Retry-After; the running request completes', async () => {
     const form = multipartBody({ language: 'en' }, { audio: { filename: 'jfk.wav', content: audio('asr/whisper_cpp/jfk.wav') } });
-    const send = () => t.app.inject({ method: 'POST', url: '/v1/audio/transcribe', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    const send = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/transcribe',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+        payload: form.body,
+      });
     const [first, second] = await Promise.all([send(), new Promise((resolve) => setTimeout(resolve, 300)).then(send)]);
     assert.equal(first.statusCode, 200, first.body);
     assert.equal(second.statusCode, 503, second.body);

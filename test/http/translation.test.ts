@@ -15,8 +15,17 @@ const french = 'asr/pv_leopard/test_fr.wav';
 /** English words Whisper base gives for the Spanish clip ("Las arenas son blanquecinas ... muy poca asistencia"). */
 const spanishInEnglish = [/\bsand/i, /\bwhite/i, /\bvery\b/i];
 
-interface Word { word: string; start: number; end: number }
-interface Transcript { text: string; language: string; segments: Array<{ text: string; words: Word[] }>; warnings: string[] }
+interface Word {
+  word: string;
+  start: number;
+  end: number;
+}
+interface Transcript {
+  text: string;
+  language: string;
+  segments: Array<{ text: string; words: Word[] }>;
+  warnings: string[];
+}
 
 describe('translation into English', () => {
   let t: TestApp;
@@ -28,7 +37,12 @@ describe('translation into English', () => {
 
   const post = async (url: string, field: string, file: Buffer, fields: Record<string, string> = {}) => {
     const form = multipartBody(fields, { [field]: { filename: 'clip.wav', content: file } });
-    return t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   test('task=translate on /v1/audio/transcribe: English text and timed words from a Spanish clip, source language reported', async () => {
@@ -44,7 +58,9 @@ describe('translation into English', () => {
   });
 
   test('French with the source language given comes back in English', async () => {
-    const body = (await post('/v1/audio/transcribe', 'audio', audio(french), { task: 'translate', language: 'fr', response_format: 'text' })).body;
+    const body = (
+      await post('/v1/audio/transcribe', 'audio', audio(french), { task: 'translate', language: 'fr', response_format: 'text' })
+    ).body;
     assert.match(body, /\b(the|and|of)\b/i);
     assert.doesNotMatch(body, /\b(le|des|et)\b/i, body);
   });
@@ -86,9 +102,16 @@ describe('translation into English', () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const client = new OpenAI({ apiKey: t.key, baseURL: `http://127.0.0.1:${port}/v1` });
-    const plain = await client.audio.translations.create({ file: await toFile(audio(spanish), 'es.wav', { type: 'audio/wav' }), model: 'whisper-1' });
+    const plain = await client.audio.translations.create({
+      file: await toFile(audio(spanish), 'es.wav', { type: 'audio/wav' }),
+      model: 'whisper-1',
+    });
     for (const word of spanishInEnglish) assert.match(plain.text, word);
-    const verbose = (await client.audio.translations.create({ file: await toFile(audio(spanish), 'es.wav'), model: 'whisper-1', response_format: 'verbose_json' })) as TranslationVerbose & { task: string };
+    const verbose = (await client.audio.translations.create({
+      file: await toFile(audio(spanish), 'es.wav'),
+      model: 'whisper-1',
+      response_format: 'verbose_json',
+    })) as TranslationVerbose & { task: string };
     assert.equal(verbose.task, 'translate');
     assert.equal(verbose.language, 'spanish');
     assert.ok((verbose.segments?.length ?? 0) >= 1);

@@ -27,7 +27,8 @@ describe('POST /v1/audio/tts', () => {
   });
   after(async () => t.close());
 
-  const tts = (payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload });
+  const tts = (payload: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload });
 
   for (const [language, voice, text] of [
     ['en-us', 'af_heart', 'The weather is lovely today, so we will walk to the market.'],
@@ -78,7 +79,10 @@ describe('POST /v1/audio/tts', () => {
   test('streaming sends audio before the whole text is synthesised', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
-    const text = Array.from({ length: 6 }, (_, i) => `This is sentence number ${i + 1} of a longer paragraph that takes a while to speak.`).join(' ');
+    const text = Array.from(
+      { length: 6 },
+      (_, i) => `This is sentence number ${i + 1} of a longer paragraph that takes a while to speak.`,
+    ).join(' ');
     const started = performance.now();
     const response = await fetch(`http://127.0.0.1:${port}/v1/audio/tts`, {
       method: 'POST',
@@ -106,7 +110,13 @@ describe('POST /v1/audio/tts', () => {
     if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const client = new OpenAI({ apiKey: t.key, baseURL: `http://127.0.0.1:${port}/v1` });
-    const speech = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'Hello from an OpenAI client.', response_format: 'wav', instructions: 'Speak in a cheerful tone.' });
+    const speech = await client.audio.speech.create({
+      model: 'tts-1',
+      voice: 'alloy',
+      input: 'Hello from an OpenAI client.',
+      response_format: 'wav',
+      instructions: 'Speak in a cheerful tone.',
+    });
     const audio = await decoded(Buffer.from(await speech.arrayBuffer()), 'wav');
     assert.ok(durationSeconds(audio) > 1 && rmsDb(audio.samples) > -35);
   });
@@ -114,10 +124,24 @@ describe('POST /v1/audio/tts', () => {
   test('a cloned voice speaks English through the closest blend of Kokoro voices + conversion, Swahili through espeak-ng + conversion; preview works', async () => {
     const boundary = '----voxdtts';
     const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
-    const parts: Buffer[] = [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`)];
-    for (const name of ['2033-164914-0001.wav', '2033-164914-0003.wav']) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\n\r\n`), clip(name), Buffer.from('\r\n'));
+    const parts: Buffer[] = [
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`,
+      ),
+    ];
+    for (const name of ['2033-164914-0001.wav', '2033-164914-0003.wav'])
+      parts.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\n\r\n`),
+        clip(name),
+        Buffer.from('\r\n'),
+      );
     parts.push(Buffer.from(`--${boundary}--\r\n`));
-    const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: Buffer.concat(parts) });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: Buffer.concat(parts),
+    });
     assert.equal(created.statusCode, 201, created.body);
     const voiceId = created.json().voice_id as string;
     const r = await tts({ text: 'Good evening, and welcome to the reading.', voice_id: voiceId, format: 'wav' });
@@ -125,8 +149,15 @@ describe('POST /v1/audio/tts', () => {
     assert.equal(r.headers['x-voxd-engine'], 'kokoro+world-dsp');
     assert.ok(rmsDb((await decoded(r.rawPayload, 'wav')).samples) > -35);
     // Metrics name both engines, as the header does.
-    assert.match((await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body, /voxd_inference_seconds_count\{[^}]*engine="kokoro\+world-dsp"/);
-    const preview = await t.app.inject({ method: 'GET', url: `/v1/voices/${voiceId}/preview`, headers: { authorization: `Bearer ${t.key}` } });
+    assert.match(
+      (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body,
+      /voxd_inference_seconds_count\{[^}]*engine="kokoro\+world-dsp"/,
+    );
+    const preview = await t.app.inject({
+      method: 'GET',
+      url: `/v1/voices/${voiceId}/preview`,
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     assert.equal(preview.statusCode, 200);
     assert.equal(preview.headers['content-type'], 'audio/mpeg');
 
@@ -138,13 +169,25 @@ describe('POST /v1/audio/tts', () => {
     const plain = await tts({ text, voice_id: 'espeak-sw', format: 'wav' });
     const encoder = await SpeakerEncoder.load(await modelFile('resemblyzer-ge2e', 'ge2e.onnx'));
     const embed = async (w: Waveform) => encoder.embedUtterance(await resample(w, 16000));
-    const reference = averageEmbedding(await Promise.all(['2033-164914-0001.wav', '2033-164914-0003.wav'].map(async (name) => embed(await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech', name))))));
+    const reference = averageEmbedding(
+      await Promise.all(
+        ['2033-164914-0001.wav', '2033-164914-0003.wav'].map(async (name) =>
+          embed(await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech', name))),
+        ),
+      ),
+    );
     const [convertedAudio, plainAudio] = [await decoded(cloned.rawPayload, 'wav'), await decoded(plain.rawPayload, 'wav')];
     assert.ok(rmsDb(convertedAudio.samples) > -35);
     // Same words, same timing: conversion keeps the duration.
     assert.ok(Math.abs(durationSeconds(convertedAudio) - durationSeconds(plainAudio)) < 0.05);
-    const [toConverted, toPlain] = [cosineSimilarity(await embed(convertedAudio), reference), cosineSimilarity(await embed(plainAudio), reference)];
-    assert.ok(toConverted > toPlain + 0.05, `similarity to the profile: converted ${toConverted.toFixed(3)}, plain espeak ${toPlain.toFixed(3)}`);
+    const [toConverted, toPlain] = [
+      cosineSimilarity(await embed(convertedAudio), reference),
+      cosineSimilarity(await embed(plainAudio), reference),
+    ];
+    assert.ok(
+      toConverted > toPlain + 0.05,
+      `similarity to the profile: converted ${toConverted.toFixed(3)}, plain espeak ${toPlain.toFixed(3)}`,
+    );
     await encoder.close();
   });
 });

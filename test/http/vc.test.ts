@@ -18,7 +18,13 @@ describe('POST /v1/audio/vc', () => {
   let t: TestApp;
   let voiceId: string;
   before(async () => {
-    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', ''), worldAddon()]);
+    await Promise.all([
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('kokoro-82m', ''),
+      modelFile('kokoro-voices', ''),
+      worldAddon(),
+    ]);
     t = await buildTestApp();
     const boundary = '----voxdvc';
     const parts: Buffer[] = [
@@ -26,10 +32,19 @@ describe('POST /v1/audio/vc', () => {
       `--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n`,
     ].map((p): Buffer => Buffer.from(p));
     for (const name of ['3080-5032-0001.wav', '3080-5032-0004.wav']) {
-      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\nContent-Type: audio/wav\r\n\r\n`), clip(name), Buffer.from('\r\n'));
+      parts.push(
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\nContent-Type: audio/wav\r\n\r\n`),
+        clip(name),
+        Buffer.from('\r\n'),
+      );
     }
     parts.push(Buffer.from(`--${boundary}--\r\n`));
-    const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload: Buffer.concat(parts) });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: Buffer.concat(parts),
+    });
     assert.equal(created.statusCode, 201, created.body);
     voiceId = created.json().voice_id;
   });
@@ -37,7 +52,12 @@ describe('POST /v1/audio/vc', () => {
 
   const convert = (fields: Record<string, string>, content = clip(sourceName)) => {
     const form = multipartBody(fields, { audio: { filename: 'source.wav', content } });
-    return t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType }, payload: form.body });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/vc',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
   };
 
   test('same duration, audible, closer to the target than the source was; preserve_emotion changes the F0 range', async () => {
@@ -64,8 +84,18 @@ describe('POST /v1/audio/vc', () => {
     const world = World.load(defaultWorldAddonPath());
     const f0Spread = async (file: string): Promise<number> => {
       const { samples } = await decodeFile(file, { sampleRate: 16000, channels: 1 });
-      const f0 = await world.f0(samples, { sampleRate: 16000, framePeriodMs: 5, fftSize: 1024, f0FloorHz: 60, f0CeilHz: 700, harvest: true });
-      const logs = Array.from(f0).filter((v) => v > 0).map(Math.log).sort((a, b) => a - b);
+      const f0 = await world.f0(samples, {
+        sampleRate: 16000,
+        framePeriodMs: 5,
+        fftSize: 1024,
+        f0FloorHz: 60,
+        f0CeilHz: 700,
+        harvest: true,
+      });
+      const logs = Array.from(f0)
+        .filter((v) => v > 0)
+        .map(Math.log)
+        .sort((a, b) => a - b);
       return logs[Math.floor(logs.length * 0.9)]! - logs[Math.floor(logs.length * 0.1)]!;
     };
     const [kept, flattened] = [await f0Spread(results.get('true')!.file), await f0Spread(results.get('false')!.file)];
@@ -84,7 +114,10 @@ describe('POST /v1/audio/vc', () => {
     const first = await convert({ target_voice_id: 'af_heart', response_format: 'json' });
     assert.equal(first.statusCode, 200, first.body);
     const body = first.json();
-    assert.ok(body.similarity_to_target > body.source_similarity_to_target, `to target ${body.similarity_to_target}, source was ${body.source_similarity_to_target}`);
+    assert.ok(
+      body.similarity_to_target > body.source_similarity_to_target,
+      `to target ${body.similarity_to_target}, source was ${body.source_similarity_to_target}`,
+    );
     // The analysis is stored beside the models and reused.
     const stores = path.join(t.config.modelsDir, '.builtin-voices');
     assert.ok(readdirSync(stores).some((store) => existsSync(path.join(stores, store, 'af_heart', 'world-dsp.json'))));

@@ -29,8 +29,16 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
 
   const create = async (key: string): Promise<string> => {
     // Swahili: espeak-ng speaks it, so tts needs no Kokoro blend and stays quick; conversion still runs.
-    const form = multipartBody({ name: 'Reader 3080', consent: 'true', language: 'sw' }, { files: { filename: 'a.wav', content: readFileSync(path.join(clipsDir, '3080-5032-0001.wav')) } });
-    const created = await t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType }, payload: form.body });
+    const form = multipartBody(
+      { name: 'Reader 3080', consent: 'true', language: 'sw' },
+      { files: { filename: 'a.wav', content: readFileSync(path.join(clipsDir, '3080-5032-0001.wav')) } },
+    );
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
     assert.equal(created.statusCode, 201, created.body);
     return created.json().voice_id as string;
   };
@@ -55,13 +63,31 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
   const routes: Record<string, (caller: Caller, id: string) => Promise<LightMyRequestResponse>> = {
     'GET /v1/voices/{id}': (caller, id) => t.app.inject({ method: 'GET', url: `/v1/voices/${id}`, headers: as(caller) }),
     'GET /v1/voices/{id}/preview': (caller, id) => t.app.inject({ method: 'GET', url: `/v1/voices/${id}/preview`, headers: as(caller) }),
-    'POST /v1/audio/tts voice_id': (caller, id) => t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: as(caller), payload: { text: 'Habari.', voice_id: id, format: 'wav' } }),
-    'POST /v1/audio/speech voice': (caller, id) => t.app.inject({ method: 'POST', url: '/v1/audio/speech', headers: as(caller), payload: { input: 'Habari.', voice: id, response_format: 'wav' } }),
+    'POST /v1/audio/tts voice_id': (caller, id) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/tts',
+        headers: as(caller),
+        payload: { text: 'Habari.', voice_id: id, format: 'wav' },
+      }),
+    'POST /v1/audio/speech voice': (caller, id) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/speech',
+        headers: as(caller),
+        payload: { input: 'Habari.', voice: id, response_format: 'wav' },
+      }),
     'POST /v1/audio/vc target_voice_id': (caller, id) => {
       const form = multipartBody({ target_voice_id: id }, { audio: { filename: 'source.wav', content: source } });
-      return t.app.inject({ method: 'POST', url: '/v1/audio/vc', headers: { ...as(caller), 'content-type': form.contentType }, payload: form.body });
+      return t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/vc',
+        headers: { ...as(caller), 'content-type': form.contentType },
+        payload: form.body,
+      });
     },
-    'PATCH /v1/voices/{id}': (caller, id) => t.app.inject({ method: 'PATCH', url: `/v1/voices/${id}`, headers: as(caller), payload: { description: `set by ${caller}` } }),
+    'PATCH /v1/voices/{id}': (caller, id) =>
+      t.app.inject({ method: 'PATCH', url: `/v1/voices/${id}`, headers: as(caller), payload: { description: `set by ${caller}` } }),
   };
   /** Scopes are checked before the voice is looked up: PATCH and DELETE need `voices`; speech (previews included) `tts` or `vc`. */
   const speaks = (route: string): boolean => !route.startsWith('PATCH') && route !== 'GET /v1/voices/{id}';
@@ -79,7 +105,10 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
     const [error, missingError] = [response.json().error, missing.json().error];
     assert.match(error.request_id, /^req_/);
     assert.equal(error.code, 'not_found');
-    assert.deepEqual({ ...error, request_id: null, message: error.message.replaceAll(voiceId, missingId) }, { ...missingError, request_id: null });
+    assert.deepEqual(
+      { ...error, request_id: null, message: error.message.replaceAll(voiceId, missingId) },
+      { ...missingError, request_id: null },
+    );
   }
 
   for (const [route, call] of Object.entries(routes)) {
@@ -109,7 +138,12 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
     for (const caller of callers) {
       assert.equal((await routes['GET /v1/voices/{id}']!(caller, 'af_heart')).statusCode, 200, caller);
       const canSpeak = caller !== 'voicesOnly';
-      const spoken = await t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: as(caller), payload: { text: 'Hi.', voice_id: 'af_heart', format: 'wav' } });
+      const spoken = await t.app.inject({
+        method: 'POST',
+        url: '/v1/audio/tts',
+        headers: as(caller),
+        payload: { text: 'Hi.', voice_id: 'af_heart', format: 'wav' },
+      });
       assert.equal(spoken.statusCode, canSpeak ? 200 : 403, `${caller}: ${spoken.body}`);
       const preview = await routes['GET /v1/voices/{id}/preview']!(caller, 'af_heart');
       assert.equal(preview.statusCode, canSpeak ? 200 : 403, `${caller} preview: ${preview.body}`);

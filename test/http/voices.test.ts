@@ -12,11 +12,15 @@ function form(fields: Record<string, string>, files: Array<{ filename: string; c
   // Repeated `files` parts, as browsers and SDKs send them.
   const parts = multipartBody(fields, {});
   const boundary = parts.contentType.split('boundary=')[1]!;
-  const fileParts = files.map((f) => Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${f.filename}"\r\nContent-Type: audio/wav\r\n\r\n`),
-    f.content,
-    Buffer.from('\r\n'),
-  ]));
+  const fileParts = files.map((f) =>
+    Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${f.filename}"\r\nContent-Type: audio/wav\r\n\r\n`,
+      ),
+      f.content,
+      Buffer.from('\r\n'),
+    ]),
+  );
   const head = parts.body.subarray(0, parts.body.length - `--${boundary}--\r\n`.length);
   return { body: Buffer.concat([head, ...fileParts, Buffer.from(`--${boundary}--\r\n`)]), contentType: parts.contentType };
 }
@@ -30,13 +34,20 @@ describe('voices API', () => {
   after(async () => t.close());
 
   const post = (body: ReturnType<typeof form>, key = t.key) =>
-    t.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType }, payload: body.body });
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${key}`, 'content-type': body.contentType },
+      payload: body.body,
+    });
 
   test('create from two clips, list, get, patch, delete leaves no file behind', async () => {
-    const created = await post(form({ name: 'Reader 3080', consent: 'true', language: 'en', labels: '{"accent":"american"}' }, [
-      { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
-      { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
-    ]));
+    const created = await post(
+      form({ name: 'Reader 3080', consent: 'true', language: 'en', labels: '{"accent":"american"}' }, [
+        { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+        { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
+      ]),
+    );
     assert.equal(created.statusCode, 201, created.body);
     const profile = created.json();
     assert.match(profile.voice_id, /^voice_/);
@@ -55,27 +66,45 @@ describe('voices API', () => {
     const got = await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth });
     assert.equal(got.json().name, 'Reader 3080');
 
-    const readOnly = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${await t.keyWith(['tts'])}` }, payload: { name: 'x' } });
+    const readOnly = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/voices/${profile.voice_id}`,
+      headers: { authorization: `Bearer ${await t.keyWith(['tts'])}` },
+      payload: { name: 'x' },
+    });
     assert.equal(readOnly.statusCode, 403);
-    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.key}` }, payload: { name: 'Narrator', labels: { use: 'audiobook' } } });
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/voices/${profile.voice_id}`,
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { name: 'Narrator', labels: { use: 'audiobook' } },
+    });
     assert.equal(patched.statusCode, 200);
     assert.equal(patched.json().name, 'Narrator');
     assert.deepEqual(patched.json().labels, { use: 'audiobook' });
 
     const voiceDir = path.join(t.config.dataDir, 'blobs/voices', profile.voice_id);
     assert.ok(readdirSync(voiceDir).length >= 2, 'processed clips are stored');
-    const deleted = await t.app.inject({ method: 'DELETE', url: `/v1/voices/${profile.voice_id}`, headers: { authorization: `Bearer ${t.key}` } });
+    const deleted = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/voices/${profile.voice_id}`,
+      headers: { authorization: `Bearer ${t.key}` },
+    });
     assert.equal(deleted.statusCode, 200);
     assert.equal(existsSync(voiceDir), false);
     assert.equal((await t.app.inject({ method: 'GET', url: `/v1/voices/${profile.voice_id}`, headers: auth })).statusCode, 404);
   });
 
-  test('built-in voices are listed best first (Kokoro\'s grades); capabilities name a default voice per language', async () => {
+  test("built-in voices are listed best first (Kokoro's grades); capabilities name a default voice per language", async () => {
     const auth = { authorization: `Bearer ${t.key}` };
-    const ids = ((await t.app.inject({ method: 'GET', url: '/v1/voices?type=builtin', headers: auth })).json().voices as Array<{ voice_id: string }>).map((v) => v.voice_id);
+    const ids = (
+      (await t.app.inject({ method: 'GET', url: '/v1/voices?type=builtin', headers: auth })).json().voices as Array<{ voice_id: string }>
+    ).map((v) => v.voice_id);
     assert.deepEqual(ids.slice(0, 2), ['af_heart', 'af_bella']);
     assert.ok(ids.indexOf('af_nicole') < ids.indexOf('af_alloy') && ids.indexOf('af_alloy') < ids.indexOf('am_adam'), 'graded order');
-    const english = ((await t.app.inject({ method: 'GET', url: '/v1/voices?language=en-us', headers: auth })).json().voices as Array<{ voice_id: string }>).map((v) => v.voice_id);
+    const english = (
+      (await t.app.inject({ method: 'GET', url: '/v1/voices?language=en-us', headers: auth })).json().voices as Array<{ voice_id: string }>
+    ).map((v) => v.voice_id);
     assert.equal(english[0], 'af_heart');
     const defaults = (await t.app.inject({ method: 'GET', url: '/v1/capabilities' })).json().tts.default_voices as Record<string, string>;
     assert.equal(defaults['en-us'], 'af_heart');
@@ -99,7 +128,14 @@ describe('voices API', () => {
     assert.equal(r.statusCode, 422);
     assert.match(r.json().error.message, /no speech/);
     // A steady tone sits at its peak often enough to look clipped: the reason given is still that it is not speech.
-    const tone = await encodeWaveform({ samples: Float32Array.from({ length: 16000 * 4 }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 440 * i) / 16000)), sampleRate: 16000, channels: 1 }, { format: 'wav' });
+    const tone = await encodeWaveform(
+      {
+        samples: Float32Array.from({ length: 16000 * 4 }, (_, i) => 0.5 * Math.sin((2 * Math.PI * 440 * i) / 16000)),
+        sampleRate: 16000,
+        channels: 1,
+      },
+      { format: 'wav' },
+    );
     const toneResponse = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'tone.wav', content: tone }]));
     assert.equal(toneResponse.statusCode, 422);
     assert.match(toneResponse.json().error.message, /no speech/);
@@ -116,11 +152,17 @@ describe('voices API', () => {
     assert.equal(r2.statusCode, 422);
     assert.match(r2.json().error.message, /at least 3 s/);
 
-    const clipped = await encodeWaveform({ ...speech, samples: speech.samples.map((v) => Math.max(-1, Math.min(1, v * 30))) }, { format: 'wav' });
+    const clipped = await encodeWaveform(
+      { ...speech, samples: speech.samples.map((v) => Math.max(-1, Math.min(1, v * 30))) },
+      { format: 'wav' },
+    );
     const r3 = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'loud.wav', content: clipped }]));
     assert.equal(r3.statusCode, 422);
     assert.match(r3.json().error.message, /clipped/);
-    assert.equal(existsSync(path.join(t.config.dataDir, 'blobs/voices')) ? readdirSync(path.join(t.config.dataDir, 'blobs/voices')).length : 0, 0);
+    assert.equal(
+      existsSync(path.join(t.config.dataDir, 'blobs/voices')) ? readdirSync(path.join(t.config.dataDir, 'blobs/voices')).length : 0,
+      0,
+    );
   });
 
   test('a clip with two speakers, or clips of different speakers -> 422', async () => {
@@ -128,19 +170,26 @@ describe('voices API', () => {
     const two = await post(form({ name: 'x', consent: 'true' }, [{ filename: 'talk.wav', content: conversation }]));
     assert.equal(two.statusCode, 422, two.body);
     assert.match(two.json().error.message, /more than one speaker/);
-    const mixed = await post(form({ name: 'x', consent: 'true' }, [
-      { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
-      { filename: 'b.wav', content: clip('1998-15444-0001.wav') },
-    ]));
+    const mixed = await post(
+      form({ name: 'x', consent: 'true' }, [
+        { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+        { filename: 'b.wav', content: clip('1998-15444-0001.wav') },
+      ]),
+    );
     assert.equal(mixed.statusCode, 422, mixed.body);
     assert.match(mixed.json().error.message, /same speaker/);
     // Rejected after the clips were staged: nothing stays in scratch space either.
-    assert.deepEqual(readdirSync(path.join(t.config.dataDir, 'tmp')).filter((name) => name.endsWith('-voice')), []);
+    assert.deepEqual(
+      readdirSync(path.join(t.config.dataDir, 'tmp')).filter((name) => name.endsWith('-voice')),
+      [],
+    );
   });
 
   test('single-speaker clips the earlier GE2E window check took for two speakers are accepted (CAM++ check)', async () => {
     for (const file of ['vc/pv_eagle/speaker_1_utt_2.wav', 'asr/pv_leopard/test_es.wav']) {
-      const created = await post(form({ name: 'one', consent: 'true' }, [{ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) }]));
+      const created = await post(
+        form({ name: 'one', consent: 'true' }, [{ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) }]),
+      );
       assert.equal(created.statusCode, 201, `${file}: ${created.body}`);
     }
   });
@@ -148,7 +197,9 @@ describe('voices API', () => {
   test('unknown voice -> 404; bad labels -> 400', async () => {
     const r = await t.app.inject({ method: 'GET', url: '/v1/voices/voice_nope', headers: { authorization: `Bearer ${t.key}` } });
     assert.equal(r.statusCode, 404);
-    const bad = await post(form({ name: 'x', consent: 'true', labels: '[1,2]' }, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]));
+    const bad = await post(
+      form({ name: 'x', consent: 'true', labels: '[1,2]' }, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]),
+    );
     assert.equal(bad.statusCode, 400);
     assert.equal(bad.json().error.param, 'labels');
   });
@@ -161,7 +212,12 @@ describe('voice files after a crash (kill -9 during creation or deletion)', () =
     const first = await buildTestApp({ VOXD_DATA_DIR: dataDir });
     await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx')]);
     const body = form({ name: 'Kept', consent: 'true' }, [{ filename: 'a.wav', content: clip('3080-5032-0001.wav') }]);
-    const created = await first.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${first.key}`, 'content-type': body.contentType }, payload: body.body });
+    const created = await first.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${first.key}`, 'content-type': body.contentType },
+      payload: body.body,
+    });
     const kept = created.json().voice_id as string;
     assert.equal(created.statusCode, 201, created.body);
     const keptFiles = readdirSync(path.join(voicesDir, kept)).sort();

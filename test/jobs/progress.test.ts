@@ -6,7 +6,12 @@ import { progressBar } from '../../src/cli/progress.js';
 
 function stream(isTTY: boolean): { stream: NodeJS.WriteStream; text: () => string } {
   let text = '';
-  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => ((text += chunk.toString()), done()) });
+  const sink = new Writable({
+    write: (chunk: Buffer, _encoding, done) => {
+      text += chunk.toString();
+      done();
+    },
+  });
   Object.assign(sink, { isTTY, columns: 100, cursorTo: () => true, clearLine: () => true, moveCursor: () => true });
   return { stream: sink as unknown as NodeJS.WriteStream, text: () => text };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { VoxError } from '../../src/core/errors.js';
+import type { VoxError } from '../../src/core/errors.js';
 import { Scheduler } from '../../src/core/scheduler.js';
 import { Metrics } from '../../src/core/metrics.js';
 
@@ -18,12 +18,15 @@ describe('scheduler', () => {
     const blocker = gate();
     const running = scheduler.run('transcribe', 5, undefined, () => blocker.promise);
     const queued = scheduler.run('transcribe', 5, undefined, async () => 'second');
-    await assert.rejects(scheduler.run('transcribe', 5, undefined, async () => 'third'), (error: VoxError) => {
-      assert.equal(error.code, 'overloaded');
-      assert.equal(error.status, 503);
-      assert.ok((error.retryAfterSeconds ?? 0) > 0);
-      return true;
-    });
+    await assert.rejects(
+      scheduler.run('transcribe', 5, undefined, async () => 'third'),
+      (error: VoxError) => {
+        assert.equal(error.code, 'overloaded');
+        assert.equal(error.status, 503);
+        assert.ok((error.retryAfterSeconds ?? 0) > 0);
+        return true;
+      },
+    );
     blocker.open();
     await running;
     assert.equal(await queued, 'second');
@@ -82,7 +85,10 @@ describe('scheduler', () => {
     });
     await scheduler.drain();
     assert.equal(finished, true);
-    await assert.rejects(scheduler.run('vc', 1, undefined, async () => 1), (error: VoxError) => error.code === 'overloaded');
+    await assert.rejects(
+      scheduler.run('vc', 1, undefined, async () => 1),
+      (error: VoxError) => error.code === 'overloaded',
+    );
   });
 });
 
@@ -91,7 +97,10 @@ describe('scheduler without a waiting room', () => {
     const scheduler = new Scheduler({ concurrency: 1, queueLimit: 0, shortJobSeconds: 30 }, new Metrics());
     const blocker = gate();
     const running = scheduler.run('tts', 1, undefined, () => blocker.promise);
-    await assert.rejects(scheduler.run('tts', 1, undefined, async () => 1), (error: VoxError) => error.code === 'overloaded');
+    await assert.rejects(
+      scheduler.run('tts', 1, undefined, async () => 1),
+      (error: VoxError) => error.code === 'overloaded',
+    );
     blocker.open();
     await running;
     assert.equal(await scheduler.run('tts', 1, undefined, async () => 2), 2);

@@ -12,10 +12,20 @@ import { createLogger } from '../../src/core/logger.js';
 describe('webhook addresses', () => {
   test('loopback, private, link-local, unique-local, mapped and unspecified addresses are refused; public ones pass', () => {
     for (const [address, range] of [
-      ['127.0.0.1', 'loopback'], ['10.1.2.3', 'private'], ['192.168.0.10', 'private'], ['172.16.5.4', 'private'], ['169.254.169.254', 'linkLocal'],
-      ['100.64.0.1', 'carrierGradeNat'], ['0.0.0.0', 'unspecified'], ['::1', 'loopback'], ['fd00::1', 'uniqueLocal'], ['fe80::1', 'linkLocal'],
-      ['::ffff:127.0.0.1', 'loopback'], ['224.0.0.1', 'multicast'],
-    ]) assert.equal(refusedRange(address!), range, address);
+      ['127.0.0.1', 'loopback'],
+      ['10.1.2.3', 'private'],
+      ['192.168.0.10', 'private'],
+      ['172.16.5.4', 'private'],
+      ['169.254.169.254', 'linkLocal'],
+      ['100.64.0.1', 'carrierGradeNat'],
+      ['0.0.0.0', 'unspecified'],
+      ['::1', 'loopback'],
+      ['fd00::1', 'uniqueLocal'],
+      ['fe80::1', 'linkLocal'],
+      ['::ffff:127.0.0.1', 'loopback'],
+      ['224.0.0.1', 'multicast'],
+    ])
+      assert.equal(refusedRange(address!), range, address);
     for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700::1111']) assert.equal(refusedRange(address), undefined, address);
   });
 
@@ -32,11 +42,26 @@ describe('webhook addresses', () => {
   });
 
   test('retry delays double from the base, are capped at an hour, and carry +-20% jitter', () => {
-    assert.equal(retryDelayMilliseconds(1, 5000, () => 0.5), 5000);
-    assert.equal(retryDelayMilliseconds(3, 5000, () => 0.5), 20000);
-    assert.equal(retryDelayMilliseconds(30, 5000, () => 0.5), 3600_000);
-    assert.equal(retryDelayMilliseconds(2, 5000, () => 0), 8000);
-    assert.equal(retryDelayMilliseconds(2, 5000, () => 1), 12000);
+    assert.equal(
+      retryDelayMilliseconds(1, 5000, () => 0.5),
+      5000,
+    );
+    assert.equal(
+      retryDelayMilliseconds(3, 5000, () => 0.5),
+      20000,
+    );
+    assert.equal(
+      retryDelayMilliseconds(30, 5000, () => 0.5),
+      3600_000,
+    );
+    assert.equal(
+      retryDelayMilliseconds(2, 5000, () => 0),
+      8000,
+    );
+    assert.equal(
+      retryDelayMilliseconds(2, 5000, () => 1),
+      12000,
+    );
   });
 });
 
@@ -57,17 +82,53 @@ describe('webhook sender with the default policy', () => {
     const now = new Date().toISOString();
     // A job settled with a webhook to a name that resolves to loopback (as a rebinding name would by delivery time).
     await store.jobs.insert({
-      id: 'job_1', ownerKeyId: owner.id, operation: 'tts', route: 'tts', status: 'queued', params: {}, inputs: [], inputSeconds: null, progress: null,
-      result: null, error: null, webhookUrl: `http://localhost:${port}/hook`, attempts: 0, maxAttempts: 3, workerId: null, leaseExpiresAt: null,
-      cancelRequested: false, createdAt: now, startedAt: null, finishedAt: null, expiresAt: now,
+      id: 'job_1',
+      ownerKeyId: owner.id,
+      operation: 'tts',
+      route: 'tts',
+      status: 'queued',
+      params: {},
+      inputs: [],
+      inputSeconds: null,
+      progress: null,
+      result: null,
+      error: null,
+      webhookUrl: `http://localhost:${port}/hook`,
+      attempts: 0,
+      maxAttempts: 3,
+      workerId: null,
+      leaseExpiresAt: null,
+      cancelRequested: false,
+      createdAt: now,
+      startedAt: null,
+      finishedAt: null,
+      expiresAt: now,
     });
     await store.jobs.finish('job_1', null, { status: 'cancelled' }, now, now, {
-      id: 'msg_1', jobId: 'job_1', ownerKeyId: owner.id, url: `http://localhost:${port}/hook`, event: 'job.cancelled', payload: '{}', status: 'pending', attempts: [], nextAttemptAt: now, createdAt: now,
+      id: 'msg_1',
+      jobId: 'job_1',
+      ownerKeyId: owner.id,
+      url: `http://localhost:${port}/hook`,
+      event: 'job.cancelled',
+      payload: '{}',
+      status: 'pending',
+      attempts: [],
+      nextAttemptAt: now,
+      createdAt: now,
     });
-    const sender = new WebhookSender({ store, policy: { allowPrivate: false }, retryBaseMilliseconds: 60_000, retryWindowSeconds: 3600, timeoutMilliseconds: 2000, log: createLogger('silent'), pollMilliseconds: 50 });
+    const sender = new WebhookSender({
+      store,
+      policy: { allowPrivate: false },
+      retryBaseMilliseconds: 60_000,
+      retryWindowSeconds: 3600,
+      timeoutMilliseconds: 2000,
+      log: createLogger('silent'),
+      pollMilliseconds: 50,
+    });
     sender.start();
     try {
-      for (let i = 0; i < 100 && (await store.webhooks.forJob('job_1'))[0]!.attempts.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let i = 0; i < 100 && (await store.webhooks.forJob('job_1'))[0]!.attempts.length === 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
     } finally {
       await sender.stop();
       receiver.close();

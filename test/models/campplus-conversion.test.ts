@@ -39,7 +39,10 @@ describe('CAM++ state dict (zip-format torch file) -> ONNX', () => {
     assert.equal(tensors.size, 937 - 122);
     assert.deepEqual(tensors.get('head.conv1.weight')?.shape, [32, 1, 3, 3]);
     assert.deepEqual(tensors.get('xvector.dense.linear.weight')?.shape, [192, 1024, 1]);
-    assert.equal([...tensors.values()].reduce((sum, t) => sum + t.data.length, 0), 6930720);
+    assert.equal(
+      [...tensors.values()].reduce((sum, t) => sum + t.data.length, 0),
+      6930720,
+    );
     for (const tensor of tensors.values()) assert.ok(tensor.data.every(Number.isFinite));
   });
 

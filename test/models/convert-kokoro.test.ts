@@ -32,7 +32,8 @@ async function rawKokoro(): Promise<string> {
 function leadingSilenceSeconds(samples: Float32Array, sampleRate: number): number {
   const frame = sampleRate / 100;
   let start = 0;
-  while (start + frame <= samples.length && samples.subarray(start, start + frame).reduce((sum, v) => sum + v * v, 0) / frame < 1e-6) start += frame;
+  while (start + frame <= samples.length && samples.subarray(start, start + frame).reduce((sum, v) => sum + v * v, 0) / frame < 1e-6)
+    start += frame;
   return start / sampleRate;
 }
 
@@ -86,8 +87,14 @@ describe('Kokoro int8 conversion', () => {
     const [originalLead, trimmedLead] = [leadingSilenceSeconds(original, 24000), leadingSilenceSeconds(trimmed, 24000)];
     assert.ok(Math.abs(originalLead - removed / 24000 - trimmedLead) < 0.03, `leading silence ${originalLead} s -> ${trimmedLead} s`);
     const speech = (samples: Float32Array, lead: number) => rmsDb(samples.subarray(Math.round(lead * 24000)));
-    assert.ok(Math.abs(speech(original, originalLead) - speech(trimmed, trimmedLead)) < 1, `speech ${speech(original, originalLead)} dB vs ${speech(trimmed, trimmedLead)} dB`);
-    assert.ok(Math.abs(original.length - Math.round(originalLead * 24000) - (trimmed.length - Math.round(trimmedLead * 24000))) < 240, 'the speech keeps its length');
+    assert.ok(
+      Math.abs(speech(original, originalLead) - speech(trimmed, trimmedLead)) < 1,
+      `speech ${speech(original, originalLead)} dB vs ${speech(trimmed, trimmedLead)} dB`,
+    );
+    assert.ok(
+      Math.abs(original.length - Math.round(originalLead * 24000) - (trimmed.length - Math.round(trimmedLead * 24000))) < 240,
+      'the speech keeps its length',
+    );
   });
 });
 

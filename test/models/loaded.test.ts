@@ -5,7 +5,13 @@ import { LoadedModel, loadedFromCatalog } from '../../src/models/loaded.js';
 test('close() during a load waits for it and releases what it loaded (a preload cut by shutdown leaves nothing running)', async () => {
   const released: string[] = [];
   let finishLoad: (model: string) => void = () => undefined;
-  const model = new LoadedModel('m', [], [], () => new Promise<string>((resolve) => (finishLoad = resolve)), async (m) => void released.push(m));
+  const model = new LoadedModel(
+    'm',
+    [],
+    [],
+    () => new Promise<string>((resolve) => (finishLoad = resolve)),
+    async (m) => void released.push(m),
+  );
   const loading = model.get();
   const closed = model.close();
   finishLoad('worker');
@@ -39,10 +45,24 @@ test('a failed load is tried again when readiness asks (a model pulled while the
 
 test('loadedFromCatalog: the loader gets the directories of the models it declares, and no other', async () => {
   const required: string[] = [];
-  const models = { require: async (id: string) => (required.push(id), `/models/${id}`), installed: async () => true };
-  const declared = loadedFromCatalog(models, { id: 'pair', operations: ['separate'], modelIds: ['a', 'b'], load: async ({ dir }) => [dir('a'), dir('b')] }, 1);
+  const models = {
+    require: async (id: string) => {
+      required.push(id);
+      return `/models/${id}`;
+    },
+    installed: async () => true,
+  };
+  const declared = loadedFromCatalog(
+    models,
+    { id: 'pair', operations: ['separate'], modelIds: ['a', 'b'], load: async ({ dir }) => [dir('a'), dir('b')] },
+    1,
+  );
   assert.deepEqual(await declared.get(), ['/models/a', '/models/b']);
   assert.deepEqual(required.sort(), ['a', 'b']);
-  const undeclared = loadedFromCatalog(models, { id: 'sneaky', operations: ['separate'], modelIds: ['a'], load: async ({ dir }) => dir('c') }, 1);
+  const undeclared = loadedFromCatalog(
+    models,
+    { id: 'sneaky', operations: ['separate'], modelIds: ['a'], load: async ({ dir }) => dir('c') },
+    1,
+  );
   await assert.rejects(undeclared.get(), /'sneaky' loads 'c', which it does not declare/);
 });

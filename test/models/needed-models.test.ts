@@ -19,7 +19,8 @@ const withCompanions = (id: string): string[] => [id, ...(findModel(id)?.pulledW
 function modelsDirWith(ids: string[], options: { derived: boolean }): string {
   const dir = makeTempDir('models-needed');
   for (const id of ids) symlinkSync(path.join(testModelsDir, id), path.join(dir, id));
-  if (options.derived && existsSync(path.join(testModelsDir, '.builtin-voices'))) symlinkSync(path.join(testModelsDir, '.builtin-voices'), path.join(dir, '.builtin-voices'));
+  if (options.derived && existsSync(path.join(testModelsDir, '.builtin-voices')))
+    symlinkSync(path.join(testModelsDir, '.builtin-voices'), path.join(dir, '.builtin-voices'));
   return dir;
 }
 
@@ -30,11 +31,16 @@ describe('the models setup pulls', () => {
     assert.deepEqual(pulls, ['node dist/src/cli/main.js models pull --needed']);
   });
 
-  test('they are every model /v1/ready waits for: with only them installed, every operation becomes ready', { timeout: 900_000 }, async () => {
+  test('they are every model /v1/ready waits for: with only them installed, every operation becomes ready', {
+    timeout: 900_000,
+  }, async () => {
     const probe = await buildTestApp();
     const needed = probe.container.neededModels();
     await probe.close();
-    assert.ok(['silero-vad', 'whisper-base', 'spleeter-2stems', 'kokoro-82m', 'resemblyzer-ge2e'].every((id) => needed.includes(id)), needed.join(', '));
+    assert.ok(
+      ['silero-vad', 'whisper-base', 'spleeter-2stems', 'kokoro-82m', 'resemblyzer-ge2e'].every((id) => needed.includes(id)),
+      needed.join(', '),
+    );
     const installed = [...new Set(needed.flatMap(withCompanions))];
     await Promise.all(installed.map((id) => modelFile(id, '')));
 
@@ -53,7 +59,10 @@ describe('the models setup pulls', () => {
   test('a model pulled while the server runs is picked up by /v1/ready, which until then names the command', async () => {
     const modelIds = ['deepfilternet3', 'dtln', 'spleeter-2stems'];
     await Promise.all(modelIds.map((id) => modelFile(id, '')));
-    const modelsDir = modelsDirWith(modelIds.filter((id) => id !== 'spleeter-2stems'), { derived: false });
+    const modelsDir = modelsDirWith(
+      modelIds.filter((id) => id !== 'spleeter-2stems'),
+      { derived: false },
+    );
     const t = await buildTestApp({ VOXD_MODELS_DIR: modelsDir, VOXD_LOCAL_MODEL_DIRS: '', VOXD_WORKER_OPERATIONS: 'separate' });
     try {
       await t.container.preload();

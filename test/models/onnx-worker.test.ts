@@ -41,7 +41,11 @@ test('onnxWorkersIdle resolves once no model is loading or running, and an exit 
   const session = await creating;
   await loadedIdle;
   const frames = 12_000;
-  const fbank = session.tensor('float32', Float32Array.from({ length: frames * melBins }, (_, i) => Math.cos(i * 0.11)), [1, frames, melBins]);
+  const fbank = session.tensor(
+    'float32',
+    Float32Array.from({ length: frames * melBins }, (_, i) => Math.cos(i * 0.11)),
+    [1, frames, melBins],
+  );
   const running = session.run({ fbank });
   idle = false;
   const ranIdle = onnxWorkersIdle().then(() => (idle = true));
@@ -52,7 +56,11 @@ test('onnxWorkersIdle resolves once no model is loading or running, and an exit 
   await session.close();
 
   const exitDuringRun = async (when: 'now' | 'idle' | 'close') => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures/exit-during-run.ts'), modelPath, when], { stdio: 'ignore' });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(import.meta.dirname, 'fixtures/exit-during-run.ts'), modelPath, when],
+      { stdio: 'ignore' },
+    );
     const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
     return signal ?? code;
   };

@@ -23,7 +23,9 @@ interface ReferenceOutput {
   values: number[];
 }
 /** Computed once, in float64, by an independent numpy implementation of the network (see its `about`). */
-const reference = JSON.parse(readFileSync(path.join(import.meta.dirname, 'fixtures/spleeter-reference.json'), 'utf8')) as { shape: number[] } & Record<(typeof nets)[number], ReferenceOutput>;
+const reference = JSON.parse(readFileSync(path.join(import.meta.dirname, 'fixtures/spleeter-reference.json'), 'utf8')) as {
+  shape: number[];
+} & Record<(typeof nets)[number], ReferenceOutput>;
 
 /** The reference's fixed input [1, 2, frames, bins]. */
 function fixedInput(frames: number, bins: number): Float32Array {

@@ -41,7 +41,9 @@ function difference(actual: Float32Array, expected: Float32Array): { maxAbsolute
   return { maxAbsolute, relative: Math.sqrt(squared / norm) };
 }
 
-test('the ONNX encoder gives whisper.cpp\'s encoder output on a real window: float32 within 1%, int8 within 5% (relative norm)', { timeout: 120_000 }, async () => {
+test("the ONNX encoder gives whisper.cpp's encoder output on a real window: float32 within 1%, int8 within 5% (relative norm)", {
+  timeout: 120_000,
+}, async () => {
   const ggmlPath = await modelFile('whisper-base', 'ggml-base.bin');
   const model = await WhisperModel.load(ggmlPath);
   const samples = (await decodeFile(path.join(evalDir, 'asr/whisper_cpp/jfk.wav'), { sampleRate: 16000, channels: 1 })).samples;
@@ -52,8 +54,10 @@ test('the ONNX encoder gives whisper.cpp\'s encoder output on a real window: flo
   const bounds = { float32: 0.01, int8: 0.05 };
   for (const precision of ['float32', 'int8'] as const) {
     const session = await ort.InferenceSession.create(buildWhisperEncoderOnnx(encoder, precision), { intraOpNumThreads: 2 });
-    const outputs: ort.InferenceSession.OnnxValueMapType = await session.run({ mel: new ort.Tensor('float32', reference.mel, [1, 80, reference.frames]) });
-    const embedding: ort.Tensor = outputs['embd']!;
+    const outputs: ort.InferenceSession.OnnxValueMapType = await session.run({
+      mel: new ort.Tensor('float32', reference.mel, [1, 80, reference.frames]),
+    });
+    const embedding: ort.Tensor = outputs.embd!;
     assert.deepEqual(embedding.dims, [1, 1500, 512]);
     const { maxAbsolute, relative } = difference(embedding.data as Float32Array, reference.embedding);
     assert.ok(relative < bounds[precision], `${precision}: relative difference ${relative}, largest ${maxAbsolute}`);

@@ -6,9 +6,20 @@ import { repeatsPhrase } from '../../src/operations/transcribe/engines/whisper-c
 test('text is spoken once a sentence is complete; at the start a long enough clause is enough, and the opening clause whatever its length', () => {
   assert.equal(takeSpeakable('Hello there', { final: false, clauseOk: true }), undefined);
   assert.equal(takeSpeakable('Hello there, how', { final: false, clauseOk: true }), undefined, 'a short clause waits for more');
-  assert.deepEqual(takeSpeakable('Sure, I can', { final: false, clauseOk: true, opening: true }), { piece: 'Sure,', rest: 'I can' }, 'but not at the opening');
-  assert.equal(takeSpeakable('Sure,', { final: false, clauseOk: true, opening: true }), undefined, 'a clause ends once the next word has started');
-  assert.deepEqual(takeSpeakable('Good morning to all of you out there, how', { final: false, clauseOk: true }), { piece: 'Good morning to all of you out there,', rest: 'how' });
+  assert.deepEqual(
+    takeSpeakable('Sure, I can', { final: false, clauseOk: true, opening: true }),
+    { piece: 'Sure,', rest: 'I can' },
+    'but not at the opening',
+  );
+  assert.equal(
+    takeSpeakable('Sure,', { final: false, clauseOk: true, opening: true }),
+    undefined,
+    'a clause ends once the next word has started',
+  );
+  assert.deepEqual(takeSpeakable('Good morning to all of you out there, how', { final: false, clauseOk: true }), {
+    piece: 'Good morning to all of you out there,',
+    rest: 'how',
+  });
   assert.equal(takeSpeakable('Hello there, how', { final: false, clauseOk: false }), undefined);
   assert.deepEqual(takeSpeakable('One. Two! Three', { final: false, clauseOk: false }), { piece: 'One. Two!', rest: 'Three' });
   assert.deepEqual(takeSpeakable('One, two. Three', { final: false, clauseOk: true }), { piece: 'One, two.', rest: 'Three' });

@@ -45,7 +45,10 @@ describe('world-dsp voice conversion', { timeout: 300_000 }, () => {
     assert.equal(emotional.waveform.sampleRate, source.sampleRate);
     assert.equal(emotional.waveform.samples.length, source.samples.length);
     const level = rmsDb(emotional.waveform.samples);
-    assert.ok(Math.abs(level - rmsDb(source.samples)) < 6, `output level ${level.toFixed(1)} dB vs source ${rmsDb(source.samples).toFixed(1)} dB`);
+    assert.ok(
+      Math.abs(level - rmsDb(source.samples)) < 6,
+      `output level ${level.toFixed(1)} dB vs source ${rmsDb(source.samples).toFixed(1)} dB`,
+    );
   });
 
   it('keeps the intonation: output F0 follows the source F0', () => {
@@ -63,7 +66,10 @@ describe('world-dsp voice conversion', { timeout: 300_000 }, () => {
     const sourceHz = await median(source);
     const outputHz = await median(emotional.waveform);
     const targetHz = Number(profile.meta.medianF0Hz);
-    assert.ok(Math.abs(Math.log(outputHz / targetHz)) < Math.log(1.12), `output median ${outputHz} Hz, target ${targetHz} Hz (source ${sourceHz} Hz)`);
+    assert.ok(
+      Math.abs(Math.log(outputHz / targetHz)) < Math.log(1.12),
+      `output median ${outputHz} Hz, target ${targetHz} Hz (source ${sourceHz} Hz)`,
+    );
   });
 
   it('sounds more like the target than the source did (held-out target clip)', async () => {
@@ -85,7 +91,11 @@ describe('world-dsp voice conversion', { timeout: 300_000 }, () => {
       const logs = Float64Array.from(f0.filter((v) => v > 0).map(Math.log)).sort();
       return logs[Math.floor(logs.length * 0.9)]! - logs[Math.floor(logs.length * 0.1)]!;
     };
-    const [sourceSpread, keptSpread, neutralSpread] = [await spread(expressive), await spread(kept.waveform), await spread(neutral.waveform)];
+    const [sourceSpread, keptSpread, neutralSpread] = [
+      await spread(expressive),
+      await spread(kept.waveform),
+      await spread(neutral.waveform),
+    ];
     assert.ok(Math.abs(Math.log(keptSpread / sourceSpread)) < 0.15, `kept range ${keptSpread} vs source ${sourceSpread}`);
     assert.ok(neutralSpread < 0.75 * keptSpread, `neutral range ${neutralSpread} vs kept ${keptSpread}`);
     assert.ok(neutral.f0Correlation > 0.85 && kept.f0Correlation > 0.85, `F0 correlation ${neutral.f0Correlation}, ${kept.f0Correlation}`);
@@ -112,9 +122,14 @@ describe('world-dsp voice conversion of a long input', { timeout: 300_000 }, () 
     const converter = new WorldDspConverter(world, null);
     const profile = await converter.analyseTarget([await decodeFile(targetReference, { sampleRate: 16000, channels: 1 })]);
     const parts = await Promise.all(
-      ['resemblyzer_librispeech/2033-164914-0001.wav', 'resemblyzer_librispeech/2033-164914-0003.wav', 'rtvc_samples/1320_00000.wav', 'rtvc_samples/8230_00000.wav', 'resemblyzer_librispeech/3005-163389-0001.wav', 'resemblyzer_librispeech/3005-163389-0008.wav'].map(
-        (name) => decodeFile(clip(name), { sampleRate: 16000, channels: 1 }),
-      ),
+      [
+        'resemblyzer_librispeech/2033-164914-0001.wav',
+        'resemblyzer_librispeech/2033-164914-0003.wav',
+        'rtvc_samples/1320_00000.wav',
+        'rtvc_samples/8230_00000.wav',
+        'resemblyzer_librispeech/3005-163389-0001.wav',
+        'resemblyzer_librispeech/3005-163389-0008.wav',
+      ].map((name) => decodeFile(clip(name), { sampleRate: 16000, channels: 1 })),
     );
     // Twice over: about 70 s, so three chunks and two cuts.
     const all = [...parts, ...parts];
@@ -128,11 +143,18 @@ describe('world-dsp voice conversion of a long input', { timeout: 300_000 }, () 
     assert.ok(samples.length / 16000 > 2 * 20, 'needs more than two 20 s chunks');
     const result = await converter.convert(long, profile, { preserveEmotion: true });
     assert.equal(result.waveform.samples.length, samples.length);
-    assert.ok(result.warnings.some((w) => w.includes('F0 ratio')), 'without an embedder the warp comes from the F0 ratio');
+    assert.ok(
+      result.warnings.some((w) => w.includes('F0 ratio')),
+      'without an embedder the warp comes from the F0 ratio',
+    );
     for (let start = 0; start + 32000 <= samples.length; start += 32000) {
       const sourceDb = rmsDb(samples.subarray(start, start + 32000));
       const outputDb = rmsDb(result.waveform.samples.subarray(start, start + 32000));
-      if (sourceDb > -45) assert.ok(Math.abs(outputDb - sourceDb) < 6, `at ${start / 16000} s: output ${outputDb.toFixed(1)} dB, source ${sourceDb.toFixed(1)} dB`);
+      if (sourceDb > -45)
+        assert.ok(
+          Math.abs(outputDb - sourceDb) < 6,
+          `at ${start / 16000} s: output ${outputDb.toFixed(1)} dB, source ${sourceDb.toFixed(1)} dB`,
+        );
     }
     assert.ok(result.f0Correlation > 0.85, `F0 correlation ${result.f0Correlation}`);
   });

@@ -17,7 +17,10 @@ const dnrMixtures = manifest.sep.filter((entry) => entry.stems.speech);
 
 function sumOf(stems: Partial<Record<StemName, Waveform>>, length: number): Float32Array {
   const sum = new Float32Array(length);
-  for (const stem of Object.values(stems)) stem.samples.forEach((v, i) => (sum[i]! += v));
+  for (const stem of Object.values(stems))
+    stem.samples.forEach((v, i) => {
+      sum[i]! += v;
+    });
   return sum;
 }
 
@@ -28,7 +31,11 @@ function difference(a: Float32Array, b: Float32Array): Float32Array {
 describe('soundtrack separator on eval/sep mixtures', () => {
   let separator: SoundtrackSeparator;
   before(async () => {
-    await Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]);
+    await Promise.all([
+      modelFile('dtln', 'model_1.onnx'),
+      modelFile('deepfilternet3', 'enc.onnx'),
+      modelFile('spleeter-2stems', 'vocals.onnx'),
+    ]);
     separator = await SoundtrackSeparator.load(testModelsDir);
   });
 
@@ -65,7 +72,10 @@ describe('soundtrack separator on eval/sep mixtures', () => {
         at += frames * 2;
       }
     }
-    const streamed = Object.fromEntries(stemNames.map((name) => [name, new Float32Array(input.samples.length)])) as Record<StemName, Float32Array>;
+    const streamed = Object.fromEntries(stemNames.map((name) => [name, new Float32Array(input.samples.length)])) as Record<
+      StemName,
+      Float32Array
+    >;
     let offset = 0;
     for await (const block of chunked.separate(uneven(), { sampleRate: 22050, channels: 2 })) {
       for (const name of stemNames) streamed[name].set(block[name], offset);

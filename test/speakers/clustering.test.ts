@@ -11,7 +11,13 @@ function random(seed: number): () => number {
 }
 
 /** Points scattered around `centres` on the unit sphere; `spread` is the noise scale. */
-function blobs(centres: number, perCentre: number, spread: number, seed: number, dimension = 16): { points: Float32Array[]; truth: number[] } {
+function blobs(
+  centres: number,
+  perCentre: number,
+  spread: number,
+  seed: number,
+  dimension = 16,
+): { points: Float32Array[]; truth: number[] } {
   const next = random(seed);
   const directions = Array.from({ length: centres }, () => Float32Array.from({ length: dimension }, () => next() * 2 - 1));
   const points: Float32Array[] = [];
@@ -60,8 +66,11 @@ describe('average-linkage clustering', () => {
       clusters = [...clusters.filter((_, k) => k !== best.a && k !== best.b), [...clusters[best.a]!, ...clusters[best.b]!]];
     }
     assert.equal(fast.length, naive.length);
-    fast.forEach((d, i) => assert.ok(Math.abs(d - naive[i]!) < 1e-5, `merge ${i}: ${d} vs ${naive[i]}`));
-    assert.deepEqual(cutDendrogram(averageLinkage(distances, n), n, n), points.map((_, i) => i));
+    for (const [i, d] of fast.entries()) assert.ok(Math.abs(d - naive[i]!) < 1e-5, `merge ${i}: ${d} vs ${naive[i]}`);
+    assert.deepEqual(
+      cutDendrogram(averageLinkage(distances, n), n, n),
+      points.map((_, i) => i),
+    );
   });
 
   test('finds the number of well-separated speakers by itself', () => {
@@ -96,7 +105,11 @@ describe('average-linkage clustering', () => {
     const noisy = (v: Float32Array, spread: number): Float32Array => v.map((x) => x + spread * (next() * 2 - 1));
     const voiceA = Array.from({ length: 12 }, () => noisy(a, 0.3));
     const voiceB = Array.from({ length: 12 }, () => noisy(b, 0.3));
-    const both = (weightA: number): Float32Array => noisy(a.map((x, k) => weightA * x + (1 - weightA) * b[k]! + 0.8 * shared[k]!), 0.1);
+    const both = (weightA: number): Float32Array =>
+      noisy(
+        a.map((x, k) => weightA * x + (1 - weightA) * b[k]! + 0.8 * shared[k]!),
+        0.1,
+      );
     const points = [...voiceA, ...voiceB, both(0.45), both(0.7), both(0.6)];
     return { points, mixed: points.map((_, i) => i >= 24) };
   }
@@ -109,7 +122,9 @@ describe('average-linkage clustering', () => {
     assert.deepEqual(unmarked.slice(24), [unmarked[0], unmarked[0], unmarked[0]]);
     const labels = clusterEmbeddings(points, { distanceThreshold: 0.5, mixed });
     assert.equal(new Set(labels).size, 2);
-    assert.ok(labels.slice(0, 12).every((l) => l === labels[0]) && labels.slice(12, 24).every((l) => l === labels[12]) && labels[0] !== labels[12]);
+    assert.ok(
+      labels.slice(0, 12).every((l) => l === labels[0]) && labels.slice(12, 24).every((l) => l === labels[12]) && labels[0] !== labels[12],
+    );
     assert.deepEqual(labels.slice(24), [labels[12], labels[0], labels[0]]);
     assert.deepEqual(clusterEmbeddings(points, { numSpeakers: 2, mixed }), labels);
   });

@@ -46,7 +46,10 @@ describe('GE2E speaker encoder on real speech', () => {
   test('embeddings are 256 non-negative floats of unit norm', () => {
     for (const [id, embedding] of embeddings) {
       assert.equal(embedding.length, 256, id);
-      assert.ok(embedding.every((v) => v >= 0), id);
+      assert.ok(
+        embedding.every((v) => v >= 0),
+        id,
+      );
       assert.ok(Math.abs(Math.hypot(...embedding) - 1) < 1e-5, id);
     }
   });
@@ -70,7 +73,9 @@ describe('GE2E speaker encoder on real speech', () => {
     }
     assert.ok(same.length >= 5);
     t.diagnostic(`same speaker: ${same.join('; ')}`);
-    t.diagnostic(`different speakers: ${different.length} pairs, mean ${(different.reduce((x, y) => x + y, 0) / different.length).toFixed(3)}, max ${Math.max(...different).toFixed(3)}`);
+    t.diagnostic(
+      `different speakers: ${different.length} pairs, mean ${(different.reduce((x, y) => x + y, 0) / different.length).toFixed(3)}, max ${Math.max(...different).toFixed(3)}`,
+    );
   });
 
   test('Silero VAD can replace the energy detector for trimming; embeddings barely move', async () => {

@@ -30,8 +30,15 @@ describe('maximumAssignment (Hungarian)', () => {
 
   test('matches brute force on square and rectangular matrices; each column taken once', () => {
     let seed = 7;
-    const next = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
-    for (const [rows, columns] of [[1, 1], [3, 3], [4, 2], [2, 5], [5, 5], [6, 4]] as const) {
+    const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    for (const [rows, columns] of [
+      [1, 1],
+      [3, 3],
+      [4, 2],
+      [2, 5],
+      [5, 5],
+      [6, 4],
+    ] as const) {
       for (let trial = 0; trial < 20; trial++) {
         const gains = Array.from({ length: rows }, () => Array.from({ length: columns }, () => (next() < 0.3 ? 0 : next())));
         const assignment = maximumAssignment(gains);
@@ -67,19 +74,28 @@ describe('matchSpeakers', () => {
     assert.ok(Math.abs(matches.get('SPEAKER_2')!.similarity - 0.85) < 1e-3);
     assert.equal(matches.get('SPEAKER_3'), undefined, 'like no profile');
     // At a threshold only SPEAKER_1 -> A passes, that is the one pair.
-    assert.deepEqual([...matchSpeakers(speakers, profiles, 0.88)].map(([id, m]) => [id, m.voiceId]), [['SPEAKER_1', 'A']]);
+    assert.deepEqual(
+      [...matchSpeakers(speakers, profiles, 0.88)].map(([id, m]) => [id, m.voiceId]),
+      [['SPEAKER_1', 'A']],
+    );
   });
 });
 
 describe('speechToEmbed', () => {
   test("a speaker's turns without the time others talk over them, longest first, up to the cap", () => {
-    const spans = speechToEmbed([
-      { speaker: 'SPEAKER_1', startSeconds: 0, endSeconds: 10 },
-      { speaker: 'SPEAKER_2', startSeconds: 9, endSeconds: 30 },
-      { speaker: 'SPEAKER_1', startSeconds: 29.8, endSeconds: 31 },
-      { speaker: 'SPEAKER_3', startSeconds: 40, endSeconds: 40.3 },
-    ], 15);
-    assert.deepEqual(spans.get('SPEAKER_1'), [{ startSeconds: 0, endSeconds: 9 }, { startSeconds: 30, endSeconds: 31 }]);
+    const spans = speechToEmbed(
+      [
+        { speaker: 'SPEAKER_1', startSeconds: 0, endSeconds: 10 },
+        { speaker: 'SPEAKER_2', startSeconds: 9, endSeconds: 30 },
+        { speaker: 'SPEAKER_1', startSeconds: 29.8, endSeconds: 31 },
+        { speaker: 'SPEAKER_3', startSeconds: 40, endSeconds: 40.3 },
+      ],
+      15,
+    );
+    assert.deepEqual(spans.get('SPEAKER_1'), [
+      { startSeconds: 0, endSeconds: 9 },
+      { startSeconds: 30, endSeconds: 31 },
+    ]);
     // 10-29.8 is clean (19.8 s), cut to the 15 s cap.
     assert.deepEqual(spans.get('SPEAKER_2'), [{ startSeconds: 10, endSeconds: 25 }]);
     // Nothing clean of 0.5 s: the turn as it is.
@@ -94,7 +110,8 @@ describe('CAM++ utterance embeddings on real speech', () => {
   });
   after(async () => encoder.close());
 
-  const vc = (JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { vc: Array<{ audio: string; speaker: string }> }).vc;
+  const vc = (JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as { vc: Array<{ audio: string; speaker: string }> })
+    .vc;
   const load = (entry: { audio: string }) => decodeFile(path.join(evalDir, entry.audio), { sampleRate: 16000, channels: 1 });
 
   test('an utterance is the pooled window over all its frames; over a minute, pieces add up to one embedding of the speaker', async () => {
@@ -104,7 +121,8 @@ describe('CAM++ utterance embeddings on real speech', () => {
     assert.ok(cosineSimilarity(whole, pooled!) > 0.99999);
     // 70 s of one speaker: two network runs (60 s + 10 s) pooled together.
     const long = new Float32Array(70 * 16000);
-    for (let at = 0; at < long.length; at += clip.samples.length) long.set(clip.samples.subarray(0, Math.min(clip.samples.length, long.length - at)), at);
+    for (let at = 0; at < long.length; at += clip.samples.length)
+      long.set(clip.samples.subarray(0, Math.min(clip.samples.length, long.length - at)), at);
     const longEmbedding = await encoder.embedUtterance({ samples: long, sampleRate: 16000, channels: 1 });
     assert.ok(cosineSimilarity(longEmbedding, whole) > 0.9, `${cosineSimilarity(longEmbedding, whole)}`);
   });
@@ -119,7 +137,8 @@ describe('CAM++ utterance embeddings on real speech', () => {
     for (const a of speakers) {
       const [first, second] = embeddings.get(a)!;
       assert.ok(cosineSimilarity(first!, second!) >= speakerMatchSimilarity, `${a}: ${cosineSimilarity(first!, second!)}`);
-      for (const b of speakers.filter((s) => s !== a)) assert.ok(cosineSimilarity(first!, embeddings.get(b)![1]!) < speakerMatchSimilarity, `${a} vs ${b}`);
+      for (const b of speakers.filter((s) => s !== a))
+        assert.ok(cosineSimilarity(first!, embeddings.get(b)![1]!) < speakerMatchSimilarity, `${a} vs ${b}`);
     }
   });
 });

@@ -32,7 +32,19 @@ describe('OnlineSpeakers with CAM++', () => {
     ];
     const speakers = new OnlineSpeakers(async () => encoder, liveSameSpeakerSimilarity);
     const labels: string[] = [];
-    for (const clip of clips) labels.push(await speakers.label((await decodeFile(path.join(evalDir, clip), { sampleRate: 16000, channels: 1 })).samples));
-    assert.deepEqual(labels, ['SPEAKER_1', 'SPEAKER_2', 'SPEAKER_3', 'SPEAKER_1', 'SPEAKER_4', 'SPEAKER_2', 'SPEAKER_5', 'SPEAKER_3', 'SPEAKER_4', 'SPEAKER_5']);
+    for (const clip of clips)
+      labels.push(await speakers.label((await decodeFile(path.join(evalDir, clip), { sampleRate: 16000, channels: 1 })).samples));
+    assert.deepEqual(labels, [
+      'SPEAKER_1',
+      'SPEAKER_2',
+      'SPEAKER_3',
+      'SPEAKER_1',
+      'SPEAKER_4',
+      'SPEAKER_2',
+      'SPEAKER_5',
+      'SPEAKER_3',
+      'SPEAKER_4',
+      'SPEAKER_5',
+    ]);
   });
 });

@@ -14,18 +14,28 @@ const entry = (id: string): DiarizationEntry => files.find((f) => f.id === id)!;
 /** Seconds where turns of two different speakers are active at once. */
 function overlapSeconds(turns: Array<{ speaker: string; startSeconds: number; endSeconds: number }>): number {
   let total = 0;
-  for (const a of turns) for (const b of turns) if (a.speaker < b.speaker) total += Math.max(0, Math.min(a.endSeconds, b.endSeconds) - Math.max(a.startSeconds, b.startSeconds));
+  for (const a of turns)
+    for (const b of turns)
+      if (a.speaker < b.speaker) total += Math.max(0, Math.min(a.endSeconds, b.endSeconds) - Math.max(a.startSeconds, b.startSeconds));
   return total;
 }
 
 describe('overlap-aware diarization (segmentation-3.0 + CAM++) on real audio', () => {
   let models: DiarizationModels;
   before(async () => {
-    models = await DiarizationModels.load({ segmentation: await segmentationModelPath(), campplus: await camppModelPath() }, { threads: 2 });
+    models = await DiarizationModels.load(
+      { segmentation: await segmentationModelPath(), campplus: await camppModelPath() },
+      { threads: 2 },
+    );
   });
   after(() => models.close());
 
-  async function run(item: DiarizationEntry, speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number } = {}, blockSamples = 16000 * 10, options: OverlapDiarizationOptions = {}) {
+  async function run(
+    item: DiarizationEntry,
+    speakers: { numSpeakers?: number; minSpeakers?: number; maxSpeakers?: number } = {},
+    blockSamples = 16000 * 10,
+    options: OverlapDiarizationOptions = {},
+  ) {
     const samples = (await decodeFile(path.join(evalDir, item.audio), { sampleRate: 16000, channels: 1 })).samples;
     const diarizer = new OverlapDiarizer(models, options);
     for (let i = 0; i < samples.length; i += blockSamples) await diarizer.addAudio(samples.subarray(i, i + blockSamples));
@@ -91,7 +101,9 @@ describe('overlap-aware diarization (segmentation-3.0 + CAM++) on real audio', (
     const turns = await diarizer.finish();
     assert.equal(new Set(turns.map((t) => t.speaker)).size, 2);
     const reference = parseRttm(readFileSync(path.join(evalDir, sample.rttm), 'utf8'));
-    const repeated = [0, 1, 2, 3, 4].flatMap((i) => reference.map((r) => ({ ...r, startSeconds: r.startSeconds + i * 30, endSeconds: r.endSeconds + i * 30 })));
+    const repeated = [0, 1, 2, 3, 4].flatMap((i) =>
+      reference.map((r) => ({ ...r, startSeconds: r.startSeconds + i * 30, endSeconds: r.endSeconds + i * 30 })),
+    );
     const score = diarizationErrorRate(repeated, turns, { collarSeconds: 0.25, durationSeconds: 150 });
     assert.ok(score.der < 0.1, `DER ${score.der}`);
   });

@@ -276,11 +276,14 @@ describe('PostgreSQL schemas made by the stores before the tables were declared 
     url.pathname = `/${name}`;
     if (version > 0) {
       const tables = postgresHistory.slice(0, version).flatMap(sqlTables);
-      await query(url.toString(), [
-        ...postgresHistory.slice(0, version),
-        ...tables.map((table) => oldRows(true)[table]!),
-        `CREATE TABLE voxd_schema (version INTEGER NOT NULL); INSERT INTO voxd_schema (version) VALUES (${version})`,
-      ].join(';\n'));
+      await query(
+        url.toString(),
+        [
+          ...postgresHistory.slice(0, version),
+          ...tables.map((table) => oldRows(true)[table]!),
+          `CREATE TABLE voxd_schema (version INTEGER NOT NULL); INSERT INTO voxd_schema (version) VALUES (${version})`,
+        ].join(';\n'),
+      );
     }
     return url.toString();
   }

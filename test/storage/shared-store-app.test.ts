@@ -18,7 +18,12 @@ describe('two nodes on PostgreSQL + S3', () => {
   let second: TestApp;
 
   before(async () => {
-    [postgres, s3] = await Promise.all([startPostgres(), startSeaweedfs(), modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx')]);
+    [postgres, s3] = await Promise.all([
+      startPostgres(),
+      startSeaweedfs(),
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+    ]);
     process.env.AWS_ACCESS_KEY_ID = s3.accessKeyId;
     process.env.AWS_SECRET_ACCESS_KEY = s3.secretAccessKey;
     const env = { VOXD_DATABASE_URL: postgres.url, VOXD_BLOB_URL: `s3://${s3.bucket}/voxd`, VOXD_S3_ENDPOINT: s3.endpoint };
@@ -38,15 +43,31 @@ describe('two nodes on PostgreSQL + S3', () => {
     const scratch = first.container.scratch.path('.wav');
     writeFileSync(scratch, Buffer.from('RIFF....stem bytes'));
     const record = await first.container.files.keep(owner.record, scratch, 'dialogue.wav', 'audio/wav');
-    const download = await second.app.inject({ method: 'GET', url: `/v1/audio/files/${record.id}`, headers: { authorization: `Bearer ${owner.key}` } });
+    const download = await second.app.inject({
+      method: 'GET',
+      url: `/v1/audio/files/${record.id}`,
+      headers: { authorization: `Bearer ${owner.key}` },
+    });
     assert.equal(download.statusCode, 200, download.body);
     assert.equal(download.body, 'RIFF....stem bytes');
   });
 
   test('a voice created on one node is read, used and deleted on the other; nothing of it stays in the bucket', async () => {
-    const clip = (name: string) => ({ filename: name, content: readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name)), contentType: 'audio/wav' });
-    const form = multipartBody({ name: 'Shared reader', consent: 'true', language: 'en' }, { files: [clip('3080-5032-0001.wav'), clip('3080-5032-0004.wav')] });
-    const created = await first.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${first.key}`, 'content-type': form.contentType }, payload: form.body });
+    const clip = (name: string) => ({
+      filename: name,
+      content: readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name)),
+      contentType: 'audio/wav',
+    });
+    const form = multipartBody(
+      { name: 'Shared reader', consent: 'true', language: 'en' },
+      { files: [clip('3080-5032-0001.wav'), clip('3080-5032-0004.wav')] },
+    );
+    const created = await first.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${first.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
     assert.equal(created.statusCode, 201, created.body);
     const voiceId = created.json().voice_id as string;
 

@@ -86,7 +86,17 @@ const base = Date.parse('2030-01-01T00:00:00.000Z');
 const at = (seconds: number): string => new Date(base + seconds * 1000).toISOString();
 
 function keyRecord(id: string, createdAt: string): ApiKeyRecord {
-  return { id, name: `name-${id}`, hash: `hash-${id}`, prefix: `vx_${id}`, scopes: ['tts', 'transcribe'], createdAt, lastUsedAt: null, revokedAt: null, webhookSecret: `whsec_${id}` };
+  return {
+    id,
+    name: `name-${id}`,
+    hash: `hash-${id}`,
+    prefix: `vx_${id}`,
+    scopes: ['tts', 'transcribe'],
+    createdAt,
+    lastUsedAt: null,
+    revokedAt: null,
+    webhookSecret: `whsec_${id}`,
+  };
 }
 
 function jobRecord(id: string, createdAt: string, changes: Partial<JobRecord> = {}): JobRecord {
@@ -117,7 +127,18 @@ function jobRecord(id: string, createdAt: string, changes: Partial<JobRecord> = 
 }
 
 function delivery(id: string, jobId: string, nextAttemptAt: string): WebhookDeliveryRecord {
-  return { id, jobId, ownerKeyId: 'key_a', url: 'http://127.0.0.1:9/hook', event: 'job.succeeded', payload: `{"type":"job.succeeded","job":"${jobId}"}`, status: 'pending', attempts: [], nextAttemptAt, createdAt: at(0) };
+  return {
+    id,
+    jobId,
+    ownerKeyId: 'key_a',
+    url: 'http://127.0.0.1:9/hook',
+    event: 'job.succeeded',
+    payload: `{"type":"job.succeeded","job":"${jobId}"}`,
+    status: 'pending',
+    attempts: [],
+    nextAttemptAt,
+    createdAt: at(0),
+  };
 }
 
 for (const backend of [sqliteBackend, postgresS3Backend()]) {
@@ -171,7 +192,10 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         assert.equal(await store.keys.findByHash('hash-missing'), undefined);
         assert.deepEqual(await other.keys.get('key_a'), keyRecord('key_a', at(1)));
         assert.equal(await store.keys.get('key_missing'), undefined);
-        assert.deepEqual((await store.keys.list()).map((key) => key.id), ['key_a', 'key_b']);
+        assert.deepEqual(
+          (await store.keys.list()).map((key) => key.id),
+          ['key_a', 'key_b'],
+        );
         await assert.rejects(store.keys.insert(keyRecord('key_a', at(3))), 'ids are unique');
 
         assert.equal(await store.keys.revoke('key_a', at(10)), true);
@@ -189,12 +213,24 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
     test(
       'files: insert, get, expired, delete',
       fresh(async () => {
-        const file = (id: string, expiresAt: string) => ({ id, ownerKeyId: 'key_a', name: `${id}.wav`, contentType: 'audio/wav', bytes: 5_000_000_000, blobKey: `files/${id}`, createdAt: at(0), expiresAt });
+        const file = (id: string, expiresAt: string) => ({
+          id,
+          ownerKeyId: 'key_a',
+          name: `${id}.wav`,
+          contentType: 'audio/wav',
+          bytes: 5_000_000_000,
+          blobKey: `files/${id}`,
+          createdAt: at(0),
+          expiresAt,
+        });
         await store.files.insert(file('file_old', at(10)));
         await store.files.insert(file('file_new', at(1000)));
         assert.deepEqual(await other.files.get('file_old'), file('file_old', at(10)));
         assert.equal(await store.files.get('file_missing'), undefined);
-        assert.deepEqual((await store.files.expired(at(10))).map((f) => f.id), ['file_old']);
+        assert.deepEqual(
+          (await store.files.expired(at(10))).map((f) => f.id),
+          ['file_old'],
+        );
         await store.files.delete('file_old');
         assert.equal(await store.files.get('file_old'), undefined);
         assert.deepEqual(await store.files.expired(at(10_000)), [file('file_new', at(1000))]);
@@ -224,14 +260,20 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         assert.deepEqual(await other.voices.get('voice_1'), voice('voice_1', at(1), 'identify'));
         assert.equal((await other.voices.get('voice_2'))?.purpose, 'speech');
         assert.equal(await store.voices.get('voice_missing'), undefined);
-        assert.deepEqual((await store.voices.list()).map((v) => v.id), ['voice_1', 'voice_2']);
+        assert.deepEqual(
+          (await store.voices.list()).map((v) => v.id),
+          ['voice_1', 'voice_2'],
+        );
         const updated = await store.voices.update('voice_1', { name: 'Renamed', labels: { accent: 'irish' } });
         assert.deepEqual(updated, { ...voice('voice_1', at(1), 'identify'), name: 'Renamed', labels: { accent: 'irish' } });
         assert.deepEqual(await store.voices.get('voice_1'), updated);
         assert.equal(await store.voices.update('voice_missing', { name: 'x' }), undefined);
         assert.equal(await store.voices.delete('voice_1'), true);
         assert.equal(await store.voices.delete('voice_1'), false);
-        assert.deepEqual((await store.voices.list()).map((v) => v.id), ['voice_2']);
+        assert.deepEqual(
+          (await store.voices.list()).map((v) => v.id),
+          ['voice_2'],
+        );
       }),
     );
 
@@ -239,8 +281,11 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
       'voices: a profile stored before purposes existed is a voice to speak in, its analysis untouched (no CAM++ embedding yet)',
       fresh(async () => {
         // The columns of the voices table before the purpose migration.
-        await backend.execute(config, `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis)
-          VALUES ('voice_old', 'key_a', 'Old', '["en"]', 'female', '', '{}', 12.5, 'clone', '${at(1)}', 'voices/voice_old', '{"speaker":{"embedding":[0.5,-0.25],"model":"resemblyzer-ge2e"}}')`);
+        await backend.execute(
+          config,
+          `INSERT INTO voices (id, owner_key_id, name, languages, gender_estimate, description, labels, reference_seconds, engine, created_at, blob_prefix, analysis)
+          VALUES ('voice_old', 'key_a', 'Old', '["en"]', 'female', '', '{}', 12.5, 'clone', '${at(1)}', 'voices/voice_old', '{"speaker":{"embedding":[0.5,-0.25],"model":"resemblyzer-ge2e"}}')`,
+        );
         const old = await store.voices.get('voice_old');
         assert.equal(old?.purpose, 'speech');
         assert.deepEqual(old?.analysis, { speaker: { embedding: [0.5, -0.25], model: 'resemblyzer-ge2e' } });
@@ -251,7 +296,13 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
       'jobs: a record round-trips whole (result keys in their order); claim takes the oldest queued job of the operations asked for',
       fresh(async () => {
         const result = { text: 'hello', segments: [{ start: 0, end: 1.5, text: 'hello' }], language: 'en', duration: 1.5 };
-        const done = jobRecord('job_done', at(0), { status: 'succeeded', result, progress: { stage: 'done', fraction: 1 }, finishedAt: at(5), attempts: 1 });
+        const done = jobRecord('job_done', at(0), {
+          status: 'succeeded',
+          result,
+          progress: { stage: 'done', fraction: 1 },
+          finishedAt: at(5),
+          attempts: 1,
+        });
         await store.jobs.insert(done);
         const read = await other.jobs.get('job_done');
         assert.deepEqual(read, done);
@@ -263,7 +314,14 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         await store.jobs.insert(jobRecord('job_first', at(2)));
         const { claimed, abandoned } = await store.jobs.claim(['transcribe', 'separate'], 'worker_a', at(10), at(40));
         assert.deepEqual(abandoned, []);
-        assert.deepEqual(claimed, { ...jobRecord('job_first', at(2)), status: 'running', workerId: 'worker_a', leaseExpiresAt: at(40), attempts: 1, startedAt: at(10) });
+        assert.deepEqual(claimed, {
+          ...jobRecord('job_first', at(2)),
+          status: 'running',
+          workerId: 'worker_a',
+          leaseExpiresAt: at(40),
+          attempts: 1,
+          startedAt: at(10),
+        });
         assert.deepEqual(await store.jobs.get('job_first'), claimed);
         assert.equal((await store.jobs.claim(['transcribe'], 'worker_a', at(10), at(40))).claimed?.id, 'job_second');
         assert.equal((await store.jobs.claim(['transcribe'], 'worker_a', at(10), at(40))).claimed, undefined);
@@ -275,7 +333,10 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
       'jobs: two claimers at once (two handles, as two processes) get every job exactly once',
       fresh(async () => {
         const count = 24;
-        for (let index = 0; index < count; index++) await store.jobs.insert(jobRecord(`job_${String(index).padStart(2, '0')}`, at(index), { operation: index % 2 === 0 ? 'transcribe' : 'tts' }));
+        for (let index = 0; index < count; index++)
+          await store.jobs.insert(
+            jobRecord(`job_${String(index).padStart(2, '0')}`, at(index), { operation: index % 2 === 0 ? 'transcribe' : 'tts' }),
+          );
         const claimer = async (handle: Store, workerId: string) => {
           const ids: string[] = [];
           for (;;) {
@@ -300,14 +361,31 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         await store.jobs.claim(['transcribe'], 'worker_a', at(10), at(40));
         assert.equal((await other.jobs.claim(['transcribe'], 'worker_b', at(39), at(70))).claimed, undefined, 'the lease still holds');
         const retaken = (await other.jobs.claim(['transcribe'], 'worker_b', at(40), at(70))).claimed;
-        assert.deepEqual({ id: retaken?.id, attempts: retaken?.attempts, workerId: retaken?.workerId, startedAt: retaken?.startedAt }, { id: 'job_retry', attempts: 2, workerId: 'worker_b', startedAt: at(10) });
-        assert.deepEqual(await store.jobs.heartbeat('job_retry', 'worker_a', at(100), null), { owned: false, cancelRequested: false }, 'the old worker lost it');
+        assert.deepEqual(
+          { id: retaken?.id, attempts: retaken?.attempts, workerId: retaken?.workerId, startedAt: retaken?.startedAt },
+          { id: 'job_retry', attempts: 2, workerId: 'worker_b', startedAt: at(10) },
+        );
+        assert.deepEqual(
+          await store.jobs.heartbeat('job_retry', 'worker_a', at(100), null),
+          { owned: false, cancelRequested: false },
+          'the old worker lost it',
+        );
 
         const { claimed, abandoned } = await store.jobs.claim(['transcribe'], 'worker_c', at(70), at(100));
         assert.equal(claimed, undefined);
-        assert.deepEqual(abandoned.map((job) => [job.id, job.status, job.attempts, job.workerId]), [['job_retry', 'running', 2, 'worker_b']]);
+        assert.deepEqual(
+          abandoned.map((job) => [job.id, job.status, job.attempts, job.workerId]),
+          [['job_retry', 'running', 2, 'worker_b']],
+        );
         assert.deepEqual((await store.jobs.claim(['tts'], 'worker_c', at(70), at(100))).abandoned, [], 'only the operations asked for');
-        const failed = await store.jobs.finish('job_retry', 'worker_b', { status: 'failed', error: { code: 'internal', type: 'server_error', message: 'interrupted twice', param: null } }, at(71), at(1000), undefined);
+        const failed = await store.jobs.finish(
+          'job_retry',
+          'worker_b',
+          { status: 'failed', error: { code: 'internal', type: 'server_error', message: 'interrupted twice', param: null } },
+          at(71),
+          at(1000),
+          undefined,
+        );
         assert.equal(failed?.status, 'failed');
         assert.deepEqual((await store.jobs.claim(['transcribe'], 'worker_c', at(80), at(100))).abandoned, []);
 
@@ -316,7 +394,10 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         await store.jobs.requestCancel('job_cancelled');
         const later = await other.jobs.claim(['transcribe'], 'worker_b', at(130), at(160));
         assert.equal(later.claimed, undefined, 'a cancelled job is not run again');
-        assert.deepEqual(later.abandoned.map((job) => [job.id, job.cancelRequested, job.attempts]), [['job_cancelled', true, 1]]);
+        assert.deepEqual(
+          later.abandoned.map((job) => [job.id, job.cancelRequested, job.attempts]),
+          [['job_cancelled', true, 1]],
+        );
       }),
     );
 
@@ -325,10 +406,17 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
       fresh(async () => {
         await store.jobs.insert(jobRecord('job_1', at(0)));
         await store.jobs.claim(['transcribe'], 'worker_a', at(10), at(40));
-        assert.deepEqual(await store.jobs.heartbeat('job_1', 'worker_a', at(60), { stage: 'transcribing', fraction: 0.25 }), { owned: true, cancelRequested: false });
+        assert.deepEqual(await store.jobs.heartbeat('job_1', 'worker_a', at(60), { stage: 'transcribing', fraction: 0.25 }), {
+          owned: true,
+          cancelRequested: false,
+        });
         assert.deepEqual(await store.jobs.heartbeat('job_1', 'worker_a', at(70), null), { owned: true, cancelRequested: false });
         const job = await store.jobs.get('job_1');
-        assert.deepEqual([job?.leaseExpiresAt, job?.progress], [at(70), { stage: 'transcribing', fraction: 0.25 }], 'null progress keeps the last one');
+        assert.deepEqual(
+          [job?.leaseExpiresAt, job?.progress],
+          [at(70), { stage: 'transcribing', fraction: 0.25 }],
+          'null progress keeps the last one',
+        );
         assert.equal((await other.jobs.claim(['transcribe'], 'worker_b', at(60), at(90))).claimed, undefined, 'the extended lease holds');
         assert.deepEqual(await store.jobs.heartbeat('job_1', 'worker_b', at(80), null), { owned: false, cancelRequested: false });
         assert.deepEqual(await store.jobs.heartbeat('job_missing', 'worker_a', at(80), null), { owned: false, cancelRequested: false });
@@ -345,12 +433,24 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         await store.jobs.insert(jobRecord('job_1', at(0)));
         await store.jobs.claim(['transcribe'], 'worker_a', at(10), at(40));
         const outcome = { status: 'succeeded' as const, result: { text: 'hi' } };
-        assert.equal(await store.jobs.finish('job_1', 'worker_b', outcome, at(20), at(500), delivery('msg_x', 'job_1', at(20))), undefined, 'not the owner');
-        assert.equal(await store.jobs.finish('job_1', null, outcome, at(20), at(500), undefined), undefined, 'running: only its worker settles it');
+        assert.equal(
+          await store.jobs.finish('job_1', 'worker_b', outcome, at(20), at(500), delivery('msg_x', 'job_1', at(20))),
+          undefined,
+          'not the owner',
+        );
+        assert.equal(
+          await store.jobs.finish('job_1', null, outcome, at(20), at(500), undefined),
+          undefined,
+          'running: only its worker settles it',
+        );
         assert.deepEqual(await store.webhooks.forJob('job_1'), [], 'no delivery without the final state');
 
         // Both handles settle at once: exactly one wins, and one delivery exists.
-        const attempts = await Promise.all([store, other].map((handle) => handle.jobs.finish('job_1', 'worker_a', outcome, at(20), at(500), delivery('msg_1', 'job_1', at(20)))));
+        const attempts = await Promise.all(
+          [store, other].map((handle) =>
+            handle.jobs.finish('job_1', 'worker_a', outcome, at(20), at(500), delivery('msg_1', 'job_1', at(20))),
+          ),
+        );
         const settled = attempts.filter((job) => job !== undefined);
         assert.equal(settled.length, 1);
         assert.deepEqual(settled[0], {
@@ -363,18 +463,38 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
           expiresAt: at(500),
         });
         assert.deepEqual(await store.webhooks.forJob('job_1'), [delivery('msg_1', 'job_1', at(20))]);
-        assert.equal(await store.jobs.finish('job_1', 'worker_a', { status: 'failed' }, at(30), at(500), delivery('msg_2', 'job_1', at(30))), undefined);
-        assert.deepEqual((await store.webhooks.forJob('job_1')).map((d) => d.id), ['msg_1']);
+        assert.equal(
+          await store.jobs.finish('job_1', 'worker_a', { status: 'failed' }, at(30), at(500), delivery('msg_2', 'job_1', at(30))),
+          undefined,
+        );
+        assert.deepEqual(
+          (await store.webhooks.forJob('job_1')).map((d) => d.id),
+          ['msg_1'],
+        );
         assert.equal(await store.jobs.requestCancel('job_1'), undefined, 'a settled job cannot be cancelled');
 
         await store.jobs.insert(jobRecord('job_2', at(1)));
-        assert.equal(await store.jobs.finish('job_2', 'worker_a', { status: 'cancelled' }, at(30), at(500), undefined), undefined, 'queued: settled without a worker');
+        assert.equal(
+          await store.jobs.finish('job_2', 'worker_a', { status: 'cancelled' }, at(30), at(500), undefined),
+          undefined,
+          'queued: settled without a worker',
+        );
         const error = { code: 'cancelled', type: 'invalid_request_error', message: 'Cancelled.', param: null };
         // The same delivery id again (a retried settle) is kept once.
-        const cancelled = await store.jobs.finish('job_2', null, { status: 'cancelled', error }, at(30), at(500), delivery('msg_1', 'job_2', at(30)));
+        const cancelled = await store.jobs.finish(
+          'job_2',
+          null,
+          { status: 'cancelled', error },
+          at(30),
+          at(500),
+          delivery('msg_1', 'job_2', at(30)),
+        );
         assert.deepEqual([cancelled?.status, cancelled?.error, cancelled?.result], ['cancelled', error, null]);
         assert.deepEqual(await store.webhooks.forJob('job_2'), []);
-        assert.deepEqual((await store.webhooks.forJob('job_1')).map((d) => d.jobId), ['job_1']);
+        assert.deepEqual(
+          (await store.webhooks.forJob('job_1')).map((d) => d.jobId),
+          ['job_1'],
+        );
       }),
     );
 
@@ -404,9 +524,17 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         const operationsCycle: Operation[] = ['transcribe', 'tts', 'separate'];
         for (let index = 0; index < 9; index++) {
           // Pairs share a creation time: the id orders them.
-          await store.jobs.insert(jobRecord(`job_${index}`, at(Math.floor(index / 2)), { ownerKeyId: index < 7 ? 'key_a' : 'key_b', operation: operationsCycle[index % 3]! }));
+          await store.jobs.insert(
+            jobRecord(`job_${index}`, at(Math.floor(index / 2)), {
+              ownerKeyId: index < 7 ? 'key_a' : 'key_b',
+              operation: operationsCycle[index % 3]!,
+            }),
+          );
         }
-        assert.deepEqual((await store.jobs.list({ limit: 100 })).map((job) => job.id), ['job_8', 'job_7', 'job_6', 'job_5', 'job_4', 'job_3', 'job_2', 'job_1', 'job_0']);
+        assert.deepEqual(
+          (await store.jobs.list({ limit: 100 })).map((job) => job.id),
+          ['job_8', 'job_7', 'job_6', 'job_5', 'job_4', 'job_3', 'job_2', 'job_1', 'job_0'],
+        );
         const pages: string[][] = [];
         let before: { createdAt: string; id: string } | undefined;
         for (;;) {
@@ -417,16 +545,31 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
           before = { createdAt: last.createdAt, id: last.id };
         }
         assert.deepEqual(pages, [['job_6', 'job_5'], ['job_4', 'job_3'], ['job_2', 'job_1'], ['job_0']]);
-        assert.deepEqual((await store.jobs.list({ operation: 'tts', limit: 100 })).map((job) => job.id), ['job_7', 'job_4', 'job_1']);
-        assert.deepEqual((await store.jobs.list({ ownerKeyId: 'key_b', operation: 'separate', limit: 100 })).map((job) => job.id), ['job_8']);
+        assert.deepEqual(
+          (await store.jobs.list({ operation: 'tts', limit: 100 })).map((job) => job.id),
+          ['job_7', 'job_4', 'job_1'],
+        );
+        assert.deepEqual(
+          (await store.jobs.list({ ownerKeyId: 'key_b', operation: 'separate', limit: 100 })).map((job) => job.id),
+          ['job_8'],
+        );
 
         await store.jobs.finish('job_0', null, { status: 'cancelled' }, at(10), at(100), delivery('msg_0', 'job_0', at(10)));
         await store.jobs.finish('job_1', null, { status: 'cancelled' }, at(10), at(300), undefined);
-        assert.deepEqual((await store.jobs.list({ status: 'cancelled', limit: 100 })).map((job) => job.id), ['job_1', 'job_0']);
-        assert.deepEqual((await store.jobs.list({ status: 'queued', ownerKeyId: 'key_a', limit: 3 })).map((job) => job.id), ['job_6', 'job_5', 'job_4']);
+        assert.deepEqual(
+          (await store.jobs.list({ status: 'cancelled', limit: 100 })).map((job) => job.id),
+          ['job_1', 'job_0'],
+        );
+        assert.deepEqual(
+          (await store.jobs.list({ status: 'queued', ownerKeyId: 'key_a', limit: 3 })).map((job) => job.id),
+          ['job_6', 'job_5', 'job_4'],
+        );
         // Queued jobs are never expired, whatever their time.
         assert.deepEqual((await store.jobs.expired(at(100_000))).map((job) => job.id).sort(), ['job_0', 'job_1']);
-        assert.deepEqual((await store.jobs.expired(at(100))).map((job) => job.id), ['job_0']);
+        assert.deepEqual(
+          (await store.jobs.expired(at(100))).map((job) => job.id),
+          ['job_0'],
+        );
         await store.jobs.delete('job_0');
         assert.equal(await store.jobs.get('job_0'), undefined);
         assert.deepEqual(await store.webhooks.forJob('job_0'), []);
@@ -450,17 +593,34 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         assert.deepEqual(await store.webhooks.claimDue(at(14), at(60), 10), [], 'leased');
         assert.equal(await store.webhooks.nextDue(), at(15));
 
-        const attempt = (status: number | null, seconds: number) => ({ at: at(seconds), status, error: status === null ? 'connect ECONNREFUSED' : null, durationMs: 12.5 });
+        const attempt = (status: number | null, seconds: number) => ({
+          at: at(seconds),
+          status,
+          error: status === null ? 'connect ECONNREFUSED' : null,
+          durationMs: 12.5,
+        });
         await store.webhooks.recordAttempt('msg_0', attempt(null, 14), 'pending', at(20));
         await other.webhooks.recordAttempt('msg_0', attempt(200, 20), 'delivered', at(20));
         await store.webhooks.recordAttempt('msg_missing', attempt(200, 20), 'delivered', at(20));
         const [recorded] = await store.webhooks.forJob('job_0');
-        assert.deepEqual(recorded, { ...delivery('msg_0', 'job_0', at(20)), status: 'delivered', attempts: [attempt(null, 14), attempt(200, 20)] });
+        assert.deepEqual(recorded, {
+          ...delivery('msg_0', 'job_0', at(20)),
+          status: 'delivered',
+          attempts: [attempt(null, 14), attempt(200, 20)],
+        });
 
         await store.webhooks.recordAttempt('msg_1', attempt(503, 15), 'pending', at(30));
         await store.webhooks.recordAttempt('msg_2', attempt(500, 15), 'failed', at(30));
-        assert.deepEqual((await store.webhooks.claimDue(at(30), at(90), 10)).map((d) => d.id).sort(), ['msg_1', 'msg_5'], 'a retry is due at its time; failed and delivered ones never');
-        assert.deepEqual((await store.webhooks.claimDue(at(60), at(90), 10)).map((d) => d.id).sort(), ['msg_3', 'msg_4'], 'a lease that ran out (the sender died) makes them due again');
+        assert.deepEqual(
+          (await store.webhooks.claimDue(at(30), at(90), 10)).map((d) => d.id).sort(),
+          ['msg_1', 'msg_5'],
+          'a retry is due at its time; failed and delivered ones never',
+        );
+        assert.deepEqual(
+          (await store.webhooks.claimDue(at(60), at(90), 10)).map((d) => d.id).sort(),
+          ['msg_3', 'msg_4'],
+          'a lease that ran out (the sender died) makes them due again',
+        );
         assert.equal(await store.webhooks.nextDue(), at(90));
       }),
     );

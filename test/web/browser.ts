@@ -5,7 +5,14 @@ import { chromium, type Locator, type Page } from 'playwright-core';
 import { listen, makeTempDir, type TestApp } from '../helpers/app.js';
 
 const chromiumPath = '/usr/bin/chromium';
-const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const flags = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 /** What Chromium logs for an API answer of 4xx: expected when a test provokes one, an error anywhere else. */
 export const failedResource = /^Failed to load resource: the server responded with a status of (400|401)/;
 const screenshots = makeTempDir('web-screenshots');
@@ -51,7 +58,10 @@ export async function screenshot(t: TestContext, page: Page, name: string): Prom
 /** Resolves once the element knows its duration. */
 export const durationOf = (audio: Locator): Promise<number> =>
   audio.evaluate((element: HTMLAudioElement) =>
-    element.readyState >= 1 ? element.duration : new Promise<number>((resolve) => element.addEventListener('loadedmetadata', () => resolve(element.duration), { once: true })));
+    element.readyState >= 1
+      ? element.duration
+      : new Promise<number>((resolve) => element.addEventListener('loadedmetadata', () => resolve(element.duration), { once: true })),
+  );
 
 /** RMS of the audio an element plays or a link downloads, decoded by the browser from those bytes. */
 export const rmsOf = (audioOrLink: Locator): Promise<number> =>
@@ -67,4 +77,5 @@ export const unlabelledControls = (page: Page): Promise<string[]> =>
   page.evaluate(() =>
     [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea')]
       .filter((control) => control.labels?.length === 0 && !control.getAttribute('aria-label'))
-      .map((control) => control.outerHTML));
+      .map((control) => control.outerHTML),
+  );

@@ -15,7 +15,12 @@ describe('jobs in Chromium', () => {
   let consoleErrors: string[];
 
   before(async () => {
-    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', '')]);
+    await Promise.all([
+      modelFile('whisper-base', 'ggml-base.bin'),
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('kokoro-82m', ''),
+      modelFile('kokoro-voices', ''),
+    ]);
     server = await buildTestApp();
     // The in-process job worker, as `voxd serve` runs it.
     server.container.startBackground();
@@ -39,18 +44,29 @@ describe('jobs in Chromium', () => {
       Object.assign(window, { progressSeen: seen });
       new MutationObserver(() => {
         const bar = document.querySelector<HTMLProgressElement>('#transcribe-heading ~ form .job-progress progress');
-        if (bar && bar.hasAttribute('value') && seen.at(-1) !== bar.value) seen.push(bar.value);
+        if (bar?.hasAttribute('value') && seen.at(-1) !== bar.value) seen.push(bar.value);
       }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['value'] });
     });
     await page.getByRole('button', { name: 'Transcribe', exact: true }).click();
-    await page.getByRole('status').filter({ hasText: /^Job (queued|running)/ }).first().waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Job (queued|running)/ })
+      .first()
+      .waitFor();
     await screenshot(t, page, 'transcribe-job-progress');
     const transcript = page.locator('.transcript');
     await transcript.waitFor({ timeout: 120_000 });
     assert.match((await transcript.textContent()) ?? '', /ask not what your country can do for you/i);
     const seen = await page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen);
-    assert.ok(seen.some((fraction) => fraction > 0 && fraction < 1), `progress shown: ${seen.join(', ')}`);
-    assert.deepEqual(seen, [...seen].sort((a, b) => a - b), 'progress only grows');
+    assert.ok(
+      seen.some((fraction) => fraction > 0 && fraction < 1),
+      `progress shown: ${seen.join(', ')}`,
+    );
+    assert.deepEqual(
+      seen,
+      [...seen].sort((a, b) => a - b),
+      'progress only grows',
+    );
     assert.equal(await page.locator('.job-progress').count(), 0, 'the bar goes once the job is over');
 
     await page.getByRole('link', { name: 'Jobs' }).click();
@@ -59,7 +75,10 @@ describe('jobs in Chromium', () => {
     // Its result stays available from the list (as the JSON the synchronous call answers).
     const [download] = await Promise.all([page.waitForEvent('download'), job.getByRole('button', { name: /^Download result/ }).click()]);
     assert.match(download.suggestedFilename(), /^job_[0-9a-f]{32}\.json$/);
-    assert.match((JSON.parse(readFileSync(await download.path(), 'utf8')) as { text: string }).text, /ask not what your country can do for you/i);
+    assert.match(
+      (JSON.parse(readFileSync(await download.path(), 'utf8')) as { text: string }).text,
+      /ask not what your country can do for you/i,
+    );
   });
 
   test('a running job is cancelled from the Jobs page; the page that started it shows that it was', async (t) => {
@@ -68,7 +87,10 @@ describe('jobs in Chromium', () => {
     // About 90 s of speech: still running when the cancel arrives. "Run as a job" is still ticked.
     await transcribe.getByLabel('Audio or video file').setInputFiles(await longSpeech(8));
     await page.getByRole('button', { name: 'Transcribe', exact: true }).click();
-    await transcribe.getByRole('status').filter({ hasText: /^Job running/ }).waitFor({ timeout: 30_000 });
+    await transcribe
+      .getByRole('status')
+      .filter({ hasText: /^Job running/ })
+      .waitFor({ timeout: 30_000 });
 
     await page.getByRole('link', { name: 'Jobs' }).click();
     await page.getByRole('button', { name: 'Refresh' }).click();
@@ -100,6 +122,11 @@ describe('jobs in Chromium', () => {
     await download.waitFor({ timeout: 60_000 });
     const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
     assert.match(file.suggestedFilename(), /\.wav$/);
-    assert.equal(readFileSync(await file.path()).subarray(0, 4).toString(), 'RIFF');
+    assert.equal(
+      readFileSync(await file.path())
+        .subarray(0, 4)
+        .toString(),
+      'RIFF',
+    );
   });
 });

@@ -17,7 +17,11 @@ describe('the microphone in Chromium', () => {
     await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx')]);
     server = await buildTestApp();
     // Its own browser: the fake microphone plays the clip (in a loop) to every page that asks for one, without a prompt.
-    studio = await startStudio(server, ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${clip}`]);
+    studio = await startStudio(server, [
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-audio-capture=${clip}`,
+    ]);
   });
   after(async () => {
     await studio?.close();
@@ -67,7 +71,10 @@ describe('the microphone in Chromium', () => {
     await page.waitForTimeout(7000);
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     const live = page.getByLabel('Live transcript');
-    await live.locator('.segment.final', { hasText: /apostle of the middle classes/i }).first().waitFor({ timeout: 60_000 });
+    await live
+      .locator('.segment.final', { hasText: /apostle of the middle classes/i })
+      .first()
+      .waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Start live transcription' }).waitFor({ timeout: 20_000 });
     assert.equal(await live.locator('.segment.partial').count(), 0, 'every turn left is final');
     await screenshot(t, page, 'transcribe-live');
@@ -79,10 +86,15 @@ describe('the microphone in Chromium', () => {
     const { page, consoleErrors } = await studio.open({ key: await server.keyWith(['tts']) });
     await page.getByRole('link', { name: 'Transcribe' }).click();
     await page.getByRole('button', { name: 'Start live transcription' }).click();
-    await page.locator('#live-error', { hasText: 'The live session could not be opened: check the API key (it needs the transcribe scope).' }).waitFor();
+    await page
+      .locator('#live-error', { hasText: 'The live session could not be opened: check the API key (it needs the transcribe scope).' })
+      .waitFor();
     await page.getByRole('button', { name: 'Start live transcription' }).waitFor();
     // What Chromium logs for the refused upgrade.
-    assert.ok(consoleErrors.every((error) => /WebSocket connection to .* failed/.test(error)), consoleErrors.join('\n'));
+    assert.ok(
+      consoleErrors.every((error) => /WebSocket connection to .* failed/.test(error)),
+      consoleErrors.join('\n'),
+    );
     await page.close();
   });
 });

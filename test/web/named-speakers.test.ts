@@ -24,16 +24,36 @@ describe('named speakers on the Transcribe page in Chromium', () => {
   const meeting = path.join(makeTempDir('web-named-speakers'), 'meeting.wav');
 
   before(async () => {
-    await Promise.all([modelFile('whisper-base', 'ggml-base.bin'), modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('campplus', 'campplus.onnx'), modelFile('pyannote-segmentation-3', 'segmentation-3.0.onnx')]);
+    await Promise.all([
+      modelFile('whisper-base', 'ggml-base.bin'),
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('campplus', 'campplus.onnx'),
+      modelFile('pyannote-segmentation-3', 'segmentation-3.0.onnx'),
+    ]);
     server = await buildTestApp();
     // Profiles from one clip of each reader; the meeting from another clip of each.
-    for (const [name, clip] of [['Alex', '2033-164914-0001.wav'], ['Beth', '3080-5032-0001.wav']] as const) {
-      const form = multipartBody({ consent: 'true', name }, { files: { filename: clip, content: readFileSync(clipPath(clip)), contentType: 'audio/wav' } });
-      const created = await server.app.inject({ method: 'POST', url: '/v1/voices', headers: { authorization: `Bearer ${server.key}`, 'content-type': form.contentType }, payload: form.body });
+    for (const [name, clip] of [
+      ['Alex', '2033-164914-0001.wav'],
+      ['Beth', '3080-5032-0001.wav'],
+    ] as const) {
+      const form = multipartBody(
+        { consent: 'true', name },
+        { files: { filename: clip, content: readFileSync(clipPath(clip)), contentType: 'audio/wav' } },
+      );
+      const created = await server.app.inject({
+        method: 'POST',
+        url: '/v1/voices',
+        headers: { authorization: `Bearer ${server.key}`, 'content-type': form.contentType },
+        payload: form.body,
+      });
       assert.equal(created.statusCode, 201, created.body);
     }
     const heard = new Map<string, Float32Array[]>();
-    for (const [speaker, clip] of [['alex', '2033-164914-0003.wav'], ['beth', '3080-5032-0004.wav']] as const) {
+    for (const [speaker, clip] of [
+      ['alex', '2033-164914-0003.wav'],
+      ['beth', '3080-5032-0004.wav'],
+    ] as const) {
       heard.set(speaker, [levelled(trimmed((await decodeFile(clipPath(clip), { sampleRate: 16000, channels: 1 })).samples))]);
     }
     const conversation = buildConversation(heard, ['alex', 'beth'], random(17), 6);
@@ -64,8 +84,14 @@ describe('named speakers on the Transcribe page in Chromium', () => {
     const speakerLabels = page.locator('.transcript .speaker');
     await speakerLabels.first().waitFor({ timeout: 120_000 });
     const labels = new Set(await speakerLabels.allTextContents());
-    assert.ok([...labels].some((label) => /^Alex \(SPEAKER_\d+\)$/.test(label)), [...labels].join(', '));
-    assert.ok([...labels].some((label) => /^Beth \(SPEAKER_\d+\)$/.test(label)), [...labels].join(', '));
+    assert.ok(
+      [...labels].some((label) => /^Alex \(SPEAKER_\d+\)$/.test(label)),
+      [...labels].join(', '),
+    );
+    assert.ok(
+      [...labels].some((label) => /^Beth \(SPEAKER_\d+\)$/.test(label)),
+      [...labels].join(', '),
+    );
     await screenshot(t, page, 'transcribe-named-speakers');
   });
 });

@@ -14,7 +14,9 @@ describe('web studio in Chromium', () => {
   let studio: Studio;
 
   before(async () => {
-    await Promise.all(['kokoro-82m', 'kokoro-voices', 'whisper-base', 'silero-vad', 'pyannote-segmentation-3', 'campplus'].map((id) => modelFile(id, '')));
+    await Promise.all(
+      ['kokoro-82m', 'kokoro-voices', 'whisper-base', 'silero-vad', 'pyannote-segmentation-3', 'campplus'].map((id) => modelFile(id, '')),
+    );
     server = await buildTestApp();
     studio = await startStudio(server);
   });
@@ -26,12 +28,17 @@ describe('web studio in Chromium', () => {
   test('the page loads in under 5 s without console errors, labels every control, is usable by keyboard at phone width (every page fits it), and keeps the key in this tab only', async (t) => {
     const { page, consoleErrors } = await studio.open({ key: null, width: 390 });
     await page.getByRole('heading', { name: 'Speak' }).waitFor();
-    const loadMilliseconds = await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd);
+    const loadMilliseconds = await page.evaluate(
+      () => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).loadEventEnd,
+    );
     // 0.3 s measured at a load average of 11 on 2 cores; the page's weight is held by the size budget (static.test.ts).
     assert.ok(loadMilliseconds > 0 && loadMilliseconds < 5000, `loaded in ${loadMilliseconds} ms`);
     // Tab reaches the navigation first, with a visible focus ring.
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => ({ text: document.activeElement?.textContent, outline: getComputedStyle(document.activeElement!).outlineStyle }));
+    const focused = await page.evaluate(() => ({
+      text: document.activeElement?.textContent,
+      outline: getComputedStyle(document.activeElement!).outlineStyle,
+    }));
     assert.deepEqual(focused, { text: 'Speak', outline: 'solid' });
     // The key typed and saved with Enter lists the key's voices.
     await page.getByLabel('API key').focus();
@@ -50,7 +57,10 @@ describe('web studio in Chromium', () => {
     for (const name of ['Transcribe', 'Separate', 'Convert', 'Voices', 'Jobs']) {
       await page.getByRole('link', { name, exact: true }).click();
       await page.getByRole('heading', { name, exact: true }).waitFor();
-      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), `no horizontal scrolling on ${name} at 390 px`);
+      assert.ok(
+        await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth),
+        `no horizontal scrolling on ${name} at 390 px`,
+      );
       await screenshot(t, page, `${name.toLowerCase()}-phone`);
     }
     assert.deepEqual(consoleErrors, []);
@@ -61,7 +71,11 @@ describe('web studio in Chromium', () => {
     const { page, consoleErrors } = await studio.open();
     await page.getByLabel('Gender').selectOption('female');
     await page.getByLabel('Voice language').selectOption('en-us');
-    await page.getByLabel('Text').fill('The weather is lovely today, so we will walk to the market. We will buy fresh bread, cheese and apples there. Then we will have lunch in the park, by the river.');
+    await page
+      .getByLabel('Text')
+      .fill(
+        'The weather is lovely today, so we will walk to the market. We will buy fresh bread, cheese and apples there. Then we will have lunch in the park, by the river.',
+      );
     // When playback starts, and when the whole file is there (its download link appears).
     await page.evaluate(() => {
       const times = { playing: 0, complete: 0 };
@@ -82,7 +96,7 @@ describe('web studio in Chromium', () => {
     // The bytes downloaded, decoded by the browser: speech, not silence.
     const rms = await rmsOf(download);
     assert.ok(rms > 0.01, `rms ${rms}`);
-    assert.match(await page.locator('.engine').textContent() ?? '', /kokoro/);
+    assert.match((await page.locator('.engine').textContent()) ?? '', /kokoro/);
     await screenshot(t, page, 'speak');
 
     await page.getByRole('button', { name: 'Play sample' }).click();
@@ -92,7 +106,7 @@ describe('web studio in Chromium', () => {
     await page.getByLabel('Text').fill('Guten Morgen.');
     await page.getByRole('button', { name: 'Speak', exact: true }).click();
     await page.getByRole('list', { name: 'Warnings' }).filter({ hasText: "has no model for 'de'" }).waitFor({ timeout: 60_000 });
-    assert.match(await page.locator('.engine').textContent() ?? '', /espeak/);
+    assert.match((await page.locator('.engine').textContent()) ?? '', /espeak/);
     assert.deepEqual(consoleErrors, []);
     await page.close();
   });
@@ -110,7 +124,13 @@ describe('web studio in Chromium', () => {
     assert.match(text, /gospel/i);
     // One speaker, labelled and coloured (the first speaker colour of the light theme).
     assert.equal(await page.locator('.turn .speaker').count(), 1);
-    assert.equal(await page.locator('.turn').first().evaluate((turn) => getComputedStyle(turn).borderLeftColor), 'rgb(29, 78, 216)');
+    assert.equal(
+      await page
+        .locator('.turn')
+        .first()
+        .evaluate((turn) => getComputedStyle(turn).borderLeftColor),
+      'rgb(29, 78, 216)',
+    );
 
     const audio = page.getByLabel('Uploaded audio');
     assert.ok(Math.abs((await durationOf(audio)) - 5.855) < 0.05);
@@ -142,11 +162,14 @@ describe('web studio in Chromium', () => {
     const { page, consoleErrors } = await studio.open({ key: null });
     await page.getByRole('link', { name: 'Transcribe' }).click();
     const bytes = readFileSync(clip).toString('base64');
-    await page.getByRole('region', { name: 'Transcribe' }).locator('.dropzone').evaluate((zone, base64) => {
-      const transfer = new DataTransfer();
-      transfer.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], 'dropped.wav', { type: 'audio/wav' }));
-      zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
-    }, bytes);
+    await page
+      .getByRole('region', { name: 'Transcribe' })
+      .locator('.dropzone')
+      .evaluate((zone, base64) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], 'dropped.wav', { type: 'audio/wav' }));
+        zone.dispatchEvent(new DragEvent('drop', { dataTransfer: transfer, bubbles: true, cancelable: true }));
+      }, bytes);
     await page.getByText('dropped.wav (0.2 MB)').waitFor();
     assert.deepEqual(consoleErrors, []);
     await page.close();
@@ -158,7 +181,10 @@ describe('web studio in Chromium', () => {
     await page.getByLabel('Text').fill('Hello there.');
     await page.getByRole('button', { name: 'Speak', exact: true }).click();
     await page.locator('#speak-error', { hasText: 'Invalid or revoked API key.' }).waitFor();
-    assert.ok(consoleErrors.every((error) => failedResource.test(error)), consoleErrors.join('\n'));
+    assert.ok(
+      consoleErrors.every((error) => failedResource.test(error)),
+      consoleErrors.join('\n'),
+    );
     await page.close();
   });
 
@@ -174,8 +200,10 @@ describe('web studio in Chromium', () => {
     assert.ok(await textField.evaluate((element) => element === document.activeElement), 'focus is on the text field');
     assert.equal(await page.getByLabel('Voice', { exact: true }).getAttribute('aria-invalid'), null, 'only the field named by param');
     await screenshot(t, page, 'speak-error');
-    assert.ok(consoleErrors.every((error) => failedResource.test(error)), consoleErrors.join('\n'));
+    assert.ok(
+      consoleErrors.every((error) => failedResource.test(error)),
+      consoleErrors.join('\n'),
+    );
     await page.close();
   });
-
 });

@@ -21,7 +21,13 @@ describe('Voices and Convert pages in Chromium', () => {
   let consoleErrors: string[];
 
   before(async () => {
-    await Promise.all([modelFile('silero-vad', 'silero_vad.onnx'), modelFile('resemblyzer-ge2e', 'ge2e.onnx'), modelFile('kokoro-82m', ''), modelFile('kokoro-voices', ''), worldAddon()]);
+    await Promise.all([
+      modelFile('silero-vad', 'silero_vad.onnx'),
+      modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('kokoro-82m', ''),
+      modelFile('kokoro-voices', ''),
+      worldAddon(),
+    ]);
     server = await buildTestApp();
     studio = await startStudio(server);
     // One tab through the three steps, as a person would go from Voices to Convert and back.
@@ -46,7 +52,7 @@ describe('Voices and Convert pages in Chromium', () => {
     await clone.click();
     const cloned = page.getByRole('list', { name: 'Cloned voices' }).getByRole('listitem');
     await cloned.filter({ hasText: 'Reader 3080' }).waitFor({ timeout: 60_000 });
-    assert.match(await cloned.first().textContent() ?? '', /\d+ s of reference audio/);
+    assert.match((await cloned.first().textContent()) ?? '', /\d+ s of reference audio/);
 
     await page.getByRole('button', { name: 'Edit Reader 3080' }).click();
     const dialog = page.getByRole('dialog', { name: 'Edit voice' });
@@ -71,19 +77,24 @@ describe('Voices and Convert pages in Chromium', () => {
     const rms = await rmsOf(converted);
     assert.ok(rms > 0.01, `rms ${rms}`);
     assert.ok(Math.abs((await durationOf(page.getByLabel('Source audio'))) - sourceSeconds) < 0.05);
-    const toTarget = Number.parseFloat(await page.locator('.similarity-target').textContent() ?? '');
-    const sourceToTarget = Number(/source: ([\d.-]+)/.exec(await page.locator('.similarity-target').textContent() ?? '')?.[1]);
+    const toTarget = Number.parseFloat((await page.locator('.similarity-target').textContent()) ?? '');
+    const sourceToTarget = Number(/source: ([\d.-]+)/.exec((await page.locator('.similarity-target').textContent()) ?? '')?.[1]);
     assert.ok(toTarget > sourceToTarget, `closer to the target (${toTarget}) than the source was (${sourceToTarget})`);
-    assert.match(await page.locator('.f0').textContent() ?? '', /^-?\d\.\d\d$/);
+    assert.match((await page.locator('.f0').textContent()) ?? '', /^-?\d\.\d\d$/);
 
     // A/B: the converted side takes over from where the source is.
     const source = page.getByLabel('Source audio');
     await source.evaluate((element: HTMLAudioElement) => element.play());
     await page.waitForTimeout(500);
     await page.getByRole('button', { name: 'Switch A/B' }).click();
-    const sides = await page.locator('.ab audio').evaluateAll((elements: HTMLAudioElement[]) => elements.map((e) => ({ paused: e.paused, time: e.currentTime })));
+    const sides = await page
+      .locator('.ab audio')
+      .evaluateAll((elements: HTMLAudioElement[]) => elements.map((e) => ({ paused: e.paused, time: e.currentTime })));
     assert.ok(sides[0]!.paused && !sides[1]!.paused && sides[1]!.time > 0.2, JSON.stringify(sides));
-    await page.locator('.ab audio').nth(1).evaluate((element: HTMLAudioElement) => element.pause());
+    await page
+      .locator('.ab audio')
+      .nth(1)
+      .evaluate((element: HTMLAudioElement) => element.pause());
     assert.equal(await page.getByRole('link', { name: 'Download converted' }).getAttribute('download'), 'converted.wav');
     await screenshot(t, page, 'convert');
   });
@@ -100,7 +111,9 @@ describe('Voices and Convert pages in Chromium', () => {
     await page.getByRole('button', { name: 'Delete Reader 3080 (library)' }).click();
     await dialog.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('None yet: clone one above.').waitFor();
-    const listed = (await (await fetch(`${page.url().split('#')[0]}v1/voices?type=cloned`, { headers: { authorization: `Bearer ${server.key}` } })).json()) as { voices: unknown[] };
+    const listed = (await (
+      await fetch(`${page.url().split('#')[0]}v1/voices?type=cloned`, { headers: { authorization: `Bearer ${server.key}` } })
+    ).json()) as { voices: unknown[] };
     assert.deepEqual(listed.voices, [], 'gone from the API too');
     // The Convert page's picker follows.
     assert.equal(await page.getByLabel('Target voice').locator('option', { hasText: 'Reader 3080' }).count(), 0);

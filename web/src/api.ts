@@ -40,7 +40,7 @@ export async function api(path: string, init: RequestInit = {}): Promise<Respons
   throw new ApiError(message ?? `The server answered ${response.status} ${response.statusText}.`, param ?? null);
 }
 
-export const apiJson = async <T,>(path: string, init?: RequestInit): Promise<T> => (await (await api(path, init)).json()) as T;
+export const apiJson = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await api(path, init)).json()) as T;
 
 /** A result file (GET /v1/audio/files/...): it needs the key, so it is fetched here (and played from a blob: URL). */
 export async function apiFile(path: string): Promise<File> {
@@ -100,7 +100,11 @@ async function* jobEvents(path: string): AsyncGenerator<Job> {
     const frames = buffered.split('\n\n');
     buffered = frames.pop() ?? '';
     for (const frame of frames) {
-      const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+      const data = frame
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n');
       if (data) yield JSON.parse(data) as Job;
     }
   }
@@ -120,6 +124,7 @@ export async function runOperation<T>(path: string, body: FormData, asJob: boole
     onJob(job);
   }
   if (job.status === 'succeeded') return job.result as T;
-  if (!isFinal(job)) throw new ApiError(`The connection to job ${job.id} was lost while it was ${job.status}: the Jobs page shows how it ends.`);
+  if (!isFinal(job))
+    throw new ApiError(`The connection to job ${job.id} was lost while it was ${job.status}: the Jobs page shows how it ends.`);
   throw new ApiError(job.error?.message ?? `The job was ${job.status}.`, job.error?.param ?? null);
 }

@@ -10,7 +10,14 @@ import { Speak } from './speak';
 import { Transcribe } from './transcribe';
 import { Voices } from './voices';
 
-const pages = { speak: 'Speak', transcribe: 'Transcribe', separate: 'Separate', convert: 'Convert', voices: 'Voices', jobs: 'Jobs' } as const;
+const pages = {
+  speak: 'Speak',
+  transcribe: 'Transcribe',
+  separate: 'Separate',
+  convert: 'Convert',
+  voices: 'Voices',
+  jobs: 'Jobs',
+} as const;
 type Page = keyof typeof pages;
 const pageFromHash = (): Page => {
   const name = location.hash.slice(2);
@@ -26,7 +33,15 @@ function KeyForm({ apiKey, onChange }: { apiKey: string; onChange: (key: string)
   return (
     <form class="key" onSubmit={save} aria-label="Authentication">
       <label for="api-key">API key</label>
-      <input id="api-key" type="password" autoComplete="off" spellcheck={false} placeholder="vx_…" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
+      <input
+        id="api-key"
+        type="password"
+        autoComplete="off"
+        spellcheck={false}
+        placeholder="vx_…"
+        value={draft}
+        onInput={(e) => setDraft(e.currentTarget.value)}
+      />
       <button type="submit">Use key</button>
       {apiKey && (
         <button

@@ -72,27 +72,59 @@ export function Convert({ voices }: { voices: Voice[] }) {
     <section aria-labelledby="convert-heading">
       <h2 id="convert-heading">Convert</h2>
       <form class="panel" onSubmit={submit} noValidate>
-        <AudioInput form={form} param="audio" label="Recording to re-voice" error={conversion.error} files={file ? [file] : []} onFiles={choose} record />
+        <AudioInput
+          form={form}
+          param="audio"
+          label="Recording to re-voice"
+          error={conversion.error}
+          files={file ? [file] : []}
+          onFiles={choose}
+          record
+        />
         <div class="row">
-          <Field form={form} param="target_voice_id" label="Target voice" hint={voices.length === 0 ? 'Save an API key to list the voices.' : 'Clone voices on the Voices page.'}>
-            <select id={fieldId(form, 'target_voice_id')} value={target} onChange={(e) => setVoiceId(e.currentTarget.value)} {...invalidIf(conversion.error, form, 'target_voice_id')}>
+          <Field
+            form={form}
+            param="target_voice_id"
+            label="Target voice"
+            hint={voices.length === 0 ? 'Save an API key to list the voices.' : 'Clone voices on the Voices page.'}
+          >
+            <select
+              id={fieldId(form, 'target_voice_id')}
+              value={target}
+              onChange={(e) => setVoiceId(e.currentTarget.value)}
+              {...invalidIf(conversion.error, form, 'target_voice_id')}
+            >
               {(['cloned', 'builtin'] as const).map((type) => {
                 const group = ordered.filter((v) => v.type === type);
-                return group.length > 0 && (
-                  <optgroup key={type} label={type === 'builtin' ? 'Built-in voices' : 'Cloned voices'}>
-                    {group.map((v) => <option key={v.voice_id} value={v.voice_id}>{v.name}</option>)}
-                  </optgroup>
+                return (
+                  group.length > 0 && (
+                    <optgroup key={type} label={type === 'builtin' ? 'Built-in voices' : 'Cloned voices'}>
+                      {group.map((v) => (
+                        <option key={v.voice_id} value={v.voice_id}>
+                          {v.name}
+                        </option>
+                      ))}
+                    </optgroup>
+                  )
                 );
               })}
             </select>
           </Field>
           <div class="field checkbox">
-            <input id={fieldId(form, 'preserve_emotion')} type="checkbox" checked={preserveEmotion} onChange={(e) => setPreserveEmotion(e.currentTarget.checked)} {...invalidIf(conversion.error, form, 'preserve_emotion')} />
+            <input
+              id={fieldId(form, 'preserve_emotion')}
+              type="checkbox"
+              checked={preserveEmotion}
+              onChange={(e) => setPreserveEmotion(e.currentTarget.checked)}
+              {...invalidIf(conversion.error, form, 'preserve_emotion')}
+            />
             <label for={fieldId(form, 'preserve_emotion')}>Keep the source's intonation</label>
           </div>
           <JobChoice form={form} checked={asJob} onChange={setAsJob} />
         </div>
-        <button type="submit" disabled={conversion.busy || !target}>{conversion.busy ? 'Converting…' : 'Convert'}</button>
+        <button type="submit" disabled={conversion.busy || !target}>
+          {conversion.busy ? 'Converting…' : 'Convert'}
+        </button>
         <JobProgress job={job} />
         <ErrorMessage form={form} error={conversion.error} />
       </form>
@@ -111,21 +143,32 @@ export function Convert({ voices }: { voices: Voice[] }) {
             </div>
           </div>
           <div class="inline">
-            <button type="button" class="secondary" onClick={switchSide}>Switch A/B</button>
-            <Download href={convertedUrl} filename={result.file.name}>Download converted</Download>
+            <button type="button" class="secondary" onClick={switchSide}>
+              Switch A/B
+            </button>
+            <Download href={convertedUrl} filename={result.file.name}>
+              Download converted
+            </Download>
           </div>
           <dl class="figures">
             <dt>Similarity to the target voice</dt>
-            <dd class="similarity-target">{figure(c.similarity_to_target)} <small class="hint">(source: {figure(c.source_similarity_to_target)})</small></dd>
+            <dd class="similarity-target">
+              {figure(c.similarity_to_target)} <small class="hint">(source: {figure(c.source_similarity_to_target)})</small>
+            </dd>
             <dt>Similarity to the source speaker</dt>
             <dd>{figure(c.similarity_to_source)}</dd>
             <dt>Intonation kept (F0 correlation)</dt>
             <dd class="f0">{figure(c.f0_correlation)}</dd>
           </dl>
-          <p class="hint">Similarities are speaker-embedding cosines (1 is the same voice); a conversion that worked is closer to the target than the source was.</p>
+          <p class="hint">
+            Similarities are speaker-embedding cosines (1 is the same voice); a conversion that worked is closer to the target than the
+            source was.
+          </p>
           {c.warnings.length > 0 && (
             <ul class="warnings" aria-label="Warnings">
-              {c.warnings.map((w) => <li key={w}>{w}</li>)}
+              {c.warnings.map((w) => (
+                <li key={w}>{w}</li>
+              ))}
             </ul>
           )}
         </section>

@@ -19,7 +19,19 @@ export function invalidIf(error: unknown, form: string, param: string): Record<s
   return error instanceof ApiError && error.param === param ? { 'aria-invalid': 'true', 'aria-errormessage': errorId(form) } : {};
 }
 
-export function Field({ form, param, label, hint, children }: { form: string; param: string; label: string; hint?: ComponentChildren; children: ComponentChildren }) {
+export function Field({
+  form,
+  param,
+  label,
+  hint,
+  children,
+}: {
+  form: string;
+  param: string;
+  label: string;
+  hint?: ComponentChildren;
+  children: ComponentChildren;
+}) {
   return (
     <div class="field">
       <label for={fieldId(form, param)}>{label}</label>
@@ -54,7 +66,16 @@ export function Download({ href, filename, children }: { href: string; filename:
 const describeFile = (file: File): string => `${file.name} (${(file.size / 1e6).toFixed(1)} MB)`;
 
 /** A file input that also takes files dropped on it and, with `record`, a recording from the microphone. */
-export function AudioInput({ form, param, label, error, files, onFiles, multiple = false, record = false }: {
+export function AudioInput({
+  form,
+  param,
+  label,
+  error,
+  files,
+  onFiles,
+  multiple = false,
+  record = false,
+}: {
   form: string;
   param: string;
   label: string;
@@ -73,6 +94,7 @@ export function AudioInput({ form, param, label, error, files, onFiles, multiple
   }, [files]);
   const choose = (list: FileList | null | undefined) => onFiles([...(list ?? [])].slice(0, multiple ? undefined : 1));
   return (
+    // biome-ignore lint/a11y/noStaticElementInteractions: dropping a file is a shortcut; the labelled file input inside is the keyboard's way
     <div
       class={`dropzone${dragging ? ' dragging' : ''}`}
       onDragOver={(e) => {
@@ -86,9 +108,26 @@ export function AudioInput({ form, param, label, error, files, onFiles, multiple
         choose(e.dataTransfer?.files);
       }}
     >
-      <Field form={form} param={param} label={label} hint={files.length > 0 ? files.map(describeFile).join(', ') : `Choose ${multiple ? 'files' : 'a file'} or drop ${multiple ? 'them' : 'it'} here${record ? ', or record' : ''}.`}>
+      <Field
+        form={form}
+        param={param}
+        label={label}
+        hint={
+          files.length > 0
+            ? files.map(describeFile).join(', ')
+            : `Choose ${multiple ? 'files' : 'a file'} or drop ${multiple ? 'them' : 'it'} here${record ? ', or record' : ''}.`
+        }
+      >
         <div class="inline">
-          <input ref={input} id={fieldId(form, param)} type="file" accept="audio/*,video/*" multiple={multiple} onChange={(e) => choose(e.currentTarget.files)} {...invalidIf(error, form, param)} />
+          <input
+            ref={input}
+            id={fieldId(form, param)}
+            type="file"
+            accept="audio/*,video/*"
+            multiple={multiple}
+            onChange={(e) => choose(e.currentTarget.files)}
+            {...invalidIf(error, form, param)}
+          />
           {record && (
             <button type="button" class="secondary" onClick={() => void (recorder.recording ? recorder.stop() : recorder.start())}>
               {recorder.recording ? 'Stop recording' : 'Record'}
@@ -96,7 +135,11 @@ export function AudioInput({ form, param, label, error, files, onFiles, multiple
           )}
         </div>
       </Field>
-      {recorder.recording && <p class="recording" role="status">Recording from the microphone…</p>}
+      {recorder.recording && (
+        <p class="recording" role="status">
+          Recording from the microphone…
+        </p>
+      )}
       <ErrorMessage form={`${form}-microphone`} error={recorder.error} />
     </div>
   );

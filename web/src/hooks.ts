@@ -5,9 +5,12 @@ import { apiJson, type Voice } from './api';
 /** A blob's (or a MediaSource's) object URL, revoked when replaced or when the component goes away. */
 export function useObjectUrl(): [string | null, (blob: Blob | MediaSource | null) => void] {
   const [url, setUrl] = useState<string | null>(null);
-  useEffect(() => () => {
-    if (url) URL.revokeObjectURL(url);
-  }, [url]);
+  useEffect(
+    () => () => {
+      if (url) URL.revokeObjectURL(url);
+    },
+    [url],
+  );
   return [url, (blob) => setUrl(blob ? URL.createObjectURL(blob) : null)];
 }
 
@@ -60,15 +63,26 @@ export function useVoices(apiKey: string): VoiceList {
 }
 
 /** What the page says when the browser refuses the microphone (no device, or permission denied). */
-export const microphoneError = (caught: unknown): Error => new Error(`The microphone could not be used (${caught instanceof Error ? caught.message : String(caught)}).`);
+export const microphoneError = (caught: unknown): Error =>
+  new Error(`The microphone could not be used (${caught instanceof Error ? caught.message : String(caught)}).`);
 
 /** Microphone recording with MediaRecorder: `start` asks for the microphone, `stop` hands over the recording as a file. */
-export function useRecorder(onRecorded: (file: File) => void): { recording: boolean; error: unknown; start: () => Promise<void>; stop: () => void } {
+export function useRecorder(onRecorded: (file: File) => void): {
+  recording: boolean;
+  error: unknown;
+  start: () => Promise<void>;
+  stop: () => void;
+} {
   const recorder = useRef<MediaRecorder | null>(null);
   const [recording, setRecording] = useState(false);
   const [error, setError] = useState<unknown>(null);
   // The microphone is released if the page goes away while recording.
-  useEffect(() => () => recorder.current?.stream.getTracks().forEach((track) => track.stop()), []);
+  useEffect(
+    () => () => {
+      for (const track of recorder.current?.stream.getTracks() ?? []) track.stop();
+    },
+    [],
+  );
   const start = async () => {
     setError(null);
     try {
@@ -77,7 +91,7 @@ export function useRecorder(onRecorded: (file: File) => void): { recording: bool
       const chunks: Blob[] = [];
       media.ondataavailable = (event) => chunks.push(event.data);
       media.onstop = () => {
-        stream.getTracks().forEach((track) => track.stop());
+        for (const track of stream.getTracks()) track.stop();
         const type = media.mimeType || 'audio/webm';
         onRecorded(new File(chunks, `recording.${type.includes('ogg') ? 'ogg' : 'webm'}`, { type }));
       };

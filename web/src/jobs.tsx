@@ -12,14 +12,13 @@ const time = (iso: string): string => new Date(iso).toLocaleString();
 /** A succeeded job's result as the API keeps it: a file (audio, zip), a text (srt, vtt, text) or the JSON answer. */
 type JobResult = { object: 'file'; url: string } | { object: 'text'; content_type: string; text: string } | Record<string, unknown>;
 
-const textExtensions: Record<string, string> = { 'application/x-subrip': 'srt', 'text/vtt': 'vtt' };
-
 async function saveResult(job: Job): Promise<void> {
   const result = job.result as JobResult;
   if (result.object === 'file' && typeof result.url === 'string') {
     const file = await apiFile(result.url);
     saveBlob(file.name, file);
-  } else if (result.object === 'text' && typeof result.text === 'string') saveText(`${job.id}.txt`, result.text, String(result.content_type));
+  } else if (result.object === 'text' && typeof result.text === 'string')
+    saveText(`${job.id}.txt`, result.text, String(result.content_type));
   else saveText(`${job.id}.json`, `${JSON.stringify(result, null, 2)}\n`, 'application/json');
 }
 
@@ -51,8 +50,12 @@ export function Jobs({ apiKey, visible }: { apiKey: string; visible: boolean }) 
       <h2 id="jobs-heading">Jobs</h2>
       <div class="panel">
         <div class="inline">
-          <button type="button" class="secondary" onClick={() => void load()} disabled={loading.busy || !apiKey}>Refresh</button>
-          <small class="hint">{apiKey ? 'Operations run with "Run as a job" (or async=true in the API), newest first.' : 'Save an API key to list its jobs.'}</small>
+          <button type="button" class="secondary" onClick={() => void load()} disabled={loading.busy || !apiKey}>
+            Refresh
+          </button>
+          <small class="hint">
+            {apiKey ? 'Operations run with "Run as a job" (or async=true in the API), newest first.' : 'Save an API key to list its jobs.'}
+          </small>
         </div>
         <ErrorMessage form="jobs" error={loading.error ?? cancelling.error ?? saving.error} />
         {jobs?.length === 0 && <p class="hint">No jobs yet.</p>}
@@ -63,13 +66,25 @@ export function Jobs({ apiKey, visible }: { apiKey: string; visible: boolean }) 
                 <strong>{job.operation}</strong>
                 <span class="status">{job.status}</span>
                 <small class="hint">
-                  {[job.input.filename, typeof job.input.duration_seconds === 'number' ? `${job.input.duration_seconds.toFixed(1)} s` : null, time(job.created_at)].filter(Boolean).join(' · ')}
+                  {[
+                    job.input.filename,
+                    typeof job.input.duration_seconds === 'number' ? `${job.input.duration_seconds.toFixed(1)} s` : null,
+                    time(job.created_at),
+                  ]
+                    .filter(Boolean)
+                    .join(' · ')}
                 </small>
               </div>
               {!isFinal(job) && (
                 <div class="inline">
                   <progress max={1} value={job.progress?.fraction} aria-label={`Progress of ${job.id}`} />
-                  <span>{job.progress ? `${job.progress.stage}, ${Math.round(job.progress.fraction * 100)}%` : job.status === 'running' ? 'starting' : 'waiting in the queue'}</span>
+                  <span>
+                    {job.progress
+                      ? `${job.progress.stage}, ${Math.round(job.progress.fraction * 100)}%`
+                      : job.status === 'running'
+                        ? 'starting'
+                        : 'waiting in the queue'}
+                  </span>
                   <button type="button" class="secondary" onClick={() => cancel(job)} disabled={cancelling.busy || job.cancel_requested}>
                     Cancel <span class="visually-hidden">{job.id}</span>
                   </button>

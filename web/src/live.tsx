@@ -44,7 +44,11 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
   useEffect(() => () => session.current?.socket.close(), []);
 
   const updateTurn = (id: string, change: Partial<Turn>) =>
-    setTurns((all) => (all.some((t) => t.id === id) ? all.map((t) => (t.id === id ? { ...t, ...change } : t)) : [...all, { id, text: '', speaker: null, final: false, ...change }]));
+    setTurns((all) =>
+      all.some((t) => t.id === id)
+        ? all.map((t) => (t.id === id ? { ...t, ...change } : t))
+        : [...all, { id, text: '', speaker: null, final: false, ...change }],
+    );
 
   const onEvent = (current: Session, event: ServerEvent) => {
     const id = event.item_id ?? '';
@@ -84,7 +88,7 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
       context = new AudioContext({ sampleRate: liveSampleRate });
       await context.audioWorklet.addModule(workletUrl);
     } catch (caught) {
-      stream?.getTracks().forEach((track) => track.stop());
+      for (const track of stream?.getTracks() ?? []) track.stop();
       void context?.close();
       setState('idle');
       setError(microphoneError(caught));
@@ -94,7 +98,10 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
     const microphone = stream;
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     // A browser cannot set headers on a WebSocket: the key goes as a subprotocol, as OpenAI's browser clients send it.
-    const socket = new WebSocket(`${scheme}://${location.host}/v1/realtime?intent=transcription`, ['realtime', `openai-insecure-api-key.${storedKey()}`]);
+    const socket = new WebSocket(`${scheme}://${location.host}/v1/realtime?intent=transcription`, [
+      'realtime',
+      `openai-insecure-api-key.${storedKey()}`,
+    ]);
     const writer = new AudioWorkletNode(audio, 'pcm16-writer');
     let listening = true;
     const current: Session = {
@@ -103,7 +110,7 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
       stopAudio: () => {
         if (!listening) return;
         listening = false;
-        microphone.getTracks().forEach((track) => track.stop());
+        for (const track of microphone.getTracks()) track.stop();
         void audio.close();
       },
       speaking: false,
@@ -119,7 +126,12 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
     let opened = false;
     socket.onopen = () => {
       opened = true;
-      socket.send(JSON.stringify({ type: 'transcription_session.update', session: { input_audio_transcription: language === 'auto' ? {} : { language }, diarize } }));
+      socket.send(
+        JSON.stringify({
+          type: 'transcription_session.update',
+          session: { input_audio_transcription: language === 'auto' ? {} : { language }, diarize },
+        }),
+      );
       setState('live');
     };
     socket.onmessage = (message: MessageEvent<string>) => onEvent(current, JSON.parse(message.data) as ServerEvent);
@@ -130,7 +142,13 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
       setTurns((all) => all.filter((t) => t.final || t.text));
       // 1000: closed by Stop. Closed before it opened: the upgrade was refused (the browser does not say why).
       if (event.code === 1000) return;
-      setError(new ApiError(opened ? `The live session ended (${event.code}${event.reason ? `: ${event.reason}` : ''}).` : 'The live session could not be opened: check the API key (it needs the transcribe scope).'));
+      setError(
+        new ApiError(
+          opened
+            ? `The live session ended (${event.code}${event.reason ? `: ${event.reason}` : ''}).`
+            : 'The live session could not be opened: check the API key (it needs the transcribe scope).',
+        ),
+      );
     };
   };
 
@@ -154,17 +172,28 @@ export function LiveTranscription({ language, diarize }: { language: string; dia
       <h3 id="live-heading">Live from the microphone</h3>
       <div class="inline">
         {state === 'idle' || state === 'starting' ? (
-          <button type="button" onClick={() => void start()} disabled={state === 'starting'}>Start live transcription</button>
+          <button type="button" onClick={() => void start()} disabled={state === 'starting'}>
+            Start live transcription
+          </button>
         ) : (
-          <button type="button" onClick={stop} disabled={state === 'finishing'}>Stop</button>
+          <button type="button" onClick={stop} disabled={state === 'finishing'}>
+            Stop
+          </button>
         )}
         <small class="hint" role="status">
-          {{ idle: 'Uses the language and speaker labelling chosen above.', starting: 'Connecting…', live: 'Listening: speak, and each pause ends a turn.', finishing: 'Finishing the last turn…' }[state]}
+          {
+            {
+              idle: 'Uses the language and speaker labelling chosen above.',
+              starting: 'Connecting…',
+              live: 'Listening: speak, and each pause ends a turn.',
+              finishing: 'Finishing the last turn…',
+            }[state]
+          }
         </small>
       </div>
       <ErrorMessage form="live" error={error} />
       {turns.length > 0 && (
-        <div class="transcript live" aria-live="polite" aria-label="Live transcript">
+        <div class="transcript live" role="log" aria-live="polite" aria-label="Live transcript">
           {turns.map((turn) => (
             <div key={turn.id} class={`turn${turn.speaker === null ? '' : ` speaker-${speakerIndex.get(turn.speaker) ?? 0}`}`}>
               {turn.speaker !== null && <p class="speaker">{turn.speaker}</p>}

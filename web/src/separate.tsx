@@ -34,7 +34,17 @@ interface Mix {
 
 const unmixed: Mix = { gain: 1, muted: false, solo: false };
 
-function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded, onTime }: {
+function StemTrack({
+  stem,
+  colour,
+  mix,
+  audible,
+  onMix,
+  media,
+  onSeek,
+  onEnded,
+  onTime,
+}: {
   stem: Stem;
   colour: number;
   mix: Mix;
@@ -79,7 +89,9 @@ function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded, 
     <li class={`stem${audible ? '' : ' silent'}`} data-ready={ready}>
       <div class="stem-head">
         <h4>{name}</h4>
-        <small class="hint">{stem.info.rms_db === null ? 'silent' : `${stem.info.rms_db.toFixed(1)} dBFS, sound in ${Math.round(active * 100)}% of it`}</small>
+        <small class="hint">
+          {stem.info.rms_db === null ? 'silent' : `${stem.info.rms_db.toFixed(1)} dBFS, sound in ${Math.round(active * 100)}% of it`}
+        </small>
       </div>
       <div ref={container} class="waveform" role="img" aria-label={`${name} waveform: click to play from a point`} />
       <audio
@@ -92,12 +104,27 @@ function StemTrack({ stem, colour, mix, audible, onMix, media, onSeek, onEnded, 
         onTimeUpdate={onTime && ((e) => onTime(e.currentTarget.currentTime))}
       />
       <div class="inline mixer">
-        <button type="button" class="secondary" aria-pressed={mix.muted} onClick={() => onMix({ ...mix, muted: !mix.muted })}>Mute <span class="visually-hidden">{name}</span></button>
-        <button type="button" class="secondary" aria-pressed={mix.solo} onClick={() => onMix({ ...mix, solo: !mix.solo })}>Solo <span class="visually-hidden">{name}</span></button>
+        <button type="button" class="secondary" aria-pressed={mix.muted} onClick={() => onMix({ ...mix, muted: !mix.muted })}>
+          Mute <span class="visually-hidden">{name}</span>
+        </button>
+        <button type="button" class="secondary" aria-pressed={mix.solo} onClick={() => onMix({ ...mix, solo: !mix.solo })}>
+          Solo <span class="visually-hidden">{name}</span>
+        </button>
         <label for={`stem-gain-${name}`}>Gain</label>
-        <input id={`stem-gain-${name}`} type="range" min={0} max={1} step={0.05} value={mix.gain} aria-label={`${name} gain`} onInput={(e) => onMix({ ...mix, gain: Number(e.currentTarget.value) })} />
+        <input
+          id={`stem-gain-${name}`}
+          type="range"
+          min={0}
+          max={1}
+          step={0.05}
+          value={mix.gain}
+          aria-label={`${name} gain`}
+          onInput={(e) => onMix({ ...mix, gain: Number(e.currentTarget.value) })}
+        />
         <span class="gain">{Math.round(mix.gain * 100)}%</span>
-        <Download href={stem.url} filename={stem.file.name}>Download {name}</Download>
+        <Download href={stem.url} filename={stem.file.name}>
+          Download {name}
+        </Download>
       </div>
     </li>
   );
@@ -120,7 +147,12 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
 
   const allStems = capabilities?.separate.stems ?? [];
   const picked = chosenStems ?? allStems;
-  useEffect(() => () => stems.forEach((stem) => URL.revokeObjectURL(stem.url)), [stems]);
+  useEffect(
+    () => () => {
+      for (const stem of stems) URL.revokeObjectURL(stem.url);
+    },
+    [stems],
+  );
 
   const fields = (): FormData => {
     const body = new FormData();
@@ -156,7 +188,7 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
   // Read when called: a waveform's click handler outlives the render that made it.
   const media = () => [...players.current.values()];
   const seekAll = (seconds: number) => {
-    media().forEach((element) => (element.currentTime = seconds));
+    for (const element of media()) element.currentTime = seconds;
     setPosition(seconds);
   };
   const playAll = async () => {
@@ -165,7 +197,7 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
     await Promise.all(media().map((element) => element.play()));
   };
   const pauseAll = () => {
-    media().forEach((element) => element.pause());
+    for (const element of media()) element.pause();
     setPlaying(false);
   };
   const soloed = Object.values(mixes).some((mix) => mix.solo);
@@ -174,7 +206,14 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
     <section aria-labelledby="separate-heading">
       <h2 id="separate-heading">Separate</h2>
       <form class="panel" onSubmit={submit} noValidate>
-        <AudioInput form={form} param="audio" label="Soundtrack" error={separation.error} files={file ? [file] : []} onFiles={([chosen]) => setFile(chosen ?? null)} />
+        <AudioInput
+          form={form}
+          param="audio"
+          label="Soundtrack"
+          error={separation.error}
+          files={file ? [file] : []}
+          onFiles={([chosen]) => setFile(chosen ?? null)}
+        />
         <fieldset>
           <legend>Stems</legend>
           <div class="inline" id={fieldId(form, 'stems')} tabIndex={-1} {...invalidIf(separation.error, form, 'stems')}>
@@ -184,7 +223,11 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
                   id={`separate-stem-${name}`}
                   type="checkbox"
                   checked={picked.includes(name)}
-                  onChange={(e) => setChosenStems(e.currentTarget.checked ? allStems.filter((s) => s === name || picked.includes(s)) : picked.filter((s) => s !== name))}
+                  onChange={(e) =>
+                    setChosenStems(
+                      e.currentTarget.checked ? allStems.filter((s) => s === name || picked.includes(s)) : picked.filter((s) => s !== name),
+                    )
+                  }
                 />
                 <label for={`separate-stem-${name}`}>{name}</label>
               </div>
@@ -195,13 +238,24 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
         <div class="row">
           <div class="field">
             <label for={fieldId(form, 'format')}>Format</label>
-            <select id={fieldId(form, 'format')} value={format} onChange={(e) => setFormat(e.currentTarget.value)} {...invalidIf(separation.error, form, 'format')}>
-              {(capabilities?.separate.formats ?? ['wav']).map((f) => <option key={f} value={f}>{f}</option>)}
+            <select
+              id={fieldId(form, 'format')}
+              value={format}
+              onChange={(e) => setFormat(e.currentTarget.value)}
+              {...invalidIf(separation.error, form, 'format')}
+            >
+              {(capabilities?.separate.formats ?? ['wav']).map((f) => (
+                <option key={f} value={f}>
+                  {f}
+                </option>
+              ))}
             </select>
           </div>
           <JobChoice form={form} checked={asJob} onChange={setAsJob} />
         </div>
-        <button type="submit" disabled={separation.busy}>{separation.busy ? 'Separating…' : 'Separate'}</button>
+        <button type="submit" disabled={separation.busy}>
+          {separation.busy ? 'Separating…' : 'Separate'}
+        </button>
         <JobProgress job={job} />
         <ErrorMessage form={form} error={separation.error} />
       </form>
@@ -210,20 +264,37 @@ export function Separate({ capabilities }: { capabilities: Capabilities | null }
         <section class="panel result" aria-labelledby="stems-heading">
           <h3 id="stems-heading">Stems</h3>
           <div class="inline">
-            <button type="button" onClick={() => void (playing ? pauseAll() : playAll())}>{playing ? 'Pause all' : 'Play all'}</button>
+            <button type="button" onClick={() => void (playing ? pauseAll() : playAll())}>
+              {playing ? 'Pause all' : 'Play all'}
+            </button>
             {/* The keyboard's way to seek (a click on any waveform does the same). */}
             <label for="separate-position">Position</label>
-            <input id="separate-position" class="position" type="range" min={0} max={result.duration} step={0.1} value={position} onInput={(e) => seekAll(Number(e.currentTarget.value))} />
-            <span class="gain">{clock(position)} / {clock(result.duration)}</span>
+            <input
+              id="separate-position"
+              class="position"
+              type="range"
+              min={0}
+              max={result.duration}
+              step={0.1}
+              value={position}
+              onInput={(e) => seekAll(Number(e.currentTarget.value))}
+            />
+            <span class="gain">
+              {clock(position)} / {clock(result.duration)}
+            </span>
           </div>
           <div class="inline">
-            <button type="button" class="secondary" onClick={downloadZip} disabled={zip.busy}>{zip.busy ? 'Preparing zip…' : 'Download all (zip)'}</button>
+            <button type="button" class="secondary" onClick={downloadZip} disabled={zip.busy}>
+              {zip.busy ? 'Preparing zip…' : 'Download all (zip)'}
+            </button>
             <small class="hint">The zip is made by separating again on the server.</small>
           </div>
           <ErrorMessage form="separate-zip" error={zip.error} />
           {result.warnings.length > 0 && (
             <ul class="warnings" aria-label="Warnings">
-              {result.warnings.map((w) => <li key={w}>{w}</li>)}
+              {result.warnings.map((w) => (
+                <li key={w}>{w}</li>
+              ))}
             </ul>
           )}
           <ul class="stems" aria-label="Stems">

@@ -22,7 +22,15 @@ function turns(segments: Segment[]): Segment[][] {
   return result;
 }
 
-function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Transcript; currentSeconds: number; seek: (seconds: number) => void }) {
+function TranscriptView({
+  transcript,
+  currentSeconds,
+  seek,
+}: {
+  transcript: Transcript;
+  currentSeconds: number;
+  seek: (seconds: number) => void;
+}) {
   const speakerIndex = new Map(transcript.speakers.map((s, i) => [s.id, i % speakerColours]));
   // The word being spoken: the last one started (words are in time order), kept lit through the short pause after it.
   const words = transcript.segments.flatMap((s) => s.words ?? []);
@@ -40,7 +48,9 @@ function TranscriptView({ transcript, currentSeconds, seek }: { transcript: Tran
                 <button type="button" class="time" onClick={() => seek(segment.start)} aria-label={`Play from ${clock(segment.start)}`}>
                   {clock(segment.start)}
                 </button>{' '}
-                {(segment.words ?? [{ word: segment.text, start: segment.start, end: segment.end, confidence: segment.confidence, speaker }]).map((word) => (
+                {(
+                  segment.words ?? [{ word: segment.text, start: segment.start, end: segment.end, confidence: segment.confidence, speaker }]
+                ).map((word) => (
                   // A space between words, so the transcript copies as text. Out of the tab order (a long transcript would
                   // be hundreds of stops): the time buttons seek by keyboard.
                   <Fragment key={`${word.start}-${word.word}`}>
@@ -98,7 +108,8 @@ export function Transcribe({ capabilities, voices }: { capabilities: Capabilitie
       body.append('language', language);
       body.append('diarize', String(diarize));
       if (diarize && numSpeakers) body.append('num_speakers', numSpeakers);
-      if (diarize) for (const id of speakerVoiceIds.filter((id) => profiles.some((v) => v.voice_id === id))) body.append('speaker_voice_ids', id);
+      if (diarize)
+        for (const id of speakerVoiceIds.filter((id) => profiles.some((v) => v.voice_id === id))) body.append('speaker_voice_ids', id);
       setTranscript(await runOperation<Transcript>('/v1/audio/transcribe', body, asJob, setJob));
     });
   };
@@ -124,33 +135,77 @@ export function Transcribe({ capabilities, voices }: { capabilities: Capabilitie
     <section aria-labelledby="transcribe-heading">
       <h2 id="transcribe-heading">Transcribe</h2>
       <form class="panel" onSubmit={submit} noValidate>
-        <AudioInput form={form} param="audio" label="Audio or video file" error={transcription.error} files={file ? [file] : []} onFiles={choose} record />
+        <AudioInput
+          form={form}
+          param="audio"
+          label="Audio or video file"
+          error={transcription.error}
+          files={file ? [file] : []}
+          onFiles={choose}
+          record
+        />
         <div class="row">
           <Field form={form} param="language" label="Language">
-            <select id={fieldId(form, 'language')} value={language} onChange={(e) => setLanguage(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'language')}>
+            <select
+              id={fieldId(form, 'language')}
+              value={language}
+              onChange={(e) => setLanguage(e.currentTarget.value)}
+              {...invalidIf(transcription.error, form, 'language')}
+            >
               <option value="auto">Detect automatically</option>
-              {capabilities?.transcribe.languages.map((l) => <option key={l} value={l}>{l}</option>)}
+              {capabilities?.transcribe.languages.map((l) => (
+                <option key={l} value={l}>
+                  {l}
+                </option>
+              ))}
             </select>
           </Field>
           <div class="field checkbox">
-            <input id={fieldId(form, 'diarize')} type="checkbox" checked={diarize} onChange={(e) => setDiarize(e.currentTarget.checked)} {...invalidIf(transcription.error, form, 'diarize')} />
+            <input
+              id={fieldId(form, 'diarize')}
+              type="checkbox"
+              checked={diarize}
+              onChange={(e) => setDiarize(e.currentTarget.checked)}
+              {...invalidIf(transcription.error, form, 'diarize')}
+            />
             <label for={fieldId(form, 'diarize')}>Label speakers</label>
           </div>
           <Field form={form} param="num_speakers" label="Number of speakers" hint="Optional; leave empty to let voxd count.">
-            <input id={fieldId(form, 'num_speakers')} type="number" min={1} max={32} inputMode="numeric" disabled={!diarize} value={numSpeakers} onInput={(e) => setNumSpeakers(e.currentTarget.value)} {...invalidIf(transcription.error, form, 'num_speakers')} />
+            <input
+              id={fieldId(form, 'num_speakers')}
+              type="number"
+              min={1}
+              max={32}
+              inputMode="numeric"
+              disabled={!diarize}
+              value={numSpeakers}
+              onInput={(e) => setNumSpeakers(e.currentTarget.value)}
+              {...invalidIf(transcription.error, form, 'num_speakers')}
+            />
           </Field>
         </div>
         {diarize && profiles.length > 0 && (
           <fieldset>
             <legend>Name speakers after voice profiles</legend>
-            <div class="inline" id={fieldId(form, 'speaker_voice_ids')} tabIndex={-1} {...invalidIf(transcription.error, form, 'speaker_voice_ids')}>
+            <div
+              class="inline"
+              id={fieldId(form, 'speaker_voice_ids')}
+              tabIndex={-1}
+              {...invalidIf(transcription.error, form, 'speaker_voice_ids')}
+            >
               {profiles.map((voice) => (
                 <div key={voice.voice_id} class="field checkbox">
                   <input
                     id={`transcribe-speaker-${voice.voice_id}`}
                     type="checkbox"
                     checked={speakerVoiceIds.includes(voice.voice_id)}
-                    onChange={(e) => setSpeakerVoiceIds(e.currentTarget.checked ? [...speakerVoiceIds, voice.voice_id] : speakerVoiceIds.filter((id) => id !== voice.voice_id))}
+                    onChange={(e) =>
+                      setSpeakerVoiceIds(
+                        e.currentTarget.checked
+                          ? [...speakerVoiceIds, voice.voice_id]
+                          : speakerVoiceIds.filter((id) => id !== voice.voice_id),
+                      )
+                    }
                   />
                   <label for={`transcribe-speaker-${voice.voice_id}`}>{voice.name}</label>
                 </div>
@@ -160,7 +215,9 @@ export function Transcribe({ capabilities, voices }: { capabilities: Capabilitie
           </fieldset>
         )}
         <JobChoice form={form} checked={asJob} onChange={setAsJob} />
-        <button type="submit" disabled={transcription.busy}>{transcription.busy ? 'Transcribing…' : 'Transcribe'}</button>
+        <button type="submit" disabled={transcription.busy}>
+          {transcription.busy ? 'Transcribing…' : 'Transcribe'}
+        </button>
         <JobProgress job={job} />
         <ErrorMessage form={form} error={transcription.error} />
       </form>
@@ -168,16 +225,29 @@ export function Transcribe({ capabilities, voices }: { capabilities: Capabilitie
       {transcript && (
         <section class="panel result" aria-labelledby="transcript-heading">
           <h3 id="transcript-heading">Transcript</h3>
-          {fileUrl && <audio ref={audio} controls src={fileUrl} aria-label="Uploaded audio" onTimeUpdate={(e) => setCurrentSeconds(e.currentTarget.currentTime)} />}
+          {fileUrl && (
+            <audio
+              ref={audio}
+              controls
+              src={fileUrl}
+              aria-label="Uploaded audio"
+              onTimeUpdate={(e) => setCurrentSeconds(e.currentTarget.currentTime)}
+            />
+          )}
           <p class="facts">
-            Language {transcript.language} · {clock(transcript.duration)} · {transcript.speakers.length > 0 ? `${transcript.speakers.length} speaker(s)` : 'speakers not labelled'}. Paler words are less certain; click a word to play from it.
+            Language {transcript.language} · {clock(transcript.duration)} ·{' '}
+            {transcript.speakers.length > 0 ? `${transcript.speakers.length} speaker(s)` : 'speakers not labelled'}. Paler words are less
+            certain; click a word to play from it.
           </p>
           {transcript.warnings.length > 0 && (
             <ul class="warnings" aria-label="Warnings">
-              {transcript.warnings.map((w) => <li key={w}>{w}</li>)}
+              {transcript.warnings.map((w) => (
+                <li key={w}>{w}</li>
+              ))}
             </ul>
           )}
           <TranscriptView transcript={transcript} currentSeconds={currentSeconds} seek={seek} />
+          {/* biome-ignore lint/a11y/useSemanticElements: a row of buttons, not form fields; a fieldset's border and legend would not fit */}
           <div class="inline" role="group" aria-label="Export">
             {exports.map(([format, save]) => (
               <button key={format} type="button" class="secondary" onClick={save}>

@@ -17,7 +17,10 @@ const parseLabels = (text: string): Record<string, string> =>
       .filter(([key]) => key)
       .map(([key, value]) => [key, value ?? '']),
   );
-const formatLabels = (labels: Record<string, string>): string => Object.entries(labels).map(([key, value]) => `${key}=${value}`).join(', ');
+const formatLabels = (labels: Record<string, string>): string =>
+  Object.entries(labels)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(', ');
 
 /** A modal dialog (focus stays in it, Escape closes it) shown while `open`. */
 function Dialog({ open, label, onClose, children }: { open: boolean; label: string; onClose: () => void; children: ComponentChildren }) {
@@ -34,7 +37,12 @@ function Dialog({ open, label, onClose, children }: { open: boolean; label: stri
 }
 
 function VoiceFacts({ voice }: { voice: Voice }) {
-  const facts = [voice.languages.join(', '), voice.gender_estimate, voice.type === 'cloned' ? `${voice.reference_seconds.toFixed(0)} s of reference audio` : null, formatLabels(voice.labels)];
+  const facts = [
+    voice.languages.join(', '),
+    voice.gender_estimate,
+    voice.type === 'cloned' ? `${voice.reference_seconds.toFixed(0)} s of reference audio` : null,
+    formatLabels(voice.labels),
+  ];
   return <small class="hint">{facts.filter(Boolean).join(' · ')}</small>;
 }
 
@@ -115,24 +123,61 @@ export function Voices({ voices: { voices, busy, error, reload } }: { voices: Vo
         <h3 id="clone-heading">Clone a voice</h3>
         <div class="row">
           <Field form={form} param="name" label="Name">
-            <input id={fieldId(form, 'name')} value={name} maxLength={200} onInput={(e) => setName(e.currentTarget.value)} {...invalidIf(creation.error, form, 'name')} />
+            <input
+              id={fieldId(form, 'name')}
+              value={name}
+              maxLength={200}
+              onInput={(e) => setName(e.currentTarget.value)}
+              {...invalidIf(creation.error, form, 'name')}
+            />
           </Field>
           <Field form={form} param="language" label="Language" hint="Optional, e.g. en.">
-            <input id={fieldId(form, 'language')} value={language} onInput={(e) => setLanguage(e.currentTarget.value)} {...invalidIf(creation.error, form, 'language')} />
+            <input
+              id={fieldId(form, 'language')}
+              value={language}
+              onInput={(e) => setLanguage(e.currentTarget.value)}
+              {...invalidIf(creation.error, form, 'language')}
+            />
           </Field>
         </div>
-        <AudioInput form={form} param="files" label="Reference clips of one speaker (3 s to 10 min of speech in all)" error={creation.error} files={files} onFiles={setFiles} multiple />
+        <AudioInput
+          form={form}
+          param="files"
+          label="Reference clips of one speaker (3 s to 10 min of speech in all)"
+          error={creation.error}
+          files={files}
+          onFiles={setFiles}
+          multiple
+        />
         <Field form={form} param="description" label="Description" hint="Optional.">
-          <input id={fieldId(form, 'description')} value={description} onInput={(e) => setDescription(e.currentTarget.value)} {...invalidIf(creation.error, form, 'description')} />
+          <input
+            id={fieldId(form, 'description')}
+            value={description}
+            onInput={(e) => setDescription(e.currentTarget.value)}
+            {...invalidIf(creation.error, form, 'description')}
+          />
         </Field>
         <Field form={form} param="labels" label="Labels" hint="Optional: key=value, separated by commas (accent=scottish, age=adult).">
-          <input id={fieldId(form, 'labels')} value={labels} onInput={(e) => setLabels(e.currentTarget.value)} {...invalidIf(creation.error, form, 'labels')} />
+          <input
+            id={fieldId(form, 'labels')}
+            value={labels}
+            onInput={(e) => setLabels(e.currentTarget.value)}
+            {...invalidIf(creation.error, form, 'labels')}
+          />
         </Field>
         <div class="field checkbox">
-          <input id={fieldId(form, 'consent')} type="checkbox" checked={consent} onChange={(e) => setConsent(e.currentTarget.checked)} {...invalidIf(creation.error, form, 'consent')} />
+          <input
+            id={fieldId(form, 'consent')}
+            type="checkbox"
+            checked={consent}
+            onChange={(e) => setConsent(e.currentTarget.checked)}
+            {...invalidIf(creation.error, form, 'consent')}
+          />
           <label for={fieldId(form, 'consent')}>The speaker agreed to have their voice cloned.</label>
         </div>
-        <button type="submit" disabled={!consent || creation.busy}>{creation.busy ? 'Cloning…' : 'Clone voice'}</button>
+        <button type="submit" disabled={!consent || creation.busy}>
+          {creation.busy ? 'Cloning…' : 'Clone voice'}
+        </button>
         <ErrorMessage form={form} error={creation.error} />
       </form>
 
@@ -150,8 +195,12 @@ export function Voices({ voices: { voices, busy, error, reload } }: { voices: Vo
               <VoiceFacts voice={voice} />
               <div class="inline">
                 {playButton(voice)}
-                <button type="button" class="secondary" onClick={() => startEdit(voice)}>Edit <span class="visually-hidden">{voice.name}</span></button>
-                <button type="button" class="secondary" onClick={() => setDeleting(voice)}>Delete <span class="visually-hidden">{voice.name}</span></button>
+                <button type="button" class="secondary" onClick={() => startEdit(voice)}>
+                  Edit <span class="visually-hidden">{voice.name}</span>
+                </button>
+                <button type="button" class="secondary" onClick={() => setDeleting(voice)}>
+                  Delete <span class="visually-hidden">{voice.name}</span>
+                </button>
               </div>
             </li>
           ))}
@@ -175,17 +224,37 @@ export function Voices({ voices: { voices, busy, error, reload } }: { voices: Vo
         <form onSubmit={saveEdit} noValidate>
           <h3>Edit {editing?.name}</h3>
           <Field form={editForm} param="name" label="Name">
-            <input id={fieldId(editForm, 'name')} value={draft.name} maxLength={200} onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })} {...invalidIf(edit.error, editForm, 'name')} />
+            <input
+              id={fieldId(editForm, 'name')}
+              value={draft.name}
+              maxLength={200}
+              onInput={(e) => setDraft({ ...draft, name: e.currentTarget.value })}
+              {...invalidIf(edit.error, editForm, 'name')}
+            />
           </Field>
           <Field form={editForm} param="description" label="Description">
-            <input id={fieldId(editForm, 'description')} value={draft.description} onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })} {...invalidIf(edit.error, editForm, 'description')} />
+            <input
+              id={fieldId(editForm, 'description')}
+              value={draft.description}
+              onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
+              {...invalidIf(edit.error, editForm, 'description')}
+            />
           </Field>
           <Field form={editForm} param="labels" label="Labels" hint="key=value, separated by commas.">
-            <input id={fieldId(editForm, 'labels')} value={draft.labels} onInput={(e) => setDraft({ ...draft, labels: e.currentTarget.value })} {...invalidIf(edit.error, editForm, 'labels')} />
+            <input
+              id={fieldId(editForm, 'labels')}
+              value={draft.labels}
+              onInput={(e) => setDraft({ ...draft, labels: e.currentTarget.value })}
+              {...invalidIf(edit.error, editForm, 'labels')}
+            />
           </Field>
           <div class="inline">
-            <button type="submit" disabled={edit.busy}>Save</button>
-            <button type="button" class="secondary" onClick={() => setEditing(null)}>Cancel</button>
+            <button type="submit" disabled={edit.busy}>
+              Save
+            </button>
+            <button type="button" class="secondary" onClick={() => setEditing(null)}>
+              Cancel
+            </button>
           </div>
           <ErrorMessage form={editForm} error={edit.error} />
         </form>
@@ -195,8 +264,12 @@ export function Voices({ voices: { voices, busy, error, reload } }: { voices: Vo
         <h3>Delete {deleting?.name}?</h3>
         <p>Its reference clips, embeddings and every file made from them are deleted. This cannot be undone.</p>
         <div class="inline">
-          <button type="button" class="danger" onClick={confirmDelete} disabled={deletion.busy}>Delete</button>
-          <button type="button" class="secondary" onClick={() => setDeleting(null)}>Cancel</button>
+          <button type="button" class="danger" onClick={confirmDelete} disabled={deletion.busy}>
+            Delete
+          </button>
+          <button type="button" class="secondary" onClick={() => setDeleting(null)}>
+            Cancel
+          </button>
         </div>
         <ErrorMessage form="voice-delete" error={deletion.error} />
       </Dialog>

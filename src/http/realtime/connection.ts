@@ -91,11 +91,29 @@ export class RealtimeConnection {
     this.admitted = options.shared.counter.tryOpen(options.keyId, limits.sessionsPerKey);
     socket.on('close', (code) => this.cleanUp(code));
     if (!this.admitted) {
-      this.fail(new VoxError('rate_limited', `This key already has ${limits.sessionsPerKey} realtime sessions open (VOXD_REALTIME_SESSIONS_PER_KEY).`), closeCodes.tooManySessions, 'too many sessions for this key');
+      this.fail(
+        new VoxError(
+          'rate_limited',
+          `This key already has ${limits.sessionsPerKey} realtime sessions open (VOXD_REALTIME_SESSIONS_PER_KEY).`,
+        ),
+        closeCodes.tooManySessions,
+        'too many sessions for this key',
+      );
       return;
     }
     options.shared.metrics.realtimeSessions.inc({ kind });
-    this.sessionTimer = setTimeout(() => this.fail(new VoxError('request_timeout', `The session reached its time limit of ${limits.maxSessionSeconds} s (VOXD_REALTIME_MAX_SESSION_SECONDS).`), closeCodes.sessionExpired, 'session time limit reached'), limits.maxSessionSeconds * 1000);
+    this.sessionTimer = setTimeout(
+      () =>
+        this.fail(
+          new VoxError(
+            'request_timeout',
+            `The session reached its time limit of ${limits.maxSessionSeconds} s (VOXD_REALTIME_MAX_SESSION_SECONDS).`,
+          ),
+          closeCodes.sessionExpired,
+          'session time limit reached',
+        ),
+      limits.maxSessionSeconds * 1000,
+    );
     this.touch();
     socket.on('message', (data: RawData, isBinary: boolean) => this.receive(toBuffer(data), isBinary));
   }
@@ -156,7 +174,14 @@ export class RealtimeConnection {
   private receive(data: Buffer, isBinary: boolean): void {
     this.touch();
     if (data.length > this.options.shared.limits.maxMessageBytes) {
-      this.reportError(new VoxError('payload_too_large', `A message may hold at most ${this.options.shared.limits.maxMessageBytes} bytes (VOXD_REALTIME_MAX_MESSAGE_MB); this one has ${data.length}: it was dropped.`), null);
+      this.reportError(
+        new VoxError(
+          'payload_too_large',
+          `A message may hold at most ${this.options.shared.limits.maxMessageBytes} bytes (VOXD_REALTIME_MAX_MESSAGE_MB); this one has ` +
+            `${data.length}: it was dropped.`,
+        ),
+        null,
+      );
       return;
     }
     this.pendingBytes += data.length;
@@ -174,7 +199,15 @@ export class RealtimeConnection {
   private touch(): void {
     clearTimeout(this.idleTimer);
     const idleSeconds = this.options.shared.limits.idleSeconds;
-    this.idleTimer = setTimeout(() => this.fail(new VoxError('request_timeout', `No message for ${idleSeconds} s (VOXD_REALTIME_IDLE_SECONDS): the session is closed.`), closeCodes.idle, 'idle timeout'), idleSeconds * 1000);
+    this.idleTimer = setTimeout(
+      () =>
+        this.fail(
+          new VoxError('request_timeout', `No message for ${idleSeconds} s (VOXD_REALTIME_IDLE_SECONDS): the session is closed.`),
+          closeCodes.idle,
+          'idle timeout',
+        ),
+      idleSeconds * 1000,
+    );
   }
 
   private cleanUp(code: number): void {
@@ -197,12 +230,19 @@ function toBuffer(data: RawData): Buffer {
 
 /** The envelope's fields of an error (internal details hidden). */
 export function errorFields(error: VoxError): Record<string, string | null> {
-  return { type: error.type, code: error.code, message: error.code === 'internal' ? 'Internal server error.' : error.message, param: error.param };
+  return {
+    type: error.type,
+    code: error.code,
+    message: error.code === 'internal' ? 'Internal server error.' : error.message,
+    param: error.param,
+  };
 }
 
 /** A parser of JSON client events by `type`, validated against their schemas; anything else is an error naming what is wrong. */
 export function eventParser<T>(schemas: Record<string, TSchema>): (data: Buffer) => T {
-  const validators = new Map<string, TypeCheck<TSchema>>(Object.entries(schemas).map(([type, schema]) => [type, TypeCompiler.Compile(schema)]));
+  const validators = new Map<string, TypeCheck<TSchema>>(
+    Object.entries(schemas).map(([type, schema]) => [type, TypeCompiler.Compile(schema)]),
+  );
   return (data) => {
     let value: unknown;
     try {
@@ -211,9 +251,15 @@ export function eventParser<T>(schemas: Record<string, TSchema>): (data: Buffer)
       throw new VoxError('invalid_request', 'The message is not valid JSON.');
     }
     const type = (value as { type?: unknown } | null)?.type;
-    if (typeof type !== 'string') throw new VoxError('invalid_request', "A client event is a JSON object with a string 'type'.", { param: 'type' });
+    if (typeof type !== 'string')
+      throw new VoxError('invalid_request', "A client event is a JSON object with a string 'type'.", { param: 'type' });
     const validator = validators.get(type);
-    if (!validator) throw new VoxError('invalid_request', `Unknown client event type '${type.slice(0, 80)}'. Known: ${[...validators.keys()].join(', ')}.`, { param: 'type' });
+    if (!validator)
+      throw new VoxError(
+        'invalid_request',
+        `Unknown client event type '${type.slice(0, 80)}'. Known: ${[...validators.keys()].join(', ')}.`,
+        { param: 'type' },
+      );
     const problem = deepestError([...validator.Errors(value)]);
     if (problem) {
       const param = problem.path.replace(/^\//, '').replaceAll('/', '.');
@@ -228,5 +274,8 @@ function deepestError(errors: ValueError[]): ValueError | undefined {
   const all = errors.flatMap(function expand(error): ValueError[] {
     return [error, ...error.errors.flatMap((variant) => [...variant].flatMap(expand))];
   });
-  return all.reduce<ValueError | undefined>((deepest, error) => (!deepest || error.path.length > deepest.path.length ? error : deepest), undefined);
+  return all.reduce<ValueError | undefined>(
+    (deepest, error) => (!deepest || error.path.length > deepest.path.length ? error : deepest),
+    undefined,
+  );
 }

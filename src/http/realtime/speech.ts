@@ -42,7 +42,12 @@ interface AudioSink {
   end(): Promise<void>;
 }
 
-async function audioSink(format: SpeechStreamFormat, inputSampleRate: number, outputSampleRate: number, send: (data: Buffer) => void): Promise<AudioSink> {
+async function audioSink(
+  format: SpeechStreamFormat,
+  inputSampleRate: number,
+  outputSampleRate: number,
+  send: (data: Buffer) => void,
+): Promise<AudioSink> {
   if (format === 'pcm16') {
     const pcm: LivePcmEncoder = await livePcmEncoder(inputSampleRate, outputSampleRate);
     let stopped = false;
@@ -104,9 +109,10 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
   });
   if (!connection.open) return;
 
-  const newSink = async (): Promise<AudioSink> => audioSink(format, stream!.sampleRate, outputSampleRate, (data) => {
-    connection.sendBinary(data);
-  });
+  const newSink = async (): Promise<AudioSink> =>
+    audioSink(format, stream!.sampleRate, outputSampleRate, (data) => {
+      connection.sendBinary(data);
+    });
 
   const clauseOk = (): boolean => !stream || sentSamples < clauseStartSeconds * stream.sampleRate;
   const cutting = (final: boolean) => ({ final, clauseOk: clauseOk(), opening: sentSamples === 0 });
@@ -122,19 +128,28 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
       try {
         sink ??= await newSink();
         const pieceSink = sink;
-        await stream!.speak(take.piece, async (chunk) => {
-          // Backpressure: the engine waits for a client that takes audio slower than it is made.
-          while (connection.open && connection.bufferedBytes > audioHighWaterBytes && !signal.aborted) await sleep(20);
-          signal.throwIfAborted();
-          pieceSink.write(chunk.waveform.samples);
-          sentSamples += chunk.waveform.samples.length;
-        }, signal);
+        await stream!.speak(
+          take.piece,
+          async (chunk) => {
+            // Backpressure: the engine waits for a client that takes audio slower than it is made.
+            while (connection.open && connection.bufferedBytes > audioHighWaterBytes && !signal.aborted) await sleep(20);
+            signal.throwIfAborted();
+            pieceSink.write(chunk.waveform.samples);
+            sentSamples += chunk.waveform.samples.length;
+          },
+          signal,
+        );
       } catch (error) {
         if (signal.aborted) return;
         connection.reportError(error, null);
         continue;
       }
-      connection.send({ type: 'alignment', text: take.piece, audio_start: round(startSeconds), audio_end: round(sentSamples / stream!.sampleRate) });
+      connection.send({
+        type: 'alignment',
+        text: take.piece,
+        audio_start: round(startSeconds),
+        audio_end: round(sentSamples / stream!.sampleRate),
+      });
     }
     if (flushRequested && buffer.trim() === '') {
       flushRequested = false;
@@ -158,22 +173,50 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
   };
 
   const handle = async (data: Buffer, isBinary: boolean): Promise<void> => {
-    if (isBinary) throw new VoxError('invalid_request', 'The speech socket takes JSON messages (start, text, flush, cancel, close), not binary ones.');
+    if (isBinary)
+      throw new VoxError('invalid_request', 'The speech socket takes JSON messages (start, text, flush, cancel, close), not binary ones.');
     const event = parseEvent(data);
-    if (event.type !== 'start' && !stream) throw new VoxError('invalid_request', "Send 'start' (voice_id, language, format...) before anything else.", { param: 'type' });
+    if (event.type !== 'start' && !stream)
+      throw new VoxError('invalid_request', "Send 'start' (voice_id, language, format...) before anything else.", { param: 'type' });
     switch (event.type) {
       case 'start': {
         if (stream) throw new VoxError('invalid_request', "The session has started already: 'start' is sent once.", { param: 'type' });
-        if (event.sample_rate !== undefined && (event.format ?? 'pcm16') !== 'pcm16') throw new VoxError('invalid_request', "'sample_rate' applies to pcm16 only.", { param: 'sample_rate' });
-        stream = await options.synthesis.openStream({ voice_id: event.voice_id, ...(event.language ? { language: event.language } : {}), ...(event.emotion ? { emotion: event.emotion } : {}), ...(event.speed !== undefined ? { speed: event.speed } : {}) }, caller);
+        if (event.sample_rate !== undefined && (event.format ?? 'pcm16') !== 'pcm16')
+          throw new VoxError('invalid_request', "'sample_rate' applies to pcm16 only.", { param: 'sample_rate' });
+        stream = await options.synthesis.openStream(
+          {
+            voice_id: event.voice_id,
+            ...(event.language ? { language: event.language } : {}),
+            ...(event.emotion ? { emotion: event.emotion } : {}),
+            ...(event.speed !== undefined ? { speed: event.speed } : {}),
+          },
+          caller,
+        );
         format = event.format ?? 'pcm16';
         outputSampleRate = format === 'pcm16' ? (event.sample_rate ?? stream.sampleRate) : outputSampleRateOf(format, stream.sampleRate);
-        connection.send({ type: 'started', session: { id: sessionId, voice_id: event.voice_id, language: stream.language, engine: stream.engine, format, sample_rate: outputSampleRate, warnings: stream.warnings } });
+        connection.send({
+          type: 'started',
+          session: {
+            id: sessionId,
+            voice_id: event.voice_id,
+            language: stream.language,
+            engine: stream.engine,
+            format,
+            sample_rate: outputSampleRate,
+            warnings: stream.warnings,
+          },
+        });
         return;
       }
       case 'text':
         if (closing) throw new VoxError('invalid_request', "The session is closing: no text after 'close'.", { param: 'type' });
-        if (buffer.length + event.text.length > maxBufferedCharacters) throw new VoxError('payload_too_large', `More than ${maxBufferedCharacters} characters are waiting to be spoken: this text was dropped; send more as speech catches up.`, { param: 'text' });
+        if (buffer.length + event.text.length > maxBufferedCharacters)
+          throw new VoxError(
+            'payload_too_large',
+            `More than ${maxBufferedCharacters} characters are waiting to be spoken: this text was dropped; send more as speech catches ` +
+              `up.`,
+            { param: 'text' },
+          );
         buffer += event.text;
         return kick();
       case 'flush':
@@ -195,7 +238,6 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
         return kick();
     }
   };
-
 }
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;

@@ -6,8 +6,13 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { decodeBase64Audio, liveAudioDecoder, type LiveAudioDecoder, type LiveInputFormat } from '../../audio/live-audio.js';
-import { VoxError } from '../../core/errors.js';
-import { liveSampleRate, type LiveEvent, type LiveTranscriptionSession, type LiveTranscriptionSettings } from '../../operations/live-transcription/session.js';
+import type { VoxError } from '../../core/errors.js';
+import {
+  liveSampleRate,
+  type LiveEvent,
+  type LiveTranscriptionSession,
+  type LiveTranscriptionSettings,
+} from '../../operations/live-transcription/session.js';
 import { defaultLiveSettings, type LiveTranscriptionService } from '../../operations/live-transcription/service.js';
 import { clientEvents, type ClientEvent, type TranscriptionSessionFields } from '../schemas/realtime.js';
 import { errorFields, eventParser, RealtimeConnection, type RealtimeShared } from './connection.js';
@@ -23,7 +28,12 @@ function errorEvent(error: VoxError, clientEventId: string | null): Record<strin
   return { type: 'error', error: { ...errorFields(error), event_id: clientEventId } };
 }
 
-export function serveTranscriptionSocket(socket: WebSocket, keyId: string, log: FastifyBaseLogger, options: TranscriptionSocketOptions): void {
+export function serveTranscriptionSocket(
+  socket: WebSocket,
+  keyId: string,
+  log: FastifyBaseLogger,
+  options: TranscriptionSocketOptions,
+): void {
   const sessionId = `sess_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
   let session: LiveTranscriptionSession | undefined;
   let decoder: LiveAudioDecoder | undefined;
@@ -49,9 +59,18 @@ export function serveTranscriptionSocket(socket: WebSocket, keyId: string, log: 
     object: 'realtime.transcription_session',
     expires_at: connection.expiresAt,
     input_audio_format: format,
-    input_audio_transcription: { model: modelId, language: settings.language === 'auto' ? null : settings.language, prompt: settings.prompt },
+    input_audio_transcription: {
+      model: modelId,
+      language: settings.language === 'auto' ? null : settings.language,
+      prompt: settings.prompt,
+    },
     turn_detection: settings.turnDetection
-      ? { type: 'server_vad', threshold: settings.turnDetection.threshold, prefix_padding_ms: Math.round(settings.turnDetection.prefixPaddingSeconds * 1000), silence_duration_ms: Math.round(settings.turnDetection.silenceDurationSeconds * 1000) }
+      ? {
+          type: 'server_vad',
+          threshold: settings.turnDetection.threshold,
+          prefix_padding_ms: Math.round(settings.turnDetection.prefixPaddingSeconds * 1000),
+          silence_duration_ms: Math.round(settings.turnDetection.silenceDurationSeconds * 1000),
+        }
       : null,
     input_audio_noise_reduction: null,
     include: settings.includeLogprobs ? ['item.input_audio_transcription.logprobs'] : [],
@@ -121,11 +140,16 @@ function applyUpdate(current: LiveTranscriptionSettings, fields: TranscriptionSe
   if (fields.turn_detection !== undefined) {
     const detection = fields.turn_detection;
     const base = current.turnDetection ?? defaultLiveSettings.turnDetection!;
-    settings.turnDetection = detection === null ? null : {
-      threshold: detection.threshold ?? base.threshold,
-      prefixPaddingSeconds: detection.prefix_padding_ms !== undefined ? detection.prefix_padding_ms / 1000 : base.prefixPaddingSeconds,
-      silenceDurationSeconds: detection.silence_duration_ms !== undefined ? detection.silence_duration_ms / 1000 : base.silenceDurationSeconds,
-    };
+    settings.turnDetection =
+      detection === null
+        ? null
+        : {
+            threshold: detection.threshold ?? base.threshold,
+            prefixPaddingSeconds:
+              detection.prefix_padding_ms !== undefined ? detection.prefix_padding_ms / 1000 : base.prefixPaddingSeconds,
+            silenceDurationSeconds:
+              detection.silence_duration_ms !== undefined ? detection.silence_duration_ms / 1000 : base.silenceDurationSeconds,
+          };
   }
   if (fields.include !== undefined) settings.includeLogprobs = fields.include.includes('item.input_audio_transcription.logprobs');
   if (fields.diarize !== undefined) settings.diarize = fields.diarize;
@@ -144,7 +168,14 @@ function toWire(event: LiveEvent): Record<string, unknown> {
     case 'cleared':
       return { type: 'input_audio_buffer.cleared' };
     case 'delta':
-      return { type: 'conversation.item.input_audio_transcription.delta', item_id: event.itemId, content_index: 0, delta: event.delta, transcript: event.transcript, ...(event.logprobs ? { logprobs: event.logprobs } : {}) };
+      return {
+        type: 'conversation.item.input_audio_transcription.delta',
+        item_id: event.itemId,
+        content_index: 0,
+        delta: event.delta,
+        transcript: event.transcript,
+        ...(event.logprobs ? { logprobs: event.logprobs } : {}),
+      };
     case 'completed':
       return {
         type: 'conversation.item.input_audio_transcription.completed',
@@ -160,6 +191,11 @@ function toWire(event: LiveEvent): Record<string, unknown> {
         ...(event.speaker ? { speaker: event.speaker } : {}),
       };
     case 'failed':
-      return { type: 'conversation.item.input_audio_transcription.failed', item_id: event.itemId, content_index: 0, error: errorFields(event.error) };
+      return {
+        type: 'conversation.item.input_audio_transcription.failed',
+        item_id: event.itemId,
+        content_index: 0,
+        error: errorFields(event.error),
+      };
   }
 }

@@ -5,7 +5,19 @@ import type { OperationRunner, RunnerName } from '../../operations/runners.js';
 import { requestContext, sendResult } from '../context.js';
 import { errorResponses, keyedErrors } from '../schemas/common.js';
 import { acceptedJob } from '../schemas/jobs.js';
-import { separateResponse, speechAudio, transcriptionResponse, vcResponse, openaiSpeechBody, openaiTranscriptionBody, openaiTranslationBody, separateBody, transcribeBody, ttsBody, vcBody } from '../schemas/audio.js';
+import {
+  separateResponse,
+  speechAudio,
+  transcriptionResponse,
+  vcResponse,
+  openaiSpeechBody,
+  openaiTranscriptionBody,
+  openaiTranslationBody,
+  separateBody,
+  transcribeBody,
+  ttsBody,
+  vcBody,
+} from '../schemas/audio.js';
 
 export interface OperationRoutesOptions {
   runners: Record<RunnerName, OperationRunner>;
@@ -26,50 +38,130 @@ const multipart = ['multipart/form-data'];
  */
 function operationHandler({ runners, jobs, runLocally }: OperationRoutesOptions, name: RunnerName) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    const { async: asJob, webhook_url: webhookUrl, ...params } = request.body as Record<string, unknown> & { async?: boolean; webhook_url?: string };
+    const {
+      async: asJob,
+      webhook_url: webhookUrl,
+      ...params
+    } = request.body as Record<string, unknown> & { async?: boolean; webhook_url?: string };
     const context = requestContext(request);
-    if (asJob !== true && webhookUrl === undefined) return sendResult(reply, await (runLocally ? runners[name].run(params, context) : jobs.runAndWait(name, params, context)));
+    if (asJob !== true && webhookUrl === undefined)
+      return sendResult(reply, await (runLocally ? runners[name].run(params, context) : jobs.runAndWait(name, params, context)));
     const job = await jobs.view(await jobs.submit(name, params, context, webhookUrl));
     return reply.status(202).header('location', job.links.self).send(job);
   };
 }
 
 export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, options) => {
-  app.post('/v1/audio/tts', {
-    config: { scope: 'tts' },
-    schema: { summary: 'Speech from text in a voice profile', tags: ['audio'], security, body: ttsBody, response: { 200: speechAudio, 202: acceptedJob, ...voiceOperationErrors } },
-  }, operationHandler(options, 'tts'));
+  app.post(
+    '/v1/audio/tts',
+    {
+      config: { scope: 'tts' },
+      schema: {
+        summary: 'Speech from text in a voice profile',
+        tags: ['audio'],
+        security,
+        body: ttsBody,
+        response: { 200: speechAudio, 202: acceptedJob, ...voiceOperationErrors },
+      },
+    },
+    operationHandler(options, 'tts'),
+  );
 
-  app.post('/v1/audio/vc', {
-    config: { scope: 'vc' },
-    schema: { summary: 'Re-voice a recording as a target voice', tags: ['audio'], security, consumes: multipart, body: vcBody, response: { 200: vcResponse, 202: acceptedJob, ...voiceOperationErrors } },
-  }, operationHandler(options, 'vc'));
+  app.post(
+    '/v1/audio/vc',
+    {
+      config: { scope: 'vc' },
+      schema: {
+        summary: 'Re-voice a recording as a target voice',
+        tags: ['audio'],
+        security,
+        consumes: multipart,
+        body: vcBody,
+        response: { 200: vcResponse, 202: acceptedJob, ...voiceOperationErrors },
+      },
+    },
+    operationHandler(options, 'vc'),
+  );
 
-  app.post('/v1/audio/separate', {
-    config: { scope: 'separate' },
-    schema: { summary: 'Split a soundtrack into stems', tags: ['audio'], security, consumes: multipart, body: separateBody, response: { 200: separateResponse, 202: acceptedJob, ...operationErrors } },
-  }, operationHandler(options, 'separate'));
+  app.post(
+    '/v1/audio/separate',
+    {
+      config: { scope: 'separate' },
+      schema: {
+        summary: 'Split a soundtrack into stems',
+        tags: ['audio'],
+        security,
+        consumes: multipart,
+        body: separateBody,
+        response: { 200: separateResponse, 202: acceptedJob, ...operationErrors },
+      },
+    },
+    operationHandler(options, 'separate'),
+  );
 
-  app.post('/v1/audio/transcribe', {
-    config: { scope: 'transcribe' },
-    schema: { summary: 'Transcript with speakers, timestamps and confidence', tags: ['audio'], security, consumes: multipart, body: transcribeBody, response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors } },
-  }, operationHandler(options, 'transcribe'));
+  app.post(
+    '/v1/audio/transcribe',
+    {
+      config: { scope: 'transcribe' },
+      schema: {
+        summary: 'Transcript with speakers, timestamps and confidence',
+        tags: ['audio'],
+        security,
+        consumes: multipart,
+        body: transcribeBody,
+        response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors },
+      },
+    },
+    operationHandler(options, 'transcribe'),
+  );
 };
 
 /** OpenAI-compatible aliases (same services, OpenAI's field names). */
 export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (app, options) => {
-  app.post('/v1/audio/speech', {
-    config: { scope: 'tts' },
-    schema: { summary: 'OpenAI-compatible text-to-speech', tags: ['openai'], security, body: openaiSpeechBody, response: { 200: speechAudio, 202: acceptedJob, ...voiceOperationErrors } },
-  }, operationHandler(options, 'speech'));
+  app.post(
+    '/v1/audio/speech',
+    {
+      config: { scope: 'tts' },
+      schema: {
+        summary: 'OpenAI-compatible text-to-speech',
+        tags: ['openai'],
+        security,
+        body: openaiSpeechBody,
+        response: { 200: speechAudio, 202: acceptedJob, ...voiceOperationErrors },
+      },
+    },
+    operationHandler(options, 'speech'),
+  );
 
-  app.post('/v1/audio/transcriptions', {
-    config: { scope: 'transcribe' },
-    schema: { summary: 'OpenAI-compatible transcription', tags: ['openai'], security, consumes: multipart, body: openaiTranscriptionBody, response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors } },
-  }, operationHandler(options, 'transcriptions'));
+  app.post(
+    '/v1/audio/transcriptions',
+    {
+      config: { scope: 'transcribe' },
+      schema: {
+        summary: 'OpenAI-compatible transcription',
+        tags: ['openai'],
+        security,
+        consumes: multipart,
+        body: openaiTranscriptionBody,
+        response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors },
+      },
+    },
+    operationHandler(options, 'transcriptions'),
+  );
 
-  app.post('/v1/audio/translations', {
-    config: { scope: 'transcribe' },
-    schema: { summary: 'OpenAI-compatible translation into English', tags: ['openai'], security, consumes: multipart, body: openaiTranslationBody, response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors } },
-  }, operationHandler(options, 'translations'));
+  app.post(
+    '/v1/audio/translations',
+    {
+      config: { scope: 'transcribe' },
+      schema: {
+        summary: 'OpenAI-compatible translation into English',
+        tags: ['openai'],
+        security,
+        consumes: multipart,
+        body: openaiTranslationBody,
+        response: { 200: transcriptionResponse, 202: acceptedJob, ...operationErrors },
+      },
+    },
+    operationHandler(options, 'translations'),
+  );
 };

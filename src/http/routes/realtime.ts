@@ -26,13 +26,15 @@ const security = [{ bearerAuth: [] }];
 const tags = ['realtime'];
 const defaultSecretSeconds = 600;
 const switchingProtocols = { description: 'Switching Protocols: the WebSocket session begins (messages: see the README).' };
-const upgradeRequired = (): VoxError => new VoxError('upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).');
+const upgradeRequired = (): VoxError =>
+  new VoxError('upgrade_required', 'This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).');
 
 export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (app, options) => {
   const counter = new SessionCounter();
   const socketOptions = { limits: options.limits, counter, metrics: options.metrics };
   const refuseWithoutEngines = (): void => {
-    if (!options.available) throw new VoxError('not_implemented', 'Realtime sessions run on nodes with engines (--role all); this node serves the API only.');
+    if (!options.available)
+      throw new VoxError('not_implemented', 'Realtime sessions run on nodes with engines (--role all); this node serves the API only.');
   };
 
   app.route<{ Querystring: RealtimeQuery }>({
@@ -53,7 +55,11 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
     handler: async () => {
       throw upgradeRequired();
     },
-    wsHandler: (socket, request) => serveTranscriptionSocket(socket, requestContext(request).apiKey.id, request.log, { ...socketOptions, service: options.liveTranscription }),
+    wsHandler: (socket, request) =>
+      serveTranscriptionSocket(socket, requestContext(request).apiKey.id, request.log, {
+        ...socketOptions,
+        service: options.liveTranscription,
+      }),
   });
 
   app.route({
@@ -70,20 +76,28 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
     handler: async () => {
       throw upgradeRequired();
     },
-    wsHandler: (socket, request) => serveSpeechSocket(socket, requestContext(request).apiKey, request.log, { ...socketOptions, synthesis: options.synthesis }),
+    wsHandler: (socket, request) =>
+      serveSpeechSocket(socket, requestContext(request).apiKey, request.log, { ...socketOptions, synthesis: options.synthesis }),
   });
 
-  app.post<{ Body: ClientSecretRequest }>('/v1/realtime/client_secrets', {
-    config: { scope: 'any' },
-    schema: {
-      summary: 'A short-lived client secret (ek_...) that opens realtime sessions in this key\'s name, for browsers and apps',
-      tags,
-      security,
-      body: clientSecretRequest,
-      response: { 200: clientSecret, ...errorResponses([...keyedErrors, 403]) },
+  app.post<{ Body: ClientSecretRequest }>(
+    '/v1/realtime/client_secrets',
+    {
+      config: { scope: 'any' },
+      schema: {
+        summary: "A short-lived client secret (ek_...) that opens realtime sessions in this key's name, for browsers and apps",
+        tags,
+        security,
+        body: clientSecretRequest,
+        response: { 200: clientSecret, ...errorResponses([...keyedErrors, 403]) },
+      },
     },
-  }, async (request) => {
-    const secret = options.clientSecrets.mint(requestContext(request).apiKey, request.body?.expires_after?.seconds ?? defaultSecretSeconds);
-    return { value: secret.value, expires_at: secret.expiresAt, scopes: secret.scopes };
-  });
+    async (request) => {
+      const secret = options.clientSecrets.mint(
+        requestContext(request).apiKey,
+        request.body?.expires_after?.seconds ?? defaultSecretSeconds,
+      );
+      return { value: secret.value, expires_at: secret.expiresAt, scopes: secret.scopes };
+    },
+  );
 };

@@ -12,12 +12,18 @@ export const builtWebDir = path.join(packageRoot, 'web', 'dist');
  * The page talks to this server only: nothing is loaded or sent elsewhere (its audio plays, and is decoded, from blob: URLs).
  * Inline styles are allowed because the waveform view (wavesurfer.js) puts a <style> element in its shadow root.
  */
-const contentSecurityPolicy = "default-src 'self'; style-src 'self' 'unsafe-inline'; media-src 'self' blob:; connect-src 'self' blob:; img-src 'self' data: blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const contentSecurityPolicy =
+  "default-src 'self'; style-src 'self' 'unsafe-inline'; media-src 'self' blob:; connect-src 'self' blob:; img-src 'self' data: blob:; " +
+  "object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 export const webRoutes: FastifyPluginAsync<{ root: string }> = async (app, { root }) => {
   if (!existsSync(path.join(root, 'index.html'))) {
     app.get('/', { schema: { hide: true } }, async () => {
-      throw new VoxError('not_implemented', 'The web studio is not built: run `npm run build:web` (scripts/setup.sh does), then restart voxd. The API and its docs (/docs) work without it.');
+      throw new VoxError(
+        'not_implemented',
+        'The web studio is not built: run `npm run build:web` (scripts/setup.sh does), then restart voxd. The API and its docs (/docs) ' +
+          'work without it.',
+      );
     });
     return;
   }

@@ -11,7 +11,8 @@ import { openaiTranscriptionContract, openaiTranslationContract, transcribeContr
 import { binaryContent, openObject } from './common.js';
 import { jobFields } from './jobs.js';
 
-const withJobFields = (contract: TObject, options: { additionalProperties?: false } = {}) => Type.Object({ ...contract.properties, ...jobFields }, options);
+const withJobFields = (contract: TObject, options: { additionalProperties?: false } = {}) =>
+  Type.Object({ ...contract.properties, ...jobFields }, options);
 
 export const transcribeBody = withJobFields(transcribeContract);
 /** OpenAI's /v1/audio/transcriptions form, so the official SDKs work unchanged. */
@@ -26,32 +27,46 @@ export const separateBody = withJobFields(separateContract);
 
 export const speechAudio = { description: 'Speech in the requested format', content: binaryContent(Object.values(contentTypes)) };
 
-const vcJson = openObject({
-  url: Type.String({ description: 'Download of the converted audio (GET, same key)' }),
-  expires_at: Type.String({ format: 'date-time' }),
-  duration: Type.Number(),
-  sample_rate: Type.Integer(),
-  warnings: Type.Array(Type.String()),
-}, 'The converted file and similarity metrics');
+const vcJson = openObject(
+  {
+    url: Type.String({ description: 'Download of the converted audio (GET, same key)' }),
+    expires_at: Type.String({ format: 'date-time' }),
+    duration: Type.Number(),
+    sample_rate: Type.Integer(),
+    warnings: Type.Array(Type.String()),
+  },
+  'The converted file and similarity metrics',
+);
 export const vcResponse = {
   description: 'The re-voiced recording, or with response_format=json its download URL and similarity metrics',
   content: { ...binaryContent(Object.values(contentTypes)), 'application/json': { schema: vcJson } },
 };
 
-const separateJson = openObject({
-  id: Type.String(),
-  duration: Type.Number(),
-  sample_rate: Type.Integer(),
-  channels: Type.Integer(),
-  stems: Type.Array(openObject({ name: Type.String(), url: Type.String(), expires_at: Type.String({ format: 'date-time' }) }, 'One stem: download URL and levels')),
-  warnings: Type.Array(Type.String()),
-}, 'Stem download URLs');
+const separateJson = openObject(
+  {
+    id: Type.String(),
+    duration: Type.Number(),
+    sample_rate: Type.Integer(),
+    channels: Type.Integer(),
+    stems: Type.Array(
+      openObject(
+        { name: Type.String(), url: Type.String(), expires_at: Type.String({ format: 'date-time' }) },
+        'One stem: download URL and levels',
+      ),
+    ),
+    warnings: Type.Array(Type.String()),
+  },
+  'Stem download URLs',
+);
 export const separateResponse = {
   description: 'Stems: download URLs (json, default) or one zip archive',
   content: { 'application/json': { schema: separateJson }, ...binaryContent(['application/zip']) },
 };
 
-const transcriptionJson = openObject({ text: Type.String() }, 'The transcript: text, and per response_format segments, words, speakers, language');
+const transcriptionJson = openObject(
+  { text: Type.String() },
+  'The transcript: text, and per response_format segments, words, speakers, language',
+);
 export const transcriptionResponse = {
   description: 'The transcript in the requested response_format',
   content: {

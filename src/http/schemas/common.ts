@@ -1,15 +1,18 @@
 /** Schemas every route shares: the error envelope, the error responses. */
 import { Type } from '@sinclair/typebox';
 
-export const errorEnvelope = Type.Object({
-  error: Type.Object({
-    type: Type.String(),
-    code: Type.String(),
-    message: Type.String(),
-    param: Type.Union([Type.String(), Type.Null()]),
-    request_id: Type.String(),
-  }),
-}, { $id: 'ErrorEnvelope' });
+export const errorEnvelope = Type.Object(
+  {
+    error: Type.Object({
+      type: Type.String(),
+      code: Type.String(),
+      message: Type.String(),
+      param: Type.Union([Type.String(), Type.Null()]),
+      request_id: Type.String(),
+    }),
+  },
+  { $id: 'ErrorEnvelope' },
+);
 
 const errorDescriptions: Record<number, string> = {
   400: 'Invalid request: a missing or invalid field (named in `param`), a malformed body, several Authorization headers',

@@ -7,24 +7,28 @@ const eventId = Type.Optional(Type.String({ maxLength: 256 }));
 
 export const transcriptionSessionFields = Type.Object({
   input_audio_format: Type.Optional(Type.Union(liveInputFormats.map((f) => Type.Literal(f)))),
-  input_audio_transcription: Type.Optional(Type.Union([
-    Type.Null(),
-    Type.Object({
-      /** Any model name is accepted; the session runs the server's ASR model and says which. */
-      model: Type.Optional(Type.String({ maxLength: 128 })),
-      language: Type.Optional(Type.Union([Type.Null(), Type.String({ minLength: 1, maxLength: 32 })])),
-      prompt: Type.Optional(Type.String({ maxLength: 2000 })),
-    }),
-  ])),
-  turn_detection: Type.Optional(Type.Union([
-    Type.Null(),
-    Type.Object({
-      type: Type.Literal('server_vad'),
-      threshold: Type.Optional(Type.Number({ minimum: 0.05, maximum: 0.95 })),
-      prefix_padding_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5000 })),
-      silence_duration_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 10000 })),
-    }),
-  ])),
+  input_audio_transcription: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({
+        /** Any model name is accepted; the session runs the server's ASR model and says which. */
+        model: Type.Optional(Type.String({ maxLength: 128 })),
+        language: Type.Optional(Type.Union([Type.Null(), Type.String({ minLength: 1, maxLength: 32 })])),
+        prompt: Type.Optional(Type.String({ maxLength: 2000 })),
+      }),
+    ]),
+  ),
+  turn_detection: Type.Optional(
+    Type.Union([
+      Type.Null(),
+      Type.Object({
+        type: Type.Literal('server_vad'),
+        threshold: Type.Optional(Type.Number({ minimum: 0.05, maximum: 0.95 })),
+        prefix_padding_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 5000 })),
+        silence_duration_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 10000 })),
+      }),
+    ]),
+  ),
   /** Accepted for compatibility; voxd does not denoise live input (the session says null). */
   input_audio_noise_reduction: Type.Optional(Type.Union([Type.Null(), Type.Object({})])),
   include: Type.Optional(Type.Array(Type.Literal('item.input_audio_transcription.logprobs'), { maxItems: 4 })),
@@ -34,7 +38,11 @@ export const transcriptionSessionFields = Type.Object({
 export type TranscriptionSessionFields = Static<typeof transcriptionSessionFields>;
 
 export const clientEvents = {
-  'transcription_session.update': Type.Object({ type: Type.Literal('transcription_session.update'), event_id: eventId, session: transcriptionSessionFields }),
+  'transcription_session.update': Type.Object({
+    type: Type.Literal('transcription_session.update'),
+    event_id: eventId,
+    session: transcriptionSessionFields,
+  }),
   'input_audio_buffer.append': Type.Object({ type: Type.Literal('input_audio_buffer.append'), event_id: eventId, audio: Type.String() }),
   'input_audio_buffer.commit': Type.Object({ type: Type.Literal('input_audio_buffer.commit'), event_id: eventId }),
   'input_audio_buffer.clear': Type.Object({ type: Type.Literal('input_audio_buffer.clear'), event_id: eventId }),
@@ -49,18 +57,23 @@ export const realtimeQuery = Type.Object({
 export type RealtimeQuery = Static<typeof realtimeQuery>;
 
 export const clientSecretRequest = Type.Object({
-  expires_after: Type.Optional(Type.Object({
-    anchor: Type.Optional(Type.Literal('created_at')),
-    seconds: Type.Integer({ minimum: 10, maximum: 7200, description: 'Lifetime of the secret (default 600).' }),
-  })),
+  expires_after: Type.Optional(
+    Type.Object({
+      anchor: Type.Optional(Type.Literal('created_at')),
+      seconds: Type.Integer({ minimum: 10, maximum: 7200, description: 'Lifetime of the secret (default 600).' }),
+    }),
+  ),
 });
 export type ClientSecretRequest = Static<typeof clientSecretRequest>;
 
-export const clientSecret = Type.Object({
-  value: Type.String({ description: 'ek_... : pass it as the key of a realtime socket (Authorization header or subprotocol).' }),
-  expires_at: Type.Integer({ description: 'Unix seconds.' }),
-  scopes: Type.Array(Type.String()),
-}, { $id: 'ClientSecret' });
+export const clientSecret = Type.Object(
+  {
+    value: Type.String({ description: 'ek_... : pass it as the key of a realtime socket (Authorization header or subprotocol).' }),
+    expires_at: Type.Integer({ description: 'Unix seconds.' }),
+    scopes: Type.Array(Type.String()),
+  },
+  { $id: 'ClientSecret' },
+);
 
 /** Client messages of the speech socket (GET /v1/audio/tts/stream). */
 export const speechClientEvents = {
@@ -79,4 +92,6 @@ export const speechClientEvents = {
   cancel: Type.Object({ type: Type.Literal('cancel') }),
   close: Type.Object({ type: Type.Literal('close') }),
 } as const;
-export type SpeechClientEvent = { [K in keyof typeof speechClientEvents]: Static<(typeof speechClientEvents)[K]> }[keyof typeof speechClientEvents];
+export type SpeechClientEvent = {
+  [K in keyof typeof speechClientEvents]: Static<(typeof speechClientEvents)[K]>;
+}[keyof typeof speechClientEvents];

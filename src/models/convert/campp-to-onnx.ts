@@ -20,8 +20,6 @@ export const camppFrameChannels = 512;
 export const camppBatchNormEpsilon = 1e-5;
 const opsetVersion = 17;
 const irVersion = 8;
-const growthRate = 32;
-const bottleneckChannels = 128;
 /** Layers and dilation of the three dense blocks. */
 const denseBlocks = [
   { layers: 12, dilation: 1 },
@@ -67,7 +65,13 @@ class CamppGraph extends GraphBuilder {
 
   batchNorm(input: string, prefix: string): string {
     const attributes = [{ name: 'epsilon', f: camppBatchNormEpsilon, type: onnx.AttributeProto.AttributeType.FLOAT }];
-    const inputs = [input, this.weight(`${prefix}.weight`), this.weight(`${prefix}.bias`), this.weight(`${prefix}.running_mean`), this.weight(`${prefix}.running_var`)];
+    const inputs = [
+      input,
+      this.weight(`${prefix}.weight`),
+      this.weight(`${prefix}.bias`),
+      this.weight(`${prefix}.running_mean`),
+      this.weight(`${prefix}.running_var`),
+    ];
     return this.op('BatchNormalization', inputs, attributes);
   }
 
@@ -99,7 +103,9 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
       const stride = block === 0 ? [2, 1] : [1, 1];
       const inner = relu(g.batchNorm(g.conv(x, `${p}.conv1.weight`, { stride, pads: [1, 1, 1, 1] }), `${p}.bn1`));
       const residual = g.batchNorm(g.conv(inner, `${p}.conv2.weight`, { pads: [1, 1, 1, 1] }), `${p}.bn2`);
-      const shortcut = tensors.has(`${p}.shortcut.0.weight`) ? g.batchNorm(g.conv(x, `${p}.shortcut.0.weight`, { stride }), `${p}.shortcut.1`) : x;
+      const shortcut = tensors.has(`${p}.shortcut.0.weight`)
+        ? g.batchNorm(g.conv(x, `${p}.shortcut.0.weight`, { stride }), `${p}.shortcut.1`)
+        : x;
       x = relu(g.op('Add', [residual, shortcut]));
     }
   }
@@ -120,8 +126,15 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
       const local = g.conv(h, `${p}.cam_layer.linear_local.weight`, { pads: [dilation, dilation], dilation });
       // Context: mean over all frames + mean over the frame's 100-frame segment (the last one partial).
       const globalMean = g.op('ReduceMean', [h], [intsAttribute('axes', [2]), intAttribute('keepdims', 1)]);
-      const segmentMeans = g.op('AveragePool', [h], [intsAttribute('kernel_shape', [camSegmentFrames]), intsAttribute('strides', [camSegmentFrames]), intAttribute('ceil_mode', 1)]);
-      const repeated = g.op('Reshape', [g.op('Expand', [g.op('Unsqueeze', [segmentMeans, g.int64(`${p}_axis3`, [3])]), segmentRepeat]), flattenSegments]);
+      const segmentMeans = g.op(
+        'AveragePool',
+        [h],
+        [intsAttribute('kernel_shape', [camSegmentFrames]), intsAttribute('strides', [camSegmentFrames]), intAttribute('ceil_mode', 1)],
+      );
+      const repeated = g.op('Reshape', [
+        g.op('Expand', [g.op('Unsqueeze', [segmentMeans, g.int64(`${p}_axis3`, [3])]), segmentRepeat]),
+        flattenSegments,
+      ]);
       const frameCount = g.op('Shape', [h], [intAttribute('start', 2), intAttribute('end', 3)]);
       const perFrame = g.op('Slice', [repeated, zero, frameCount, timeAxis]);
       const context = g.op('Add', [globalMean, perFrame]);
@@ -138,7 +151,11 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
   const mean = g.op('ReduceMean', [frames], [intsAttribute('axes', [2]), intAttribute('keepdims', 1)]);
   const centred = g.op('Sub', [frames, mean]);
   const sumOfSquares = g.op('ReduceSum', [g.op('Mul', [centred, centred]), timeAxis], [intAttribute('keepdims', 0)]);
-  const frameCount = g.op('Cast', [g.op('Shape', [frames], [intAttribute('start', 2), intAttribute('end', 3)])], [intAttribute('to', onnx.TensorProto.DataType.FLOAT)]);
+  const frameCount = g.op(
+    'Cast',
+    [g.op('Shape', [frames], [intAttribute('start', 2), intAttribute('end', 3)])],
+    [intAttribute('to', onnx.TensorProto.DataType.FLOAT)],
+  );
   const one = g.constant('one', [1], Float32Array.of(1));
   const std = g.op('Sqrt', [g.op('Div', [sumOfSquares, g.op('Sub', [frameCount, one])])]);
   const statistics = g.op('Concat', [g.op('Squeeze', [mean, timeAxis]), std], [intAttribute('axis', 1)]);
@@ -149,7 +166,12 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
   const denseBias = g.constant('dense_bias', [camppEmbeddingSize], new Float32Array(camppEmbeddingSize));
   const denseMean = g.weight('xvector.dense.nonlinear.batchnorm.running_mean', { as: 'dense_mean', shape: [camppEmbeddingSize] });
   const denseVar = g.weight('xvector.dense.nonlinear.batchnorm.running_var', { as: 'dense_var', shape: [camppEmbeddingSize] });
-  g.op('BatchNormalization', [dense, denseScale, denseBias, denseMean, denseVar], [{ name: 'epsilon', f: camppBatchNormEpsilon, type: onnx.AttributeProto.AttributeType.FLOAT }], 'embedding');
+  g.op(
+    'BatchNormalization',
+    [dense, denseScale, denseBias, denseMean, denseVar],
+    [{ name: 'epsilon', f: camppBatchNormEpsilon, type: onnx.AttributeProto.AttributeType.FLOAT }],
+    'embedding',
+  );
 
   return encodeModel({
     producer: 'campp-to-onnx',
@@ -159,6 +181,9 @@ export function buildCamppOnnx(tensors: Map<string, NamedTensor>): Uint8Array {
     nodes: g.nodes,
     initializers: g.initializers,
     inputs: [floatValueInfo('fbank', ['batch', 'feature_frames', camppMelBins])],
-    outputs: [floatValueInfo('frames', ['batch', camppFrameChannels, 'frames']), floatValueInfo('embedding', ['batch', camppEmbeddingSize])],
+    outputs: [
+      floatValueInfo('frames', ['batch', camppFrameChannels, 'frames']),
+      floatValueInfo('embedding', ['batch', camppEmbeddingSize]),
+    ],
   });
 }

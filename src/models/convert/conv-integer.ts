@@ -26,7 +26,20 @@
  *   A = Concat(tap_0..tap_k-1, axis 2) [1,T',k*C];  B[j*C+c, o] = w_q[o,c,j]
  *   y = Transpose(MatMulInteger(A, B, x_zp, w_zp)) [1,O,T']
  */
-import { dims, graphOf, int64Tensor, integerValues, intAttribute, intsAttribute, node, onnx, TensorType, type ModelProto, type NodeProto, type TensorProto } from './onnx-graph.js';
+import {
+  dims,
+  graphOf,
+  int64Tensor,
+  integerValues,
+  intAttribute,
+  intsAttribute,
+  node,
+  onnx,
+  TensorType,
+  type ModelProto,
+  type NodeProto,
+  type TensorProto,
+} from './onnx-graph.js';
 
 export interface ConvIntegerRewriteReport {
   rewritten: number;
@@ -50,17 +63,22 @@ export function rewriteConvInteger(model: ModelProto): ConvIntegerRewriteReport 
     const weightZeroPoint = wZeroPoint ? initializers.get(wZeroPoint) : undefined;
     const attributes = Object.fromEntries(original.attribute.map((a) => [a.name, a]));
     const convertible =
-      x && weight && dims(weight).length === 3 && (!wZeroPoint || weightZeroPoint) && Number(attributes['group']?.i ?? 1) === 1 && (attributes['auto_pad']?.s?.length ?? 0) <= 'NOTSET'.length;
+      x &&
+      weight &&
+      dims(weight).length === 3 &&
+      (!wZeroPoint || weightZeroPoint) &&
+      Number(attributes.group?.i ?? 1) === 1 &&
+      (attributes.auto_pad?.s?.length ?? 0) <= 'NOTSET'.length;
     if (!convertible) {
       if (original.opType === 'ConvInteger') kept++;
       nodes.push(original);
       continue;
     }
     const base = original.name || `ConvInteger_${nodes.length}`;
-    const kernel = Number(attributes['kernel_shape']?.ints[0] ?? dims(weight)[2]);
-    const dilation = Number(attributes['dilations']?.ints[0] ?? 1);
-    const stride = Number(attributes['strides']?.ints[0] ?? 1);
-    const [padStart, padEnd] = (attributes['pads']?.ints ?? [0, 0]).map(Number) as [number, number];
+    const kernel = Number(attributes.kernel_shape?.ints[0] ?? dims(weight)[2]);
+    const dilation = Number(attributes.dilations?.ints[0] ?? 1);
+    const stride = Number(attributes.strides?.ints[0] ?? 1);
+    const [padStart, padEnd] = (attributes.pads?.ints ?? [0, 0]).map(Number) as [number, number];
     const [outChannels, inChannels] = dims(weight) as [number, number, number];
 
     let timeMajor = timeMajorInputs.get(x);
@@ -89,7 +107,11 @@ export function rewriteConvInteger(model: ModelProto): ConvIntegerRewriteReport 
         taps.push(tap);
       }
       columns = `${base}/columns`;
-      nodes.push(taps.length === 1 ? node('Identity', taps, [columns], `${columns}/Identity`) : node('Concat', taps, [columns], `${columns}/Concat`, [intAttribute('axis', 2)]));
+      nodes.push(
+        taps.length === 1
+          ? node('Identity', taps, [columns], `${columns}/Identity`)
+          : node('Concat', taps, [columns], `${columns}/Concat`, [intAttribute('axis', 2)]),
+      );
     }
     const matrix = `${weight.name}/im2col`;
     added.push(im2colWeights(matrix, weight, kernel, inChannels, outChannels));

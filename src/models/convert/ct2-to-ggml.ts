@@ -55,12 +55,16 @@ function readCt2(buffer: Buffer): Map<string, Ct2Variable> {
 }
 
 function scalar(variable: Ct2Variable | undefined, name: string): number {
-  if (!variable || variable.shape.length !== 0) throw new Error(`missing scalar ${name}`);
+  if (variable?.shape.length !== 0) throw new Error(`missing scalar ${name}`);
   switch (variable.dtype) {
-    case 1: return variable.data.readInt8(0);
-    case 2: return variable.data.readInt16LE(0);
-    case 3: return variable.data.readInt32LE(0);
-    default: throw new Error(`scalar ${name} has dtype ${variable.dtype}`);
+    case 1:
+      return variable.data.readInt8(0);
+    case 2:
+      return variable.data.readInt16LE(0);
+    case 3:
+      return variable.data.readInt32LE(0);
+    default:
+      throw new Error(`scalar ${name} has dtype ${variable.dtype}`);
   }
 }
 
@@ -109,8 +113,13 @@ export async function readNpzFloat32(npzPath: string, key: string): Promise<{ sh
     const headerLength = major === 1 ? npy.readUInt16LE(8) : npy.readUInt32LE(8);
     const headerStart = major === 1 ? 10 : 12;
     const header = npy.toString('latin1', headerStart, headerStart + headerLength);
-    if (!header.includes("'descr': '<f4'") || header.includes("'fortran_order': True")) throw new Error(`${key}.npy is not little-endian C-order float32`);
-    const shape = (/'shape': \(([^)]*)\)/.exec(header)?.[1] ?? '').split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+    if (!header.includes("'descr': '<f4'") || header.includes("'fortran_order': True"))
+      throw new Error(`${key}.npy is not little-endian C-order float32`);
+    const shape = (/'shape': \(([^)]*)\)/.exec(header)?.[1] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map(Number);
     const body = npy.subarray(headerStart + headerLength);
     const data = new Float32Array(body.length / 4);
     for (let i = 0; i < data.length; i++) data[i] = body.readFloatLE(i * 4);
@@ -168,7 +177,7 @@ export async function convertCt2WhisperToGgml(input: Ct2ToGgmlInput): Promise<vo
   };
   const int32s = (values: number[]): Buffer => {
     const b = Buffer.alloc(values.length * 4);
-    values.forEach((v, i) => b.writeInt32LE(v, i * 4));
+    for (const [i, v] of values.entries()) b.writeInt32LE(v, i * 4);
     return b;
   };
 
@@ -184,11 +193,13 @@ export async function convertCt2WhisperToGgml(input: Ct2ToGgmlInput): Promise<vo
   const byteOf = unicodeToByte();
   await write(int32s([endOfText]));
   for (let id = 0; id < endOfText; id++) {
-    const bytes = Buffer.from([...(vocabulary[id] ?? '')].map((ch) => {
-      const b = byteOf.get(ch);
-      if (b === undefined) throw new Error(`token ${id} has a character outside GPT-2's byte alphabet`);
-      return b;
-    }));
+    const bytes = Buffer.from(
+      [...(vocabulary[id] ?? '')].map((ch) => {
+        const b = byteOf.get(ch);
+        if (b === undefined) throw new Error(`token ${id} has a character outside GPT-2's byte alphabet`);
+        return b;
+      }),
+    );
     await write(Buffer.concat([int32s([bytes.length]), bytes]));
   }
 
@@ -199,7 +210,7 @@ export async function convertCt2WhisperToGgml(input: Ct2ToGgmlInput): Promise<vo
     await write(nameBytes);
     await write(asFloat32 ? halfBytesToFloatBytes(half) : half);
   };
-  const rowBytes = (v: Ct2Variable): number => (v.data.length / v.shape[0]!);
+  const rowBytes = (v: Ct2Variable): number => v.data.length / v.shape[0]!;
   const rows = (v: Ct2Variable, from: number, to: number): Buffer => v.data.subarray(from * rowBytes(v), to * rowBytes(v));
   const vectorPart = (v: Ct2Variable, from: number, to: number): Buffer => v.data.subarray(from * 2, to * 2);
   const matrix = async (name: string, v: Ct2Variable): Promise<void> => tensor(name, v.shape, v.data, false);

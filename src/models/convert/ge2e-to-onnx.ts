@@ -8,7 +8,17 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { VoxError } from '../../core/errors.js';
-import { encodeModel, floatTensor, floatValueInfo, intAttribute, intsAttribute, node, onnx, type NodeProto, type TensorProto } from './onnx-graph.js';
+import {
+  encodeModel,
+  floatTensor,
+  floatValueInfo,
+  intAttribute,
+  intsAttribute,
+  node,
+  onnx,
+  type NodeProto,
+  type TensorProto,
+} from './onnx-graph.js';
 import { readLegacyTorchStateDict, type NamedTensor } from './torch-legacy.js';
 
 export const ge2eMelBands = 40;

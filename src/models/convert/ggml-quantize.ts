@@ -25,7 +25,11 @@ export async function quantizeWhisperGgml(input: { inputPath: string; outputPath
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`whisper-quantize failed (exit ${code}): ${Buffer.concat(output).toString('utf8').slice(-2000)}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`whisper-quantize failed (exit ${code}): ${Buffer.concat(output).toString('utf8').slice(-2000)}`)),
+    );
   });
   await rename(partial, input.outputPath);
 }

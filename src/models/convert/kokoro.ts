@@ -16,7 +16,18 @@
  *   f0_range [1]: expands/compresses voiced F0 around its voiced mean (1 = unchanged)
  */
 import { rewriteConvInteger } from './conv-integer.js';
-import { floatTensor, graphOf, int64Tensor, intAttribute, node, onnx, readModel, TensorType, writeModel, type ModelProto } from './onnx-graph.js';
+import {
+  floatTensor,
+  graphOf,
+  int64Tensor,
+  intAttribute,
+  node,
+  onnx,
+  readModel,
+  TensorType,
+  writeModel,
+  type ModelProto,
+} from './onnx-graph.js';
 
 /** Kokoro's SineGen treats frames below this F0 (Hz) as unvoiced. */
 const voicedThresholdHz = 10;
@@ -92,11 +103,15 @@ export function trimDecoderLeadingPad(model: ModelProto, frames: number): void {
   );
   for (const { perFrame } of decoderInputs) graph.initializer.push(int64Tensor(p(`per_frame_${perFrame}`), [1], [perFrame]));
   // Frames to drop: max(leading pad duration - frames, 0), as int64 [1].
-  graph.node.splice(durations + 1, 0,
+  graph.node.splice(
+    durations + 1,
+    0,
     node('Slice', [durationTensor, p('zero'), p('one'), p('one')], [p('pad')], p('SlicePad')),
     node('Sub', [p('pad'), p('keep')], [p('excess')], p('Excess')),
     node('Max', [p('excess'), p('none')], [p('drop_float')], p('Drop')),
-    node('Cast', [p('drop_float')], [p('drop_2d')], p('Cast'), [{ name: 'to', i: TensorType.INT64, type: onnx.AttributeProto.AttributeType.INT }]),
+    node('Cast', [p('drop_float')], [p('drop_2d')], p('Cast'), [
+      { name: 'to', i: TensorType.INT64, type: onnx.AttributeProto.AttributeType.INT },
+    ]),
     node('Reshape', [p('drop_2d'), p('one')], [p('drop')], p('Reshape')),
   );
   for (const { tensor, perFrame } of decoderInputs) {
@@ -104,7 +119,9 @@ export function trimDecoderLeadingPad(model: ModelProto, frames: number): void {
     if (producer < 0) throw new Error(`Kokoro graph has no ${tensor} (a decoder input)`);
     const trimmed = p(tensor);
     for (const n of graph.node) n.input = n.input.map((input) => (input === tensor ? trimmed : input));
-    graph.node.splice(producer + 1, 0,
+    graph.node.splice(
+      producer + 1,
+      0,
       node('Mul', [p('drop'), p(`per_frame_${perFrame}`)], [p(`${tensor}/start`)], p(`${tensor}/Start`)),
       node('Slice', [tensor, p(`${tensor}/start`), p('end'), p('last_axis')], [trimmed], p(`${tensor}/Slice`)),
     );
@@ -119,8 +136,14 @@ function addF0Control(model: ModelProto): void {
   const shaped = p('output');
   for (const n of graph.node) n.input = n.input.map((input) => (input === f0Tensor ? shaped : input));
   graph.input.push(
-    onnx.ValueInfoProto.create({ name: 'f0_scale', type: { tensorType: { elemType: TensorType.FLOAT, shape: { dim: [{ dimValue: 1 }] } } } }),
-    onnx.ValueInfoProto.create({ name: 'f0_range', type: { tensorType: { elemType: TensorType.FLOAT, shape: { dim: [{ dimValue: 1 }] } } } }),
+    onnx.ValueInfoProto.create({
+      name: 'f0_scale',
+      type: { tensorType: { elemType: TensorType.FLOAT, shape: { dim: [{ dimValue: 1 }] } } },
+    }),
+    onnx.ValueInfoProto.create({
+      name: 'f0_range',
+      type: { tensorType: { elemType: TensorType.FLOAT, shape: { dim: [{ dimValue: 1 }] } } },
+    }),
   );
   graph.initializer.push(
     floatTensor(p('threshold'), [], new Float32Array([voicedThresholdHz])),
@@ -130,7 +153,9 @@ function addF0Control(model: ModelProto): void {
   );
   const edit = [
     node('Greater', [f0Tensor, p('threshold')], [p('voiced')], p('Greater')),
-    node('Cast', [p('voiced')], [p('voiced_float')], p('Cast'), [{ name: 'to', i: TensorType.FLOAT, type: onnx.AttributeProto.AttributeType.INT }]),
+    node('Cast', [p('voiced')], [p('voiced_float')], p('Cast'), [
+      { name: 'to', i: TensorType.FLOAT, type: onnx.AttributeProto.AttributeType.INT },
+    ]),
     node('Mul', [f0Tensor, p('voiced_float')], [p('voiced_f0')], p('MulVoiced')),
     node('ReduceSum', [p('voiced_f0'), p('time_axis')], [p('voiced_sum')], p('SumF0')),
     node('ReduceSum', [p('voiced_float'), p('time_axis')], [p('voiced_count')], p('SumCount')),

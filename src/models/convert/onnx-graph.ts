@@ -42,7 +42,13 @@ export function floatTensor(name: string, shape: number[], values: Float32Array)
   });
 }
 
-export function node(opType: string, inputs: string[], outputs: string[], name: string, attributes: onnxProto.onnx.IAttributeProto[] = []): NodeProto {
+export function node(
+  opType: string,
+  inputs: string[],
+  outputs: string[],
+  name: string,
+  attributes: onnxProto.onnx.IAttributeProto[] = [],
+): NodeProto {
   return onnx.NodeProto.create({ opType, input: inputs, output: outputs, name, attribute: attributes });
 }
 

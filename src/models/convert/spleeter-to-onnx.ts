@@ -59,7 +59,11 @@ export function buildSpleeterOnnx(arrays: Map<string, NamedTensor>): Uint8Array 
   };
   const batchNorm = (prefix: string, channels: number, input: string, output: string): void => {
     const inputs = ['weight', 'bias', 'running_mean', 'running_var'].map((part) => weight(`${prefix}.${part}`, [channels]));
-    nodes.push(node('BatchNormalization', [input, ...inputs], [output], prefix, [{ name: 'epsilon', f: batchNormEpsilon, type: onnx.AttributeProto.AttributeType.FLOAT }]));
+    nodes.push(
+      node('BatchNormalization', [input, ...inputs], [output], prefix, [
+        { name: 'epsilon', f: batchNormEpsilon, type: onnx.AttributeProto.AttributeType.FLOAT },
+      ]),
+    );
   };
   // ONNX pads are [frames begin, bins begin, frames end, bins end].
   const stridedPads = intsAttribute('pads', [1, 1, 2, 2]);
@@ -72,10 +76,20 @@ export function buildSpleeterOnnx(arrays: Map<string, NamedTensor>): Uint8Array 
   encoderFilters.forEach((filters, index) => {
     const i = index + 1;
     const conv = `down${i}_conv`;
-    nodes.push(node('Conv', [current, weight(`${conv}.1.weight`, [filters, channels, 5, 5]), weight(`${conv}.1.bias`, [filters])], [conv], conv, [kernel, strides, stridedPads]));
+    nodes.push(
+      node('Conv', [current, weight(`${conv}.1.weight`, [filters, channels, 5, 5]), weight(`${conv}.1.bias`, [filters])], [conv], conv, [
+        kernel,
+        strides,
+        stridedPads,
+      ]),
+    );
     skips.push(conv);
     batchNorm(`down${i}_act.0`, filters, conv, `down${i}_norm`);
-    nodes.push(node('LeakyRelu', [`down${i}_norm`], [`down${i}_out`], `down${i}_leaky`, [{ name: 'alpha', f: leakySlope, type: onnx.AttributeProto.AttributeType.FLOAT }]));
+    nodes.push(
+      node('LeakyRelu', [`down${i}_norm`], [`down${i}_out`], `down${i}_leaky`, [
+        { name: 'alpha', f: leakySlope, type: onnx.AttributeProto.AttributeType.FLOAT },
+      ]),
+    );
     current = `down${i}_out`;
     channels = filters;
   });
@@ -85,12 +99,22 @@ export function buildSpleeterOnnx(arrays: Map<string, NamedTensor>): Uint8Array 
     const i = index + 1;
     if (i >= 2) {
       const skip = skips[6 - i]!;
-      nodes.push(node('Concat', [skip, current], [`up${i}_in`], `up${i}_concat`, [{ name: 'axis', i: 1, type: onnx.AttributeProto.AttributeType.INT }]));
+      nodes.push(
+        node('Concat', [skip, current], [`up${i}_in`], `up${i}_concat`, [
+          { name: 'axis', i: 1, type: onnx.AttributeProto.AttributeType.INT },
+        ]),
+      );
       current = `up${i}_in`;
       channels *= 2;
     }
     nodes.push(
-      node('ConvTranspose', [current, weight(`up${i}.0.weight`, [channels, filters, 5, 5]), weight(`up${i}.0.bias`, [filters])], [`up${i}_deconv`], `up${i}_deconv`, [kernel, strides, stridedPads]),
+      node(
+        'ConvTranspose',
+        [current, weight(`up${i}.0.weight`, [channels, filters, 5, 5]), weight(`up${i}.0.bias`, [filters])],
+        [`up${i}_deconv`],
+        `up${i}_deconv`,
+        [kernel, strides, stridedPads],
+      ),
       node('Relu', [`up${i}_deconv`], [`up${i}_relu`], `up${i}_relu`),
     );
     batchNorm(`up${i}.3`, filters, `up${i}_relu`, `up${i}_out`);

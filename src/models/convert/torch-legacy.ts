@@ -591,7 +591,8 @@ export function readPickledNumpyArrays(pickle: Buffer): Map<string, NamedTensor>
     if (typeof name !== 'string' || !isNumpyArray(value)) continue;
     const { dtype, data, shape } = value;
     if (!dtype || !data) throw formatError(`numpy array ${name} has no data`);
-    if (dtype.name !== 'f4' || dtype.byteOrder === '>') throw formatError(`numpy array ${name} is ${dtype.byteOrder}${dtype.name}, expected little-endian float32`);
+    if (dtype.name !== 'f4' || dtype.byteOrder === '>')
+      throw formatError(`numpy array ${name} is ${dtype.byteOrder}${dtype.name}, expected little-endian float32`);
     const count = shape.reduce((a, b) => a * b, 1);
     if (data.length !== count * 4) throw formatError(`numpy array ${name} has ${data.length} bytes for ${count} elements`);
     const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
@@ -625,7 +626,14 @@ function materialise(
 }
 
 /** Sizes of storage types we skip over but do not convert (so files mixing them can still be read). */
-const integerStorageSizes: Record<string, number> = { LongStorage: 8, IntStorage: 4, ShortStorage: 2, CharStorage: 1, ByteStorage: 1, BoolStorage: 1 };
+const integerStorageSizes: Record<string, number> = {
+  LongStorage: 8,
+  IntStorage: 4,
+  ShortStorage: 2,
+  CharStorage: 1,
+  ByteStorage: 1,
+  BoolStorage: 1,
+};
 
 function elementSizeOf(dtype: string): number {
   const size = { ...integerStorageSizes, BFloat16Storage: 2 }[dtype];

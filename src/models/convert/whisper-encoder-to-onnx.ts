@@ -56,7 +56,14 @@ const halfTable = ((): Float32Array => {
     const sign = h & 0x8000 ? -1 : 1;
     const exponent = (h >> 10) & 0x1f;
     const fraction = h & 0x3ff;
-    table[h] = exponent === 0 ? sign * 2 ** -14 * (fraction / 1024) : exponent === 31 ? (fraction ? NaN : sign * Infinity) : sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
+    table[h] =
+      exponent === 0
+        ? sign * 2 ** -14 * (fraction / 1024)
+        : exponent === 31
+          ? fraction
+            ? NaN
+            : sign * Infinity
+          : sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
   }
   return table;
 })();
@@ -146,7 +153,11 @@ class EncoderGraph extends GraphBuilder {
   quantized(input: string, prefix: string): [string, string, string] {
     let outputs = this.quantizedInputs.get(input);
     if (!outputs) {
-      outputs = this.op('DynamicQuantizeLinear', [input], [], [`${prefix}/x_q`, `${prefix}/x_scale`, `${prefix}/x_zero_point`]) as [string, string, string];
+      outputs = this.op('DynamicQuantizeLinear', [input], [], [`${prefix}/x_q`, `${prefix}/x_scale`, `${prefix}/x_zero_point`]) as [
+        string,
+        string,
+        string,
+      ];
       this.quantizedInputs.set(input, outputs);
     }
     return outputs;
@@ -163,7 +174,14 @@ class EncoderGraph extends GraphBuilder {
       product = this.one('MatMul', [input, this.constant(`${prefix}.weight_t`, [inputs, outputs], transposed)]);
     } else {
       const { matrix, scales } = quantizePerOutputChannel(weight.data, outputs, inputs);
-      this.initializers.push(onnx.TensorProto.create({ name: `${prefix}.weight_int8`, dims: [inputs, outputs], dataType: TensorType.INT8, rawData: new Uint8Array(matrix.buffer) }));
+      this.initializers.push(
+        onnx.TensorProto.create({
+          name: `${prefix}.weight_int8`,
+          dims: [inputs, outputs],
+          dataType: TensorType.INT8,
+          rawData: new Uint8Array(matrix.buffer),
+        }),
+      );
       const [quantized, scale, zeroPoint] = this.quantized(input, prefix);
       const integers = this.one('MatMulInteger', [quantized, `${prefix}.weight_int8`, zeroPoint]);
       const floats = this.one('Cast', [integers], [intAttribute('to', TensorType.FLOAT)]);
@@ -175,7 +193,11 @@ class EncoderGraph extends GraphBuilder {
 }
 
 /** Symmetric int8 per output channel: W[o, i] ~ matrix[i, o] x scales[o], matrix in [-127, 127]. */
-export function quantizePerOutputChannel(weight: Float32Array, outputs: number, inputs: number): { matrix: Int8Array; scales: Float32Array } {
+export function quantizePerOutputChannel(
+  weight: Float32Array,
+  outputs: number,
+  inputs: number,
+): { matrix: Int8Array; scales: Float32Array } {
   const matrix = new Int8Array(inputs * outputs);
   const scales = new Float32Array(outputs);
   for (let o = 0; o < outputs; o++) {
@@ -196,7 +218,11 @@ export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: Whisper
   const headSize = state / encoder.heads;
 
   const conv = (input: string, name: string, stride: number): string =>
-    g.one('Conv', [input, g.weight(`encoder.${name}.weight`), g.weight(`encoder.${name}.bias`, [state])], [intsAttribute('kernel_shape', [3]), intsAttribute('pads', [1, 1]), intsAttribute('strides', [stride])]);
+    g.one(
+      'Conv',
+      [input, g.weight(`encoder.${name}.weight`), g.weight(`encoder.${name}.bias`, [state])],
+      [intsAttribute('kernel_shape', [3]), intsAttribute('pads', [1, 1]), intsAttribute('strides', [stride])],
+    );
   const gelu = (input: string): string => g.one('Gelu', [input]);
   let x = gelu(conv(gelu(conv('mel', 'conv1', 1)), 'conv2', 2));
   x = g.one('Transpose', [x], [intsAttribute('perm', [0, 2, 1])]);
@@ -207,7 +233,8 @@ export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: Whisper
   const scale = g.constant('head_scale', [], Float32Array.of(headSize ** -0.25));
   const split = g.int64('heads_shape', [1, -1, encoder.heads, headSize]);
   const merge = g.int64('state_shape', [1, -1, state]);
-  const heads = (input: string, perm: number[]): string => g.one('Transpose', [g.one('Reshape', [input, split])], [intsAttribute('perm', perm)]);
+  const heads = (input: string, perm: number[]): string =>
+    g.one('Transpose', [g.one('Reshape', [input, split])], [intsAttribute('perm', perm)]);
   for (let l = 0; l < encoder.layers; l++) {
     const p = `encoder.blocks.${l}`;
     const a = g.layerNorm(x, `${p}.attn_ln`);

@@ -1,7 +1,7 @@
 /** POST /v1/audio/vc: re-voice a recording as a voice profile (cloned or built-in). */
 import { writeFile } from 'node:fs/promises';
 import { decodeFile } from '../../audio/decode.js';
-import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, type AudioFormat } from '../../audio/encode.js';
+import { audioFormats, contentTypes, encodeWaveform, outputSampleRate } from '../../audio/encode.js';
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import { resample } from '../../audio/resample.js';
 import type { Waveform } from '../../audio/waveform.js';
@@ -33,12 +33,22 @@ const round = (v: number): number => Math.round(v * 1000) / 1000;
  * The converter's statistics of a target voice, computed once per voice and engine and kept with the voice (from the
  * reference clips of a cloned profile, or from speech synthesised in a built-in voice).
  */
-export async function conversionTarget(voices: VoiceService, converter: VoiceConverter, voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<TargetProfileStats> {
+export async function conversionTarget(
+  voices: VoiceService,
+  converter: VoiceConverter,
+  voiceId: string,
+  caller: ApiKeyRecord,
+  signal?: AbortSignal,
+): Promise<TargetProfileStats> {
   const stored = await voices.derived(voiceId, caller, converter.engine, (clips) => targetStatistics(converter, clips, signal), signal);
   return loadProfileStats({ json: JSON.stringify(stored.analysis), blobs: stored.files });
 }
 
-async function targetStatistics(converter: VoiceConverter, clips: Waveform[], signal?: AbortSignal): Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }> {
+async function targetStatistics(
+  converter: VoiceConverter,
+  clips: Waveform[],
+  signal?: AbortSignal,
+): Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }> {
   const stats = storeProfileStats(await converter.analyseTarget(clips, signal));
   return { analysis: JSON.parse(stats.json) as Record<string, unknown>, files: stats.blobs };
 }
@@ -58,7 +68,13 @@ export class VoiceConversionService {
   constructor(private readonly deps: ConversionDependencies) {}
 
   capabilities() {
-    return { available: this.deps.converter !== undefined, formats: [...audioFormats], preserve_emotion: true, targets: 'cloned and built-in voices', response_formats: ['audio', 'json'] };
+    return {
+      available: this.deps.converter !== undefined,
+      formats: [...audioFormats],
+      preserve_emotion: true,
+      targets: 'cloned and built-in voices',
+      response_formats: ['audio', 'json'],
+    };
   }
 
   async convert(fields: ConvertFields, context: OperationContext): Promise<OperationResult> {
@@ -66,23 +82,47 @@ export class VoiceConversionService {
     await this.deps.voices.speechProfile(fields.target_voice_id, context.apiKey, 'target_voice_id');
     const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
     const loadConverter = this.deps.converter;
-    if (!loadConverter) throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');
+    if (!loadConverter)
+      throw new VoxError('not_implemented', 'Voice conversion is not available on this server: no conversion engine is installed.');
     const preserveEmotion = fields.preserve_emotion ?? true;
 
     const outcome = await this.deps.scheduler.run('vc', input.durationSeconds, context.signal, async (signal) => {
       const converter = await loadConverter();
       context.onProgress?.({ stage: 'analysing target voice', fraction: 0 });
       const target = await conversionTarget(this.deps.voices, converter, fields.target_voice_id, context.apiKey, signal);
-      const source = await decodeFile(input.path, { channels: 1, maxSeconds: this.deps.limits.maxAudioSeconds, ...(signal ? { signal } : {}) });
+      const source = await decodeFile(input.path, {
+        channels: 1,
+        maxSeconds: this.deps.limits.maxAudioSeconds,
+        ...(signal ? { signal } : {}),
+      });
       context.onProgress?.({ stage: 'converting', fraction: 0.2 });
       const startedAt = performance.now();
       const result = await converter.convert(source, target, { preserveEmotion, ...(signal ? { signal } : {}) });
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       const audioSeconds = source.samples.length / source.sampleRate;
-      this.deps.metrics.recordInference({ operation: 'vc', engine: converter.engine, model: converter.modelId }, elapsedSeconds, audioSeconds);
-      context.log.info({ op: 'vc', engine: converter.engine, model: converter.modelId, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / audioSeconds }, 'converted');
+      this.deps.metrics.recordInference(
+        { operation: 'vc', engine: converter.engine, model: converter.modelId },
+        elapsedSeconds,
+        audioSeconds,
+      );
+      context.log.info(
+        {
+          op: 'vc',
+          engine: converter.engine,
+          model: converter.modelId,
+          audio_seconds: audioSeconds,
+          elapsed_ms: Math.round(elapsedSeconds * 1000),
+          rtf: elapsedSeconds / audioSeconds,
+        },
+        'converted',
+      );
       context.onProgress?.({ stage: 'measuring similarity', fraction: 0.9 });
-      const similarity = await this.similarities(source, result.waveform, await this.deps.voices.speakerEmbedding(fields.target_voice_id, context.apiKey, signal), signal);
+      const similarity = await this.similarities(
+        source,
+        result.waveform,
+        await this.deps.voices.speakerEmbedding(fields.target_voice_id, context.apiKey, signal),
+        signal,
+      );
       return { waveform: result.waveform, f0Correlation: result.f0Correlation, warnings: result.warnings, ...similarity };
     });
 
@@ -98,8 +138,24 @@ export class VoiceConversionService {
     if (fields.response_format === 'json') {
       const scratch = `${input.path}.out.${format}`;
       await writeFile(scratch, bytes);
-      const file = await this.deps.files.keep(context.apiKey, scratch, `converted.${format}`, contentTypes[format], context.resultTtlSeconds);
-      return { kind: 'json', body: { url: `/v1/audio/files/${file.id}`, expires_at: file.expiresAt, duration: outcome.waveform.samples.length / outcome.waveform.sampleRate, sample_rate: sampleRate, ...report, warnings: outcome.warnings } };
+      const file = await this.deps.files.keep(
+        context.apiKey,
+        scratch,
+        `converted.${format}`,
+        contentTypes[format],
+        context.resultTtlSeconds,
+      );
+      return {
+        kind: 'json',
+        body: {
+          url: `/v1/audio/files/${file.id}`,
+          expires_at: file.expiresAt,
+          duration: outcome.waveform.samples.length / outcome.waveform.sampleRate,
+          sample_rate: sampleRate,
+          ...report,
+          warnings: outcome.warnings,
+        },
+      };
     }
     const headers: Record<string, string> = {
       'x-similarity-to-target': String(report.similarity_to_target),
@@ -113,7 +169,9 @@ export class VoiceConversionService {
   /** Speaker-embedding cosines: output vs target profile, output vs source, and source vs target for reference. */
   private async similarities(source: Waveform, output: Waveform, target: Float32Array | undefined, signal?: AbortSignal) {
     const encoder = await this.deps.speakerEncoder();
-    const [sourceEmbedding, outputEmbedding] = await Promise.all([source, output].map(async (w) => encoder.embedUtterance(await resample(w, embeddingSampleRate, signal), signal)));
+    const [sourceEmbedding, outputEmbedding] = await Promise.all(
+      [source, output].map(async (w) => encoder.embedUtterance(await resample(w, embeddingSampleRate, signal), signal)),
+    );
     const toTarget = (e: Float32Array): number | null => (target ? round(cosineSimilarity(e, target)) : null);
     return {
       similarityToTarget: toTarget(outputEmbedding!),

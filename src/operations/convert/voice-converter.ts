@@ -54,7 +54,10 @@ export function storeProfileStats(stats: TargetProfileStats): StoredProfileStats
     for (let i = 0; i < array.length; i++) bytes.writeFloatLE(array[i]!, i * 4);
     blobs[name] = bytes;
   }
-  return { json: JSON.stringify({ engine: stats.engine, version: stats.version, speechSeconds: stats.speechSeconds, meta: stats.meta }), blobs };
+  return {
+    json: JSON.stringify({ engine: stats.engine, version: stats.version, speechSeconds: stats.speechSeconds, meta: stats.meta }),
+    blobs,
+  };
 }
 
 export function loadProfileStats(stored: StoredProfileStats): TargetProfileStats {

@@ -37,14 +37,28 @@ export class LiveTranscriptionService {
 
   async open(settings: LiveTranscriptionSettings, emit: (event: LiveEvent) => void): Promise<LiveTranscriptionSession> {
     const [transcriber, vad] = await Promise.all([this.engine(), this.deps.vad()]);
-    return new LiveTranscriptionSession({ transcriber, vad, scheduler: this.deps.scheduler, runningDrafts: this.runningDrafts, ...(this.deps.speakerEncoder ? { speakerEncoder: this.deps.speakerEncoder } : {}) }, this.check(settings), emit);
+    return new LiveTranscriptionSession(
+      {
+        transcriber,
+        vad,
+        scheduler: this.deps.scheduler,
+        runningDrafts: this.runningDrafts,
+        ...(this.deps.speakerEncoder ? { speakerEncoder: this.deps.speakerEncoder } : {}),
+      },
+      this.check(settings),
+      emit,
+    );
   }
 
   /** Settings as given, with the language reduced to what Whisper knows ('en-US' -> 'en'); 422 for a language it does not. */
   check(settings: LiveTranscriptionSettings): LiveTranscriptionSettings {
     const language = settings.language === 'auto' ? 'auto' : baseLanguage(settings.language);
-    if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) throw unsupportedValue('session.input_audio_transcription.language', settings.language, whisperLanguages);
-    if (settings.diarize && !this.deps.speakerEncoder) throw new VoxError('not_implemented', 'Speaker labels need the speaker-embedding model, which is not installed.', { param: 'session.diarize' });
+    if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language))
+      throw unsupportedValue('session.input_audio_transcription.language', settings.language, whisperLanguages);
+    if (settings.diarize && !this.deps.speakerEncoder)
+      throw new VoxError('not_implemented', 'Speaker labels need the speaker-embedding model, which is not installed.', {
+        param: 'session.diarize',
+      });
     return { ...settings, language, ...(language === 'auto' ? {} : { languageTag: settings.languageTag ?? settings.language }) };
   }
 

@@ -63,7 +63,17 @@ export type LiveEvent =
   | { type: 'cleared' }
   /** `delta` extends the text sent so far; `transcript` is the whole provisional text (it may revise earlier words). */
   | { type: 'delta'; itemId: string; delta: string; transcript: string; logprobs?: LiveLogprob[] }
-  | { type: 'completed'; itemId: string; transcript: string; language: string; words: LiveWord[]; logprobs?: LiveLogprob[]; speaker?: string; audioStartMs: number; audioEndMs: number }
+  | {
+      type: 'completed';
+      itemId: string;
+      transcript: string;
+      language: string;
+      words: LiveWord[];
+      logprobs?: LiveLogprob[];
+      speaker?: string;
+      audioStartMs: number;
+      audioEndMs: number;
+    }
   | { type: 'failed'; itemId: string; error: VoxError };
 
 export interface LiveTranscriptionDependencies {
@@ -179,7 +189,10 @@ export class LiveTranscriptionSession {
   }
 
   update(settings: LiveTranscriptionSettings): void {
-    if (settings.diarize && !this.deps.speakerEncoder) throw new VoxError('not_implemented', 'Speaker labels need the speaker-embedding model, which is not installed.', { param: 'session.diarize' });
+    if (settings.diarize && !this.deps.speakerEncoder)
+      throw new VoxError('not_implemented', 'Speaker labels need the speaker-embedding model, which is not installed.', {
+        param: 'session.diarize',
+      });
     this.settings = settings;
   }
 
@@ -203,7 +216,11 @@ export class LiveTranscriptionSession {
   commit(): void {
     const startSample = this.turn?.startSample ?? this.uncommittedFrom;
     if (this.audio.availableUntil - startSample < minCommitSeconds * liveSampleRate) {
-      throw new VoxError('invalid_request', `Cannot commit: the input audio buffer holds less than ${minCommitSeconds * 1000} ms of audio.`, { param: 'input_audio_buffer' });
+      throw new VoxError(
+        'invalid_request',
+        `Cannot commit: the input audio buffer holds less than ${minCommitSeconds * 1000} ms of audio.`,
+        { param: 'input_audio_buffer' },
+      );
     }
     this.finishTurn(this.audio.availableUntil, this.audio.availableUntil);
   }
@@ -234,11 +251,16 @@ export class LiveTranscriptionSession {
         this.candidateStart ??= frameStart;
         this.candidateFrames++;
         if (this.candidateFrames >= confirmSpeechFrames) {
-          const before = (seconds: number): number => Math.max(this.uncommittedFrom, this.audio.availableFrom, this.candidateStart! - Math.round(seconds * liveSampleRate));
+          const before = (seconds: number): number =>
+            Math.max(this.uncommittedFrom, this.audio.availableFrom, this.candidateStart! - Math.round(seconds * liveSampleRate));
           const started = this.openTurn(before(detection.prefixPaddingSeconds), before(decodeContextSeconds));
           started.speaking = true;
           started.speechSamples = frameEnd - this.candidateStart;
-          this.emit({ type: 'speech_started', itemId: started.itemId, audioStartMs: Math.round((started.startSample / liveSampleRate) * 1000) });
+          this.emit({
+            type: 'speech_started',
+            itemId: started.itemId,
+            audioStartMs: Math.round((started.startSample / liveSampleRate) * 1000),
+          });
           this.candidateStart = null;
           this.candidateFrames = 0;
           this.silenceStart = null;
@@ -261,11 +283,18 @@ export class LiveTranscriptionSession {
       this.silenceStart ??= frameStart;
     }
     const silenceSeconds = this.silenceStart === null ? 0 : (frameEnd - this.silenceStart) / liveSampleRate;
-    if (this.silenceStart !== null && silenceSeconds >= Math.min(speculationSeconds, detection.silenceDurationSeconds) && !this.speculation) {
+    if (
+      this.silenceStart !== null &&
+      silenceSeconds >= Math.min(speculationSeconds, detection.silenceDurationSeconds) &&
+      !this.speculation
+    ) {
       const endSample = frameEnd;
       turn.partial?.abort();
       const controller = new AbortController();
-      const samples = withTrailingSilence(this.audio.take(turn.decodeFromSample, endSample), (endSample - this.silenceStart!) / liveSampleRate);
+      const samples = withTrailingSilence(
+        this.audio.take(turn.decodeFromSample, endSample),
+        (endSample - this.silenceStart!) / liveSampleRate,
+      );
       const result = this.decode(samples, false, controller.signal);
       result.catch(() => undefined);
       this.speculation = { endSample, controller, result };
@@ -278,7 +307,18 @@ export class LiveTranscriptionSession {
   }
 
   private openTurn(startSample: number, decodeFromSample = startSample): OpenTurn {
-    this.turn ??= { itemId: newItemId(), startSample, decodeFromSample: Math.min(startSample, decodeFromSample), speaking: false, speechSamples: 0, sentWords: [], partial: undefined, partialDueAtMs: -Infinity, lastDraftMs: 0, lastDraftSamples: 1 };
+    this.turn ??= {
+      itemId: newItemId(),
+      startSample,
+      decodeFromSample: Math.min(startSample, decodeFromSample),
+      speaking: false,
+      speechSamples: 0,
+      sentWords: [],
+      partial: undefined,
+      partialDueAtMs: -Infinity,
+      lastDraftMs: 0,
+      lastDraftSamples: 1,
+    };
     return this.turn;
   }
 
@@ -292,20 +332,32 @@ export class LiveTranscriptionSession {
     this.silenceStart = null;
     const speculation = this.speculation;
     this.speculation = undefined;
-    if (this.settings.turnDetection) this.emit({ type: 'speech_stopped', itemId: turn.itemId, audioEndMs: Math.round((stopSample / liveSampleRate) * 1000) });
+    if (this.settings.turnDetection)
+      this.emit({ type: 'speech_stopped', itemId: turn.itemId, audioEndMs: Math.round((stopSample / liveSampleRate) * 1000) });
     this.emit({ type: 'committed', itemId: turn.itemId, previousItemId: this.previousItemId });
     this.previousItemId = turn.itemId;
-    const samples = withTrailingSilence(this.audio.take(turn.decodeFromSample, decodeEndSample), (decodeEndSample - speechEndSample) / liveSampleRate);
+    const samples = withTrailingSilence(
+      this.audio.take(turn.decodeFromSample, decodeEndSample),
+      (decodeEndSample - speechEndSample) / liveSampleRate,
+    );
     // A server-VAD turn with less speech than this is a click or a breath: Whisper would make words up for it.
     const tooShort = this.settings.turnDetection !== null && turn.speechSamples < minTurnSpeechSeconds * liveSampleRate;
-    const result = tooShort ? Promise.resolve(emptyTranscript(this.settings.language)) : speculation && speculation.endSample <= decodeEndSample ? speculation.result : this.decode(samples, false, this.controller.signal);
+    const result = tooShort
+      ? Promise.resolve(emptyTranscript(this.settings.language))
+      : speculation && speculation.endSample <= decodeEndSample
+        ? speculation.result
+        : this.decode(samples, false, this.controller.signal);
     if (speculation && speculation.result !== result) speculation.controller.abort();
     result.catch(() => undefined);
     this.uncommittedFrom = stopSample;
     this.audio.discardBefore(stopSample);
-    if (this.settings.diarize && this.deps.speakerEncoder) this.speakers ??= new OnlineSpeakers(this.deps.speakerEncoder, liveSameSpeakerSimilarity);
+    if (this.settings.diarize && this.deps.speakerEncoder)
+      this.speakers ??= new OnlineSpeakers(this.deps.speakerEncoder, liveSameSpeakerSimilarity);
     // Under half a second of speech says too little about the voice: such a turn gets no label.
-    const speaker = this.settings.diarize && this.speakers && turn.speechSamples >= 0.5 * liveSampleRate ? this.speakers.label(samples, this.controller.signal) : undefined;
+    const speaker =
+      this.settings.diarize && this.speakers && turn.speechSamples >= 0.5 * liveSampleRate
+        ? this.speakers.label(samples, this.controller.signal)
+        : undefined;
     speaker?.catch(() => undefined);
     const previous = this.completions;
     this.completions = (async () => {
@@ -317,7 +369,11 @@ export class LiveTranscriptionSession {
         this.emit(label ? { ...completed, speaker: label } : completed);
       } catch (error) {
         if (this.controller.signal.aborted) return;
-        this.emit({ type: 'failed', itemId: turn.itemId, error: error instanceof VoxError ? error : new VoxError('internal', 'Transcription of the turn failed.', { cause: error }) });
+        this.emit({
+          type: 'failed',
+          itemId: turn.itemId,
+          error: error instanceof VoxError ? error : new VoxError('internal', 'Transcription of the turn failed.', { cause: error }),
+        });
       }
     })();
   }
@@ -328,16 +384,23 @@ export class LiveTranscriptionSession {
     const endSeconds = endSample / liveSampleRate;
     // Whisper may place a last word's end in the padding past the audio: times stay inside the turn.
     const toScript = this.toScript(transcript.language);
-    const words = transcript.segments.flatMap((segment) => segment.words).map((w) => ({
-      word: toScript(w.text),
-      start: round(Math.min(Math.max(offsetSeconds + w.startSeconds, startSeconds), endSeconds)),
-      end: round(Math.min(Math.max(offsetSeconds + w.endSeconds, startSeconds), endSeconds)),
-      confidence: round(w.probability),
-    }));
+    const words = transcript.segments
+      .flatMap((segment) => segment.words)
+      .map((w) => ({
+        word: toScript(w.text),
+        start: round(Math.min(Math.max(offsetSeconds + w.startSeconds, startSeconds), endSeconds)),
+        end: round(Math.min(Math.max(offsetSeconds + w.endSeconds, startSeconds), endSeconds)),
+        confidence: round(w.probability),
+      }));
     return {
       type: 'completed',
       itemId: turn.itemId,
-      transcript: toScript(transcript.segments.map((s) => s.text).join('').trim()),
+      transcript: toScript(
+        transcript.segments
+          .map((s) => s.text)
+          .join('')
+          .trim(),
+      ),
       language: transcript.language,
       words,
       ...(this.settings.includeLogprobs ? { logprobs: words.map((w) => logprob(w.word, w.confidence)) } : {}),
@@ -350,7 +413,9 @@ export class LiveTranscriptionSession {
   private forgetSilence(): void {
     if (this.turn || this.candidateStart !== null) return;
     if (!this.settings.turnDetection) return;
-    const keepSamples = Math.round((Math.max(this.settings.turnDetection.prefixPaddingSeconds, decodeContextSeconds) + 0.5) * liveSampleRate);
+    const keepSamples = Math.round(
+      (Math.max(this.settings.turnDetection.prefixPaddingSeconds, decodeContextSeconds) + 0.5) * liveSampleRate,
+    );
     this.uncommittedFrom = Math.max(this.uncommittedFrom, this.audio.availableUntil - keepSamples);
     this.audio.discardBefore(this.uncommittedFrom);
   }
@@ -378,7 +443,12 @@ export class LiveTranscriptionSession {
         const finishedAt = this.now();
         turn.lastDraftMs = finishedAt - now;
         turn.lastDraftSamples = draftSamples;
-        const text = this.toScript(transcript.language)(transcript.segments.map((s) => s.text).join('').trim());
+        const text = this.toScript(transcript.language)(
+          transcript.segments
+            .map((s) => s.text)
+            .join('')
+            .trim(),
+        );
         // Nothing usable (a loop dropped, or no words yet): not a partial, so the next may come sooner.
         turn.partialDueAtMs = finishedAt + (text === '' ? emptyDraftRetrySeconds : partialIntervalSeconds) * 1000;
         if (text === '') return;
@@ -390,7 +460,13 @@ export class LiveTranscriptionSession {
         if (added.length > 0) turn.sentWords = stable;
         const delta = added.length === 0 ? '' : (turn.sentWords.length > added.length ? ' ' : '') + added.join(' ');
         const wordLogprobs = transcript.segments.flatMap((s) => s.words).map((w) => logprob(w.text, w.probability));
-        this.emit({ type: 'delta', itemId: turn.itemId, delta, transcript: text, ...(this.settings.includeLogprobs ? { logprobs: wordLogprobs } : {}) });
+        this.emit({
+          type: 'delta',
+          itemId: turn.itemId,
+          delta,
+          transcript: text,
+          ...(this.settings.includeLogprobs ? { logprobs: wordLogprobs } : {}),
+        });
       })
       .catch(() => undefined)
       .finally(() => {
@@ -411,7 +487,15 @@ export class LiveTranscriptionSession {
     // Spanish utterance cut into four turns at pauses: 75% WER with it, 33% without; no other utterance changed).
     const prompt = this.settings.prompt.slice(-promptCharacters);
     return this.deps.scheduler.run('transcribe', samples.length / liveSampleRate, joined, (slotSignal) =>
-      this.deps.transcriber.transcribe(samples, { language: this.settings.language, temperature: 0, draft, lowLatency: true, ...(prompt ? { prompt } : {}), ...(slotSignal ? { signal: slotSignal } : {}) }));
+      this.deps.transcriber.transcribe(samples, {
+        language: this.settings.language,
+        temperature: 0,
+        draft,
+        lowLatency: true,
+        ...(prompt ? { prompt } : {}),
+        ...(slotSignal ? { signal: slotSignal } : {}),
+      }),
+    );
   }
 }
 
@@ -428,7 +512,12 @@ function withTrailingSilence(samples: Float32Array, silenceSeconds: number): Flo
   return padded;
 }
 
-const emptyTranscript = (language: string): ChunkTranscript => ({ language: language === 'auto' ? 'unknown' : language, languageProbability: 0, segments: [], temperature: 0 });
+const emptyTranscript = (language: string): ChunkTranscript => ({
+  language: language === 'auto' ? 'unknown' : language,
+  languageProbability: 0,
+  segments: [],
+  temperature: 0,
+});
 const negativeThreshold = (detection: TurnDetection): number => Math.max(detection.threshold - 0.15, 0.01);
 const round = (value: number): number => Math.round(value * 1000) / 1000;
 const normalizeWord = (word: string): string => word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');

@@ -24,7 +24,12 @@ export interface Separator {
 
 /** Four zeroed stems of `length` samples each. */
 export function emptyStems(length: number): StemBlock {
-  return { dialogue: new Float32Array(length), music: new Float32Array(length), sfx: new Float32Array(length), ambience: new Float32Array(length) };
+  return {
+    dialogue: new Float32Array(length),
+    music: new Float32Array(length),
+    sfx: new Float32Array(length),
+    ambience: new Float32Array(length),
+  };
 }
 
 /** Separates a waveform held in memory (short clips, tests, benchmarks): the four stems at the input's shape. */

@@ -29,7 +29,10 @@ export interface SeparationDependencies {
 
 /** 'dialogue, music' -> ['dialogue', 'music']; empty -> all; duplicates ignored; unknown -> 422. */
 export function parseStems(text: string | undefined): StemName[] {
-  const requested = (text ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+  const requested = (text ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
   for (const name of requested) if (!(stemNames as readonly string[]).includes(name)) throw unsupportedValue('stems', name, stemNames);
   return requested.length === 0 ? [...stemNames] : stemNames.filter((name) => requested.includes(name));
 }
@@ -40,7 +43,12 @@ export class SeparationService {
   constructor(private readonly deps: SeparationDependencies) {}
 
   capabilities() {
-    return { available: this.deps.separator !== undefined, stems: [...stemNames], formats: [...stemFormats], response_formats: ['json', 'zip'] };
+    return {
+      available: this.deps.separator !== undefined,
+      stems: [...stemNames],
+      formats: [...stemFormats],
+      response_formats: ['json', 'zip'],
+    };
   }
 
   async separate(fields: SeparateFields, context: OperationContext): Promise<OperationResult> {
@@ -48,7 +56,11 @@ export class SeparationService {
     const format = fields.format ?? 'wav';
     const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
     const loadSeparator = this.deps.separator;
-    if (!loadSeparator) throw new VoxError('not_implemented', 'Separation is not available on this server: no separation model is installed (voxd models pull).');
+    if (!loadSeparator)
+      throw new VoxError(
+        'not_implemented',
+        'Separation is not available on this server: no separation model is installed (voxd models pull).',
+      );
 
     const layout = { sampleRate: input.probe.sampleRate, channels: input.probe.channels };
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? layout.sampleRate);
@@ -60,13 +72,36 @@ export class SeparationService {
         const separator = await loadSeparator();
         const startedAt = performance.now();
         const written = await writeStemFiles({
-          separator, inputPath: input.path, layout, stems, format, extension: extensions[format], sampleRate, dir: scratch,
-          maxSeconds: this.deps.limits.maxAudioSeconds, expectedSeconds: input.durationSeconds,
-          ...(context.onProgress ? { onProgress: context.onProgress } : {}), ...(signal ? { signal } : {}),
+          separator,
+          inputPath: input.path,
+          layout,
+          stems,
+          format,
+          extension: extensions[format],
+          sampleRate,
+          dir: scratch,
+          maxSeconds: this.deps.limits.maxAudioSeconds,
+          expectedSeconds: input.durationSeconds,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+          ...(signal ? { signal } : {}),
         });
         const elapsedSeconds = (performance.now() - startedAt) / 1000;
-        this.deps.metrics.recordInference({ operation: 'separate', engine: separator.engine, model: separator.modelId }, elapsedSeconds, written.durationSeconds);
-        context.log.info({ op: 'separate', engine: separator.engine, model: separator.modelId, audio_seconds: written.durationSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / written.durationSeconds }, 'separated');
+        this.deps.metrics.recordInference(
+          { operation: 'separate', engine: separator.engine, model: separator.modelId },
+          elapsedSeconds,
+          written.durationSeconds,
+        );
+        context.log.info(
+          {
+            op: 'separate',
+            engine: separator.engine,
+            model: separator.modelId,
+            audio_seconds: written.durationSeconds,
+            elapsed_ms: Math.round(elapsedSeconds * 1000),
+            rtf: elapsedSeconds / written.durationSeconds,
+          },
+          'separated',
+        );
         return written;
       });
 
@@ -78,17 +113,36 @@ export class SeparationService {
         // The archive reads the stem files as it streams: they go once it is sent or abandoned.
         stream.on('close', () => void rm(scratch, { recursive: true, force: true }));
         keepScratch = true;
-        return { kind: 'stream', stream, contentType: 'application/zip', headers: { 'content-disposition': 'attachment; filename="stems.zip"' } };
+        return {
+          kind: 'stream',
+          stream,
+          contentType: 'application/zip',
+          headers: { 'content-disposition': 'attachment; filename="stems.zip"' },
+        };
       }
 
       const described = [];
       for (const file of result.files) {
         const record = await this.deps.files.keep(context.apiKey, file.path, file.fileName, contentTypes[format], context.resultTtlSeconds);
-        described.push({ name: file.name, url: `/v1/audio/files/${record.id}`, expires_at: record.expiresAt, rms_db: db(file.rmsDb), peak_db: db(file.peakDb), active_fraction: Math.round(file.activeFraction * 1000) / 1000 });
+        described.push({
+          name: file.name,
+          url: `/v1/audio/files/${record.id}`,
+          expires_at: record.expiresAt,
+          rms_db: db(file.rmsDb),
+          peak_db: db(file.peakDb),
+          active_fraction: Math.round(file.activeFraction * 1000) / 1000,
+        });
       }
       return {
         kind: 'json',
-        body: { id: `sep_${context.requestId.slice(4)}`, duration: result.durationSeconds, sample_rate: sampleRate, channels: layout.channels, stems: described, warnings: result.warnings },
+        body: {
+          id: `sep_${context.requestId.slice(4)}`,
+          duration: result.durationSeconds,
+          sample_rate: sampleRate,
+          channels: layout.channels,
+          stems: described,
+          warnings: result.warnings,
+        },
       };
     } finally {
       if (!keepScratch) await rm(scratch, { recursive: true, force: true });

@@ -115,7 +115,12 @@ export async function writeStemFiles(request: StemFilesRequest): Promise<StemFil
   );
   let frames = 0;
   try {
-    const input = decodeBlocks(request.inputPath, { ...layout, blockFrames: layout.sampleRate * 5, maxSeconds: request.maxSeconds, ...(signal ? { signal } : {}) });
+    const input = decodeBlocks(request.inputPath, {
+      ...layout,
+      blockFrames: layout.sampleRate * 5,
+      maxSeconds: request.maxSeconds,
+      ...(signal ? { signal } : {}),
+    });
     for await (const block of separator.separate(input, layout, signal)) {
       frames += block.dialogue.length / layout.channels;
       for (const output of outputs) {
@@ -129,7 +134,8 @@ export async function writeStemFiles(request: StemFilesRequest): Promise<StemFil
         await output.handle.write(Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength));
       }
       const expected = request.expectedSeconds ?? Number.NaN;
-      if (Number.isFinite(expected) && expected > 0) request.onProgress?.({ stage: 'separating', fraction: separationShare * Math.min(1, frames / layout.sampleRate / expected) });
+      if (Number.isFinite(expected) && expected > 0)
+        request.onProgress?.({ stage: 'separating', fraction: separationShare * Math.min(1, frames / layout.sampleRate / expected) });
     }
   } finally {
     await Promise.all(outputs.map((output) => output.handle.close()));
@@ -139,10 +145,19 @@ export async function writeStemFiles(request: StemFilesRequest): Promise<StemFil
   const files: StemFile[] = [];
   for (const { name, rawPath, meter } of outputs) {
     const gain = meter.peak > peakLimit ? peakLimit / meter.peak : 1;
-    if (gain < 1) warnings.push(`The ${name} stem peaks at ${(20 * Math.log10(meter.peak)).toFixed(1)} dBFS; it was scaled down by ${(-20 * Math.log10(gain)).toFixed(1)} dB instead of clipped, so the stems no longer sum exactly to the input.`);
+    if (gain < 1)
+      warnings.push(
+        `The ${name} stem peaks at ${(20 * Math.log10(meter.peak)).toFixed(1)} dBFS; it was scaled down by ` +
+          `${(-20 * Math.log10(gain)).toFixed(1)} dB instead of clipped, so the stems no longer sum exactly to the input.`,
+      );
     const fileName = `${name}.${request.extension}`;
     const target = path.join(dir, fileName);
-    await encodeRawFile(rawPath, layout, { format: request.format, sampleRate: request.sampleRate, gain, ...(signal ? { signal } : {}) }, target);
+    await encodeRawFile(
+      rawPath,
+      layout,
+      { format: request.format, sampleRate: request.sampleRate, gain, ...(signal ? { signal } : {}) },
+      target,
+    );
     await rm(rawPath, { force: true });
     files.push({ name, path: target, fileName, ...meter.levels(gain) });
     request.onProgress?.({ stage: 'encoding stems', fraction: separationShare + (1 - separationShare) * (files.length / outputs.length) });

@@ -10,7 +10,9 @@ const text = (description: string) => Type.String({ minLength: 1, maxLength: max
 export const synthesizeContract = Type.Object({
   text: text(`Text to speak (1-${maxTextCharacters} characters).`),
   voice_id: Type.String({ minLength: 1, maxLength: maxIdLength, description: 'A voice profile id (GET /v1/voices).' }),
-  language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: 'Language code; default: the voice profile’s first language.' })),
+  language: Type.Optional(
+    Type.String({ maxLength: maxLanguageLength, description: 'Language code; default: the voice profile’s first language.' }),
+  ),
   emotion: Type.Optional(closedSet(emotions, 'Speaking style.')),
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4, default: 1 })),
   format: Type.Optional(closedSet(audioFormats, 'Output encoding (default mp3).')),
@@ -23,10 +25,16 @@ export type SynthesizeFields = Static<typeof synthesizeContract>;
 export const openaiSpeechContract = Type.Object({
   model: Type.Optional(Type.String({ maxLength: 200, description: 'Accepted for compatibility; the engine follows the voice.' })),
   input: text(`Text to speak (1-${maxTextCharacters} characters).`),
-  voice: Type.String({ minLength: 1, maxLength: maxIdLength, description: "OpenAI voice names map to Kokoro voices (alloy -> af_alloy, ...); any voice_id works too." }),
+  voice: Type.String({
+    minLength: 1,
+    maxLength: maxIdLength,
+    description: 'OpenAI voice names map to Kokoro voices (alloy -> af_alloy, ...); any voice_id works too.',
+  }),
   response_format: Type.Optional(closedSet(audioFormats, 'mp3 (default), opus, aac, flac, wav or pcm.')),
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
-  instructions: Type.Optional(Type.String({ maxLength: 2000, description: 'Mapped to an emotion by keywords (e.g. cheerful -> happy, whisper -> whisper).' })),
+  instructions: Type.Optional(
+    Type.String({ maxLength: 2000, description: 'Mapped to an emotion by keywords (e.g. cheerful -> happy, whisper -> whisper).' }),
+  ),
   stream_format: Type.Optional(Type.String({ maxLength: 20, description: 'Accepted for compatibility; audio is sent as one response.' })),
 });
 export type OpenaiSpeechFields = Static<typeof openaiSpeechContract>;

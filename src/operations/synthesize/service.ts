@@ -4,7 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import PQueue from 'p-queue';
-import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder, type AudioFormat } from '../../audio/encode.js';
+import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder } from '../../audio/encode.js';
 import { concatSamples, type Waveform } from '../../audio/waveform.js';
 import { unsupportedValue, VoxError } from '../../core/errors.js';
 import type { OperationContext, OperationResult } from '../../core/operation-context.js';
@@ -46,12 +46,31 @@ export interface SynthesisDependencies {
 }
 
 /** Built-in voices are open to every caller: their analyses are prepared as a key that can reach nothing else. */
-const builtinPreparer: ApiKeyRecord = { id: 'builtin-voice-preparation', name: 'built-in voice preparation', hash: '', prefix: '', scopes: [], createdAt: '', lastUsedAt: null, revokedAt: null, webhookSecret: '' };
+const builtinPreparer: ApiKeyRecord = {
+  id: 'builtin-voice-preparation',
+  name: 'built-in voice preparation',
+  hash: '',
+  prefix: '',
+  scopes: [],
+  createdAt: '',
+  lastUsedAt: null,
+  revokedAt: null,
+  webhookSecret: '',
+};
 
 /** OpenAI's voice names and the Kokoro voices closest in character. */
 const openaiVoices: Record<string, string> = {
-  alloy: 'af_alloy', echo: 'am_echo', fable: 'bm_fable', onyx: 'am_onyx', nova: 'af_nova', shimmer: 'af_sky',
-  ash: 'am_adam', ballad: 'bm_george', coral: 'af_heart', sage: 'af_sarah', verse: 'am_michael',
+  alloy: 'af_alloy',
+  echo: 'am_echo',
+  fable: 'bm_fable',
+  onyx: 'am_onyx',
+  nova: 'af_nova',
+  shimmer: 'af_sky',
+  ash: 'am_adam',
+  ballad: 'bm_george',
+  coral: 'af_heart',
+  sage: 'af_sarah',
+  verse: 'am_michael',
 };
 
 /** The voice profile an OpenAI voice name stands for (other names are taken as voice ids). */
@@ -92,7 +111,9 @@ export class SynthesisService {
 
   async capabilities() {
     // The engines that load: capabilities describe what is there.
-    const engines = (await Promise.all(this.deps.engines.map((engine) => engine().catch(() => undefined)))).filter((engine) => engine !== undefined);
+    const engines = (await Promise.all(this.deps.engines.map((engine) => engine().catch(() => undefined)))).filter(
+      (engine) => engine !== undefined,
+    );
     const languages = [...new Set(engines.flatMap((engine) => engine.languages()))].sort();
     return {
       available: languages.length > 0,
@@ -110,19 +131,23 @@ export class SynthesisService {
 
   /** Built-in voices of every engine, as voice profiles. */
   async builtinVoices(): Promise<VoiceProfile[]> {
-    return (await this.engines()).flatMap((engine) => engine.voices().map((v): VoiceProfile => ({
-      voice_id: v.id,
-      name: v.name,
-      type: 'builtin',
-      languages: v.languages,
-      gender_estimate: v.gender === 'unknown' ? null : v.gender,
-      created_at: null,
-      description: engine.description,
-      labels: {},
-      reference_seconds: 0,
-      engine: v.engine,
-      purpose: 'speech',
-    })));
+    return (await this.engines()).flatMap((engine) =>
+      engine.voices().map(
+        (v): VoiceProfile => ({
+          voice_id: v.id,
+          name: v.name,
+          type: 'builtin',
+          languages: v.languages,
+          gender_estimate: v.gender === 'unknown' ? null : v.gender,
+          created_at: null,
+          description: engine.description,
+          labels: {},
+          reference_seconds: 0,
+          engine: v.engine,
+          purpose: 'speech',
+        }),
+      ),
+    );
   }
 
   /** The engines whose voices cloned voices blend: their voices' speaker embeddings are prepared with the models. */
@@ -137,13 +162,16 @@ export class SynthesisService {
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
   async synthesizeOpenai(fields: OpenaiSpeechFields, context: OperationContext): Promise<OperationResult> {
     const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
-    return this.synthesize({
-      text: fields.input,
-      voice_id: openaiVoiceId(fields.voice),
-      ...(emotion ? { emotion } : {}),
-      ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
-      format: fields.response_format ?? 'mp3',
-    }, context);
+    return this.synthesize(
+      {
+        text: fields.input,
+        voice_id: openaiVoiceId(fields.voice),
+        ...(emotion ? { emotion } : {}),
+        ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
+        format: fields.response_format ?? 'mp3',
+      },
+      context,
+    );
   }
 
   /** A short sample of a voice in its first language. */
@@ -158,7 +186,9 @@ export class SynthesisService {
     const text = fields.text.trim();
     if (text.length === 0) throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
     if ([...text].length > maxTextCharacters) {
-      throw new VoxError('payload_too_large', `'text' has ${[...text].length} characters; the limit is ${maxTextCharacters}.`, { param: 'text' });
+      throw new VoxError('payload_too_large', `'text' has ${[...text].length} characters; the limit is ${maxTextCharacters}.`, {
+        param: 'text',
+      });
     }
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
@@ -167,7 +197,11 @@ export class SynthesisService {
     // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
     const spokenText = normalizeText(text, plan.language);
     if (!/[\p{L}\p{N}]/u.test(spokenText)) {
-      throw new VoxError('invalid_request', "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.", { param: 'text' });
+      throw new VoxError(
+        'invalid_request',
+        "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.",
+        { param: 'text' },
+      );
     }
     const format = fields.format ?? 'mp3';
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? plan.synthesizer.sampleRate);
@@ -179,12 +213,25 @@ export class SynthesisService {
     const model = plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId;
     const record = (elapsedSeconds: number, audioSeconds: number, streamed: boolean): void => {
       this.deps.metrics.recordInference({ operation: 'tts', engine, model }, elapsedSeconds, audioSeconds);
-      context.log.info({ op: 'tts', engine, model, streamed, audio_seconds: audioSeconds, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9) }, 'synthesized');
+      context.log.info(
+        {
+          op: 'tts',
+          engine,
+          model,
+          streamed,
+          audio_seconds: audioSeconds,
+          elapsed_ms: Math.round(elapsedSeconds * 1000),
+          rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9),
+        },
+        'synthesized',
+      );
     };
 
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
-        const chunks = reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress)[Symbol.asyncIterator]();
+        const chunks = reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress)[
+          Symbol.asyncIterator
+        ]();
         // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
         // answering, so errors still get a JSON envelope and a status code.
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
@@ -224,39 +271,56 @@ export class SynthesisService {
 
     const waveform = await this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
       const startedAt = performance.now();
-      const audio = await collect(reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress), plan.synthesizer.sampleRate);
+      const audio = await collect(
+        reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress),
+        plan.synthesizer.sampleRate,
+      );
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       if (audio.samples.length === 0) throw nothingSpoken(plan.language);
       record(elapsedSeconds, audio.samples.length / audio.sampleRate, false);
       return audio;
     });
-    return { kind: 'audio', bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }), contentType: contentTypes[format], headers };
+    return {
+      kind: 'audio',
+      bytes: await encodeWaveform(waveform, { format, sampleRate, signal: context.signal }),
+      contentType: contentTypes[format],
+      headers,
+    };
   }
 
   /**
    * A stream of speech for text that arrives in pieces (the speech socket): the voice plan is made once. `emotion` is
    * checked here: the socket's start event carries any string.
    */
-  async openStream(fields: { voice_id: string; language?: string; emotion?: string; speed?: number }, caller: ApiKeyRecord): Promise<SpeechStream> {
+  async openStream(
+    fields: { voice_id: string; language?: string; emotion?: string; speed?: number },
+    caller: ApiKeyRecord,
+  ): Promise<SpeechStream> {
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
     const profile = await this.deps.voices.speechProfile(fields.voice_id, caller);
     const plan = await this.plan(profile, fields.language, caller);
-    return new SpeechStream({
-      engine: plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine,
-      model: plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId,
-      language: plan.language,
-      sampleRate: plan.synthesizer.sampleRate,
-      warnings: plan.warnings,
-      speak: (text, signal) => speak(plan, { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, signal }),
-    }, this.deps.scheduler, this.deps.metrics);
+    return new SpeechStream(
+      {
+        engine: plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine,
+        model: plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId,
+        language: plan.language,
+        sampleRate: plan.synthesizer.sampleRate,
+        warnings: plan.warnings,
+        speak: (text, signal) =>
+          speak(plan, { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, signal }),
+      },
+      this.deps.scheduler,
+      this.deps.metrics,
+    );
   }
 
   /** The requested language (else the voice's first); 422 when no engine speaks it. */
   private async languages(profile: VoiceProfile, requested: string | undefined): Promise<Languages> {
     const engines = await this.engines();
     const language = normalizeLanguage(requested ?? profile.languages[0] ?? 'en-us');
-    if (!firstSpeaking(engines, language)) throw unsupportedValue('language', requested ?? language, [...new Set(engines.flatMap((engine) => engine.languages()))].sort());
+    if (!firstSpeaking(engines, language))
+      throw unsupportedValue('language', requested ?? language, [...new Set(engines.flatMap((engine) => engine.languages()))].sort());
     return { engines, language };
   }
 
@@ -275,7 +339,10 @@ export class SynthesisService {
     }
     const voice = own.voiceFor(ownLanguage, profile.voice_id);
     // A better engine has the language: say that this voice speaks it by its own engine's means.
-    if (first.synthesizer !== own && !profile.languages.some((l) => l.startsWith(language))) warnings.push(`${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by ${own.modelId}'s voice ${voice}.`);
+    if (first.synthesizer !== own && !profile.languages.some((l) => l.startsWith(language)))
+      warnings.push(
+        `${profile.voice_id} speaks ${profile.languages.join(', ')}; '${language}' is spoken by ${own.modelId}'s voice ${voice}.`,
+      );
     return { synthesizer: own, language: ownLanguage, voice: { id: voice }, warnings };
   }
 
@@ -293,14 +360,23 @@ export class SynthesisService {
     const speaker = {
       synthesizer: first.synthesizer,
       language: first.language,
-      voice: first.synthesizer.blends ? await this.clonedStyle(profile.voice_id, first.language, first.synthesizer, caller) : { id: first.voice },
+      voice: first.synthesizer.blends
+        ? await this.clonedStyle(profile.voice_id, first.language, first.synthesizer, caller)
+        : { id: first.voice },
     };
     if (!this.deps.converter) {
-      warnings.push(`No voice-conversion engine is installed: '${language}' is spoken by a ${speaker.synthesizer.engine} voice close to the profile, not converted to it.`);
+      warnings.push(
+        `No voice-conversion engine is installed: '${language}' is spoken by a ${speaker.synthesizer.engine} voice close to the ` +
+          `profile, not converted to it.`,
+      );
       return { ...speaker, warnings };
     }
     const converter = await this.deps.converter();
-    return { ...speaker, warnings, convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id, caller) } };
+    return {
+      ...speaker,
+      warnings,
+      convertTo: { converter, target: await conversionTarget(this.deps.voices, converter, profile.voice_id, caller) },
+    };
   }
 
   /**
@@ -314,32 +390,45 @@ export class SynthesisService {
     if (!profile) throw new VoxError('internal', `'${voiceId}' is not a built-in voice.`);
     const plan = this.builtinPlan(profile, await this.languages(profile, profile.languages[0]));
     const text = matchingSentences[plan.language] ?? matchingSentences['en-us']!;
-    const speech = await collect(speak(plan, { text, language: plan.language, voice: plan.voice, ...(signal ? { signal } : {}) }), plan.synthesizer.sampleRate);
+    const speech = await collect(
+      speak(plan, { text, language: plan.language, voice: plan.voice, ...(signal ? { signal } : {}) }),
+      plan.synthesizer.sampleRate,
+    );
     return resample(speech, embeddingSampleRate, signal);
   }
 
   /**
    * Computes the speaker embedding of each voice of the blending engines (Kokoro; what cloned voices' blends and gender
    * estimates read) into the built-in analysis store with the reference speech it came from, skipping those already
-   * there: at pull time, and at start for models pulled before. Two voices are in flight, so one's embedding overlaps the next one's synthesis. What
+   * there: at pull time, and at start for models pulled before. Two voices are in flight, so one's embedding overlaps the next one's
+   * synthesis. What
    * a converter needs of a voice as its target is computed from the kept speech on first use (conversionTarget) and kept
    * the same way. Returns how many voices needed work.
    */
-  async prepareBuiltinVoices(options: { voiceIds?: string[]; onVoice?: (done: number, total: number, message: string) => void; signal?: AbortSignal } = {}): Promise<number> {
-    const voiceIds = options.voiceIds ?? (await this.engines()).filter((engine) => engine.blends).flatMap((engine) => engine.voices().map((v) => v.id));
+  async prepareBuiltinVoices(
+    options: { voiceIds?: string[]; onVoice?: (done: number, total: number, message: string) => void; signal?: AbortSignal } = {},
+  ): Promise<number> {
+    const voiceIds =
+      options.voiceIds ?? (await this.engines()).filter((engine) => engine.blends).flatMap((engine) => engine.voices().map((v) => v.id));
     const queue = new PQueue({ concurrency: 2 });
     let done = 0;
     let prepared = 0;
-    await queue.addAll(voiceIds.map((voiceId) => async () => {
-      options.signal?.throwIfAborted();
-      const startedAt = performance.now();
-      const computedBefore = this.deps.voices.builtinAnalysesComputed;
-      await this.deps.voices.speakerEmbedding(voiceId, builtinPreparer, options.signal);
-      done++;
-      if (this.deps.voices.builtinAnalysesComputed === computedBefore) return;
-      prepared++;
-      options.onVoice?.(done, voiceIds.length, `built-in voice ${voiceId} analysed (${done}/${voiceIds.length}, ${((performance.now() - startedAt) / 1000).toFixed(1)} s)`);
-    }));
+    await queue.addAll(
+      voiceIds.map((voiceId) => async () => {
+        options.signal?.throwIfAborted();
+        const startedAt = performance.now();
+        const computedBefore = this.deps.voices.builtinAnalysesComputed;
+        await this.deps.voices.speakerEmbedding(voiceId, builtinPreparer, options.signal);
+        done++;
+        if (this.deps.voices.builtinAnalysesComputed === computedBefore) return;
+        prepared++;
+        options.onVoice?.(
+          done,
+          voiceIds.length,
+          `built-in voice ${voiceId} analysed (${done}/${voiceIds.length}, ${((performance.now() - startedAt) / 1000).toFixed(1)} s)`,
+        );
+      }),
+    );
     return prepared;
   }
 
@@ -369,7 +458,10 @@ export class SynthesisService {
 }
 
 /** The first engine speaking a language, the tag it speaks it as and its voice for it. */
-function firstSpeaking(engines: readonly Synthesizer[], language: string): { synthesizer: Synthesizer; language: string; voice: string } | undefined {
+function firstSpeaking(
+  engines: readonly Synthesizer[],
+  language: string,
+): { synthesizer: Synthesizer; language: string; voice: string } | undefined {
   for (const synthesizer of engines) {
     const spoken = synthesizer.speaks(language);
     if (spoken) return { synthesizer, language: spoken, voice: synthesizer.voiceFor(spoken) };
@@ -379,7 +471,11 @@ function firstSpeaking(engines: readonly Synthesizer[], language: string): { syn
 
 /** Text whose every word the engine had to skip (e.g. Arabic script for a Chinese voice). */
 function nothingSpoken(language: string): VoxError {
-  return new VoxError('unsupported_value', `Nothing in 'text' can be spoken in '${language}': its words are in a script this voice does not read.`, { param: 'text' });
+  return new VoxError(
+    'unsupported_value',
+    `Nothing in 'text' can be spoken in '${language}': its words are in a script this voice does not read.`,
+    { param: 'text' },
+  );
 }
 
 /** The plan's engine speaking, chunk by chunk; converted to the plan's target voice when it has one. */
@@ -390,13 +486,20 @@ async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<Synt
       continue;
     }
     // The spoken emotion's intonation is kept, moved into the target's register.
-    const converted = await plan.convertTo.converter.convert(chunk.waveform, plan.convertTo.target, { preserveEmotion: true, ...(request.signal ? { signal: request.signal } : {}) });
+    const converted = await plan.convertTo.converter.convert(chunk.waveform, plan.convertTo.target, {
+      preserveEmotion: true,
+      ...(request.signal ? { signal: request.signal } : {}),
+    });
     yield { ...chunk, waveform: converted.waveform };
   }
 }
 
 /** Progress by the share of the (normalised) text spoken so far. */
-async function* reportSpoken(chunks: AsyncIterable<SynthesizedChunk>, totalCharacters: number, onProgress: OperationContext['onProgress']): AsyncIterable<SynthesizedChunk> {
+async function* reportSpoken(
+  chunks: AsyncIterable<SynthesizedChunk>,
+  totalCharacters: number,
+  onProgress: OperationContext['onProgress'],
+): AsyncIterable<SynthesizedChunk> {
   let spoken = 0;
   for await (const chunk of chunks) {
     spoken += chunk.text.length;
@@ -405,12 +508,21 @@ async function* reportSpoken(chunks: AsyncIterable<SynthesizedChunk>, totalChara
   }
 }
 
-/** The three voices closest to a profile, weighted sharper than proportionally: the closest dominates unless the others are nearly as close. */
-export function closestVoicesBlend(scored: Array<{ id: string; similarity: number }>): Array<{ id: string; weight: number; similarity: number }> {
+/**
+ * The three voices closest to a profile, weighted sharper than proportionally: the closest dominates unless the others are nearly as
+ * close.
+ */
+export function closestVoicesBlend(
+  scored: Array<{ id: string; similarity: number }>,
+): Array<{ id: string; weight: number; similarity: number }> {
   const best = [...scored].sort((a, b) => b.similarity - a.similarity).slice(0, 3);
   const weights = best.map((v) => Math.exp((v.similarity - best[0]!.similarity) * 20));
   const total = weights.reduce((a, b) => a + b, 0);
-  return best.map((v, i) => ({ id: v.id, weight: Math.round((weights[i]! / total) * 1000) / 1000, similarity: Math.round(v.similarity * 1000) / 1000 }));
+  return best.map((v, i) => ({
+    id: v.id,
+    weight: Math.round((weights[i]! / total) * 1000) / 1000,
+    similarity: Math.round(v.similarity * 1000) / 1000,
+  }));
 }
 
 async function collect(chunks: AsyncIterable<SynthesizedChunk>, sampleRate: number): Promise<Waveform> {

@@ -23,7 +23,10 @@ const longBufferCharacters = 220;
  * (nothing spoken yet) that clause may be as short as "Sure,": an opening clause said on its own is heard as well as
  * inside its sentence (bench/tts.ts --openers), unlike a short run cut from the middle of one. `final`: everything left.
  */
-export function takeSpeakable(buffer: string, options: { final: boolean; clauseOk: boolean; opening?: boolean }): { piece: string; rest: string } | undefined {
+export function takeSpeakable(
+  buffer: string,
+  options: { final: boolean; clauseOk: boolean; opening?: boolean },
+): { piece: string; rest: string } | undefined {
   if (options.final) return /[\p{L}\p{N}]/u.test(buffer) ? { piece: buffer.trim(), rest: '' } : undefined;
   const ends = (pattern: RegExp): number[] => [...buffer.matchAll(pattern)].map((match) => match.index + match[0].length);
   const sentenceEnds = ends(sentenceBoundary);
@@ -32,8 +35,7 @@ export function takeSpeakable(buffer: string, options: { final: boolean; clauseO
     const minCharacters = options.opening ? 0 : minSpokenClauseCharacters;
     const clauseEnds = ends(clauseBoundary).filter((end) => buffer.slice(0, end).trim().length >= minCharacters);
     cut = Math.min(...[...sentenceEnds, ...clauseEnds].filter((end) => /[\p{L}\p{N}]/u.test(buffer.slice(0, end))), Infinity);
-  }
-  else if (cut < 0 && buffer.length >= longBufferCharacters) cut = ends(clauseBoundary).at(-1) ?? -1;
+  } else if (cut < 0 && buffer.length >= longBufferCharacters) cut = ends(clauseBoundary).at(-1) ?? -1;
   if (cut <= 0 || !Number.isFinite(cut)) return undefined;
   const piece = buffer.slice(0, cut).trim();
   return /[\p{L}\p{N}]/u.test(piece) ? { piece, rest: buffer.slice(cut) } : undefined;
@@ -83,7 +85,11 @@ export class SpeechStream {
         audioSeconds += chunk.waveform.samples.length / chunk.waveform.sampleRate;
         await onChunk(chunk);
       }
-      this.metrics.recordInference({ operation: 'tts', engine: this.plan.engine, model: this.plan.model }, (performance.now() - startedAt) / 1000, audioSeconds);
+      this.metrics.recordInference(
+        { operation: 'tts', engine: this.plan.engine, model: this.plan.model },
+        (performance.now() - startedAt) / 1000,
+        audioSeconds,
+      );
     });
   }
 }

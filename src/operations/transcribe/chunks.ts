@@ -28,7 +28,11 @@ export function planChunks(segments: SpeechSegment[], maxChunkSeconds: number): 
       current = { pieces: [], originalStartSeconds: segment.startSeconds, originalEndSeconds: segment.endSeconds, durationSeconds: 0 };
       chunks.push(current);
     }
-    current.pieces.push({ chunkStartSeconds: current.durationSeconds, originalStartSeconds: segment.startSeconds, durationSeconds: length });
+    current.pieces.push({
+      chunkStartSeconds: current.durationSeconds,
+      originalStartSeconds: segment.startSeconds,
+      durationSeconds: length,
+    });
     current.durationSeconds += length;
     current.originalEndSeconds = segment.endSeconds;
   }

@@ -10,13 +10,22 @@ export type TranscriptionTask = (typeof transcriptionTasks)[number];
 /** Profiles one transcript may name its speakers after. */
 export const maxSpeakerVoices = 20;
 
-const granularities = Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 2 })], { description: 'segment and/or word.' });
+const granularities = Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 2 })], {
+  description: 'segment and/or word.',
+});
 const responseFormat = closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.');
 
 export const transcribeContract = Type.Object({
   audio: fileField('Audio or video file in any format ffmpeg decodes.'),
-  language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: "ISO 639-1 code (BCP-47 accepted, region ignored) or 'auto' (default)." })),
-  task: Type.Optional(closedSet(transcriptionTasks, 'transcribe (default) or translate: English text whatever the spoken language; language then names the source language.')),
+  language: Type.Optional(
+    Type.String({ maxLength: maxLanguageLength, description: "ISO 639-1 code (BCP-47 accepted, region ignored) or 'auto' (default)." }),
+  ),
+  task: Type.Optional(
+    closedSet(
+      transcriptionTasks,
+      'transcribe (default) or translate: English text whatever the spoken language; language then names the source language.',
+    ),
+  ),
   diarize: Type.Optional(Type.Boolean({ default: false, description: 'Label speakers.' })),
   num_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
@@ -25,19 +34,30 @@ export const transcribeContract = Type.Object({
   timestamp_granularities: Type.Optional(granularities),
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
   // Bounds against abuse only: the service checks the limits, so a 400 names keyterms whichever form the list came in.
-  keyterms: Type.Optional(Type.Union([Type.String({ maxLength: 20_000 }), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })], {
-    description: `Words or phrases expected in the audio (names, jargon): up to ${maxKeyterms}, each up to ${maxKeytermCharacters} characters; the field repeated, or one value with a JSON array or a comma list. They bias the decoding, near misses are corrected to them, and found_keyterms reports them.`,
-  })),
+  keyterms: Type.Optional(
+    Type.Union([Type.String({ maxLength: 20_000 }), Type.Array(Type.String({ maxLength: 1000 }), { maxItems: 1000 })], {
+      description:
+        `Words or phrases expected in the audio (names, jargon): up to ${maxKeyterms}, each up to ${maxKeytermCharacters} ` +
+        `characters; the field repeated, or one value with a JSON array or a comma list. They bias the decoding, near misses are ` +
+        `corrected to them, and found_keyterms reports them.`,
+    }),
+  ),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-  speaker_voice_ids: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Array(Type.String({ maxLength: maxIdLength }), { maxItems: maxSpeakerVoices })], {
-    description: `Cloned voice profiles to name the speakers after (comma list or repeated field, at most ${maxSpeakerVoices}; needs diarize=true): a matched speaker gets speaker_name and voice_id.`,
-  })),
+  speaker_voice_ids: Type.Optional(
+    Type.Union([Type.String({ maxLength: 2000 }), Type.Array(Type.String({ maxLength: maxIdLength }), { maxItems: maxSpeakerVoices })], {
+      description:
+        `Cloned voice profiles to name the speakers after (comma list or repeated field, at most ${maxSpeakerVoices}; needs ` +
+        `diarize=true): a matched speaker gets speaker_name and voice_id.`,
+    }),
+  ),
 });
 /** The fields the service reads: the file itself reaches it as an upload. */
 export const transcribeFields = Type.Omit(transcribeContract, ['audio']);
 export type TranscribeFields = Static<typeof transcribeFields>;
 
-const compatibleModel = Type.Optional(Type.String({ maxLength: 200, description: 'Accepted for compatibility; the server uses its configured ASR model.' }));
+const compatibleModel = Type.Optional(
+  Type.String({ maxLength: 200, description: 'Accepted for compatibility; the server uses its configured ASR model.' }),
+);
 
 /** OpenAI's /v1/audio/transcriptions form, so the official SDKs work unchanged. */
 export const openaiTranscriptionContract = Type.Object({

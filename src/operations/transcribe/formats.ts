@@ -44,7 +44,14 @@ export interface Transcript {
    * total_overlap_seconds: how much of the speaker's speech another speaker talks over. With speaker_voice_ids, the
    * matched profile's name and id and the CAM++ similarity of the speaker to it (all null: not matched).
    */
-  speakers: Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number; speaker_name?: string | null; voice_id?: string | null; voice_similarity?: number | null }>;
+  speakers: Array<{
+    id: string;
+    total_speech_seconds: number;
+    total_overlap_seconds: number;
+    speaker_name?: string | null;
+    voice_id?: string | null;
+    voice_similarity?: number | null;
+  }>;
   model: string;
   warnings: string[];
   /** Only when key terms were given: those the text holds. */
@@ -73,9 +80,7 @@ const cueText = (segment: Cue): string => {
 };
 
 export function toSrt(segments: Cue[]): string {
-  return segments
-    .map((s, i) => `${i + 1}\n${clock(s.start, ',')} --> ${clock(s.end, ',')}\n${cueText(s)}\n`)
-    .join('\n');
+  return segments.map((s, i) => `${i + 1}\n${clock(s.start, ',')} --> ${clock(s.end, ',')}\n${cueText(s)}\n`).join('\n');
 }
 
 export function toVtt(segments: Cue[]): string {
@@ -93,7 +98,9 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
     speaker: s.speaker,
     ...(s.speaker_name !== undefined ? { speaker_name: s.speaker_name, voice_id: s.voice_id ?? null } : {}),
     confidence: round(s.confidence),
-    ...(granularities.word ? { words: s.words.map((w) => ({ ...w, start: round(w.start), end: round(w.end), confidence: round(w.confidence) })) } : {}),
+    ...(granularities.word
+      ? { words: s.words.map((w) => ({ ...w, start: round(w.start), end: round(w.end), confidence: round(w.confidence) })) }
+      : {}),
     ...(verbose ? { avg_logprob: round(s.avg_logprob), no_speech_prob: round(s.no_speech_prob), temperature: s.temperature } : {}),
   }));
   return {
@@ -106,6 +113,13 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
     speakers: transcript.speakers,
     model: transcript.model,
     warnings: transcript.warnings,
-    ...(transcript.found_keyterms ? { found_keyterms: transcript.found_keyterms.map((k) => ({ ...k, occurrences: k.occurrences.map((o) => ({ start: round(o.start), end: round(o.end) })) })) } : {}),
+    ...(transcript.found_keyterms
+      ? {
+          found_keyterms: transcript.found_keyterms.map((k) => ({
+            ...k,
+            occurrences: k.occurrences.map((o) => ({ start: round(o.start), end: round(o.end) })),
+          })),
+        }
+      : {}),
   };
 }

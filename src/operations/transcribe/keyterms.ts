@@ -23,16 +23,23 @@ export function parseKeyterms(value: string | string[] | undefined): string[] {
     } catch {
       throw new VoxError('invalid_request', 'keyterms is neither a JSON array of strings nor a comma list.', { param: 'keyterms' });
     }
-    if (!Array.isArray(items) || items.some((item) => typeof item !== 'string')) throw new VoxError('invalid_request', 'keyterms as JSON must be an array of strings.', { param: 'keyterms' });
+    if (!Array.isArray(items) || items.some((item) => typeof item !== 'string'))
+      throw new VoxError('invalid_request', 'keyterms as JSON must be an array of strings.', { param: 'keyterms' });
   } else items = value.split(',');
   const terms = new Map<string, string>();
   for (const item of items as string[]) {
     const term = item.trim().replace(/\s+/g, ' ');
     if (term === '') continue;
-    if ([...term].length > maxKeytermCharacters) throw new VoxError('invalid_request', `Each key term may have at most ${maxKeytermCharacters} characters: '${term.slice(0, 60)}' is longer.`, { param: 'keyterms' });
+    if ([...term].length > maxKeytermCharacters)
+      throw new VoxError(
+        'invalid_request',
+        `Each key term may have at most ${maxKeytermCharacters} characters: '${term.slice(0, 60)}' is longer.`,
+        { param: 'keyterms' },
+      );
     if (!terms.has(term.toLowerCase())) terms.set(term.toLowerCase(), term);
   }
-  if (terms.size > maxKeyterms) throw new VoxError('invalid_request', `At most ${maxKeyterms} key terms are accepted (${terms.size} given).`, { param: 'keyterms' });
+  if (terms.size > maxKeyterms)
+    throw new VoxError('invalid_request', `At most ${maxKeyterms} key terms are accepted (${terms.size} given).`, { param: 'keyterms' });
   return [...terms.values()];
 }
 
@@ -81,7 +88,10 @@ export function decodingPrompt(keyterms: readonly string[], userPrompt: string |
   const characters = [...context];
   let start = characters.length;
   while (start > 0 && (remaining -= estimatedTokens(characters[start - 1]!)) >= 0) start--;
-  return { prompt: [terms, characters.slice(start).join('').trim()].filter(Boolean).join(' '), omittedKeyterms: keyterms.length - included.length };
+  return {
+    prompt: [terms, characters.slice(start).join('').trim()].filter(Boolean).join(' '),
+    omittedKeyterms: keyterms.length - included.length,
+  };
 }
 
 /** Shortest stretch (letters and digits) whose immediate repetition inside a chunk counts as saying it twice. */
@@ -112,14 +122,18 @@ export function repeatsItself(text: string): boolean {
   const half = Math.floor(key.length / 2);
   const slack = Math.ceil(halvesDistance * half);
   for (let split = half - slack; split <= half + slack && key.length >= 2 * minRepeatedCharacters; split++) {
-    if (editDistance(key.slice(0, split).join(''), key.slice(split).join('')) <= halvesDistance * Math.min(split, key.length - split)) return true;
+    if (editDistance(key.slice(0, split).join(''), key.slice(split).join('')) <= halvesDistance * Math.min(split, key.length - split))
+      return true;
   }
   return false;
 }
 
 /** Letters and digits only, lower case: how a term is found in the text (case and punctuation aside). */
 function surfaceKey(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
 }
 
 /**
@@ -127,7 +141,11 @@ function surfaceKey(text: string): string {
  * characters as toneless pinyin, so a homophone written with other characters (停止 for 停滞) is at distance 0.
  */
 function soundKey(text: string, language: string): string {
-  const plain = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  const plain = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
   if (language !== 'zh') return plain;
   return [...plain].map((c) => (/\p{Script=Han}/u.test(c) ? pinyin(c, { toneType: 'none' }) : c)).join('');
 }
@@ -156,7 +174,8 @@ function editDistance(a: string, b: string): number {
   let current = new Int32Array(b.length + 1);
   for (let i = 1; i <= a.length; i++) {
     current[0] = i;
-    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), previous[j]! + 1, current[j - 1]! + 1);
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1), previous[j]! + 1, current[j - 1]! + 1);
     [previous, current] = [current, previous];
   }
   return previous[b.length]!;
@@ -185,7 +204,9 @@ interface Candidate {
  * texts are rebuilt from their words where something changed.
  */
 export function snapKeyterms(segments: TranscriptSegment[], keyterms: readonly string[], language: string): TranscriptSegment[] {
-  const terms = keyterms.map((term) => ({ term, surface: surfaceKey(term), sound: soundKey(term, language) })).filter((t) => t.sound.length > 0);
+  const terms = keyterms
+    .map((term) => ({ term, surface: surfaceKey(term), sound: soundKey(term, language) }))
+    .filter((t) => t.sound.length > 0);
   if (terms.length === 0) return segments;
   const longest = Math.max(...terms.map((t) => t.sound.length + Math.floor(t.sound.length / snapRules.lettersPerEdit)));
   const candidates: Candidate[] = [];
@@ -212,8 +233,10 @@ export function snapKeyterms(segments: TranscriptSegment[], keyterms: readonly s
           if (Math.abs(sound.length - t.sound.length) > allowed || (surface === t.surface && text.includes(t.term))) continue;
           if (editLowerBound(sound, t.sound) > allowed) continue;
           const distance = editDistance(sound, t.sound);
-          const spellingOnly = distance === 0 && surface.normalize('NFKD').replace(/\p{M}/gu, '') === t.surface.normalize('NFKD').replace(/\p{M}/gu, '');
-          if (distance <= allowed && (spellingOnly || !sure)) candidates.push({ segment: s, first, last, term: t.term, distance: distance / t.sound.length });
+          const spellingOnly =
+            distance === 0 && surface.normalize('NFKD').replace(/\p{M}/gu, '') === t.surface.normalize('NFKD').replace(/\p{M}/gu, '');
+          if (distance <= allowed && (spellingOnly || !sure))
+            candidates.push({ segment: s, first, last, term: t.term, distance: distance / t.sound.length });
         }
       }
     }
@@ -235,15 +258,28 @@ export function snapKeyterms(segments: TranscriptSegment[], keyterms: readonly s
       const run = words.slice(c.first, c.last + 1);
       const lead = /^[^\p{L}\p{N}]*/u.exec(run[0]!.word)![0];
       const trail = /[^\p{L}\p{N}]*$/u.exec(run.at(-1)!.word)![0];
-      const merged: TranscriptWord = { ...run[0]!, word: `${lead}${c.term}${trail}`, end: run.at(-1)!.end, confidence: run.reduce((sum, w) => sum + w.confidence, 0) / run.length };
+      const merged: TranscriptWord = {
+        ...run[0]!,
+        word: `${lead}${c.term}${trail}`,
+        end: run.at(-1)!.end,
+        confidence: run.reduce((sum, w) => sum + w.confidence, 0) / run.length,
+      };
       words.splice(c.first, run.length, merged);
     }
-    return { ...segment, words, text: words.map((w) => w.word).join('').trim() };
+    return {
+      ...segment,
+      words,
+      text: words
+        .map((w) => w.word)
+        .join('')
+        .trim(),
+    };
   });
 }
 
 /** Scripts written without spaces: a term may sit inside a longer word there (销售 in 销售额). */
-const unspacedScript = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Myanmar}\p{Script=Khmer}]/u;
+const unspacedScript =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Myanmar}\p{Script=Khmer}]/u;
 
 /**
  * The key terms the transcript's words hold (case and punctuation aside), in the order given, with where they are. In

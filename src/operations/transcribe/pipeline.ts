@@ -73,7 +73,15 @@ export interface PipelineDependencies {
 }
 
 export async function transcribeFile(deps: PipelineDependencies, request: PipelineRequest): Promise<Transcript> {
-  const decode = () => decodeBlocks(request.path, { sampleRate: asrSampleRate, channels: 1, blockFrames: asrSampleRate * blockSeconds, maxSeconds: request.maxAudioSeconds, param: request.param, signal: request.signal });
+  const decode = () =>
+    decodeBlocks(request.path, {
+      sampleRate: asrSampleRate,
+      channels: 1,
+      blockFrames: asrSampleRate * blockSeconds,
+      maxSeconds: request.maxAudioSeconds,
+      param: request.param,
+      signal: request.signal,
+    });
 
   // Pass 1: voice activity.
   const vadStream = deps.vad.stream();
@@ -83,14 +91,24 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     totalSamples += block.length;
     probabilityBlocks.push(await vadStream.push(block, request.signal));
     const expected = request.expectedSeconds ?? Number.NaN;
-    if (Number.isFinite(expected) && expected > 0) request.onProgress?.({ stage: 'detecting speech', fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected) });
+    if (Number.isFinite(expected) && expected > 0)
+      request.onProgress?.({ stage: 'detecting speech', fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected) });
   }
   probabilityBlocks.push(await vadStream.flush());
   const probabilities = concatSamples(probabilityBlocks);
   const durationSeconds = totalSamples / asrSampleRate;
-  const segments = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: 1, padBeforeSeconds: speechPadBeforeSeconds, padAfterSeconds: speechPadAfterSeconds, maxSpeechSeconds: maxChunkSeconds - speechPadBeforeSeconds - speechPadAfterSeconds });
+  const segments = speechSegments(probabilities, durationSeconds, {
+    minSilenceSeconds: 1,
+    padBeforeSeconds: speechPadBeforeSeconds,
+    padAfterSeconds: speechPadAfterSeconds,
+    maxSpeechSeconds: maxChunkSeconds - speechPadBeforeSeconds - speechPadAfterSeconds,
+  });
   const chunks = planChunks(segments, maxChunkSeconds);
-  const speech = speechSegments(probabilities, durationSeconds, { minSilenceSeconds: skippedSpeechMinSilenceSeconds, padBeforeSeconds: 0, padAfterSeconds: 0 });
+  const speech = speechSegments(probabilities, durationSeconds, {
+    minSilenceSeconds: skippedSpeechMinSilenceSeconds,
+    padBeforeSeconds: 0,
+    padAfterSeconds: 0,
+  });
 
   // Pass 2: recognition, chunk by chunk, while decoding.
   const recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }> = [];
@@ -107,13 +125,28 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const chunk = chunks[chunkIndex]!;
       const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
       if (!final && window.availableUntil < endSample) return;
-      const samples = concatSamples(chunk.pieces.map((p) => window.take(Math.floor(p.originalStartSeconds * asrSampleRate), Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate))));
+      const samples = concatSamples(
+        chunk.pieces.map((p) =>
+          window.take(
+            Math.floor(p.originalStartSeconds * asrSampleRate),
+            Math.floor((p.originalStartSeconds + p.durationSeconds) * asrSampleRate),
+          ),
+        ),
+      );
       const { prompt, omittedKeyterms: omitted } = decodingPrompt(keyterms, request.prompt, previousText);
       omittedKeyterms = Math.max(omittedKeyterms, omitted);
-      const decode = (withPrompt: string) => deps.transcriber.transcribe(samples, { language, prompt: withPrompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
+      const decode = (withPrompt: string) =>
+        deps.transcriber.transcribe(samples, {
+          language,
+          prompt: withPrompt,
+          ...(translate ? { translate } : {}),
+          temperature: request.temperature ?? 0,
+          signal: request.signal,
+        });
       let result = await decode(prompt);
       // Terms in the prompt can make Whisper say the chunk twice over: such a chunk is decoded as without terms.
-      if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join(''))) result = await decode(decodingPrompt([], request.prompt, previousText).prompt);
+      if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join('')))
+        result = await decode(decodingPrompt([], request.prompt, previousText).prompt);
       if (language === 'auto') {
         // The first chunk decides, as in faster-whisper: later chunks stay consistent.
         language = result.language;
@@ -122,7 +155,13 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       const recoveredAt: number[] = [];
       for (const range of skippedSpeech(chunk, result.segments, speech)) {
         const samples = window.take(Math.floor(range.startSeconds * asrSampleRate), Math.floor(range.endSeconds * asrSampleRate));
-        const recovered = await deps.transcriber.transcribe(samples, { language, prompt, ...(translate ? { translate } : {}), temperature: request.temperature ?? 0, signal: request.signal });
+        const recovered = await deps.transcriber.transcribe(samples, {
+          language,
+          prompt,
+          ...(translate ? { translate } : {}),
+          temperature: request.temperature ?? 0,
+          signal: request.signal,
+        });
         const kept = recovered.segments.filter((segment) => isRecoveredSpeech(segment, result.segments));
         if (kept.length === 0) continue;
         recognized.push({ chunk: planChunks([range], maxChunkSeconds)[0]!, segments: kept, temperature: recovered.temperature });
@@ -147,7 +186,19 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const turns = (await request.diarizer?.finish(request.speakers, request.signal)) ?? [];
   // A translation is English: the source language's script does not apply.
   const toScript = translate ? undefined : scriptConverter(language, request.languageTag ?? language);
-  const builtSegments = buildSegments(toScript ? recognized.map((r) => ({ ...r, segments: r.segments.map((s) => ({ ...s, text: toScript(s.text), words: s.words.map((w) => ({ ...w, text: toScript(w.text) })) })) })) : recognized, turns);
+  const builtSegments = buildSegments(
+    toScript
+      ? recognized.map((r) => ({
+          ...r,
+          segments: r.segments.map((s) => ({
+            ...s,
+            text: toScript(s.text),
+            words: s.words.map((w) => ({ ...w, text: toScript(w.text) })),
+          })),
+        }))
+      : recognized,
+    turns,
+  );
   const transcriptSegments = keyterms.length > 0 ? snapKeyterms(builtSegments, keyterms, translate ? 'en' : language) : builtSegments;
   const speakers = summarizeSpeakers(turns);
   const warnings = transcriptWarnings({
@@ -160,7 +211,11 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     ...(omittedKeyterms > 0 ? { keytermsOmittedFromPrompt: omittedKeyterms } : {}),
   });
   return {
-    text: transcriptSegments.map((s) => s.text).join(' ').replace(/\s+/g, ' ').trim(),
+    text: transcriptSegments
+      .map((s) => s.text)
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
     language: language === 'auto' ? 'unknown' : language,
     language_probability: languageProbability,
     duration: durationSeconds,
@@ -204,9 +259,16 @@ export function skippedSpeech(chunk: SpeechChunk, segments: RecognizedSegment[],
     const endSeconds = Math.min(stretch.endSeconds, chunk.originalEndSeconds);
     if (endSeconds - startSeconds < skippedSpeechMinSeconds) continue;
     if (words.some((w) => w.startSeconds < endSeconds && w.endSeconds > startSeconds)) continue;
-    const before = words.filter((w) => w.endSeconds <= startSeconds).reduce((latest, w) => Math.max(latest, w.endSeconds), chunk.originalStartSeconds);
-    const after = words.filter((w) => w.startSeconds >= endSeconds).reduce((earliest, w) => Math.min(earliest, w.startSeconds), chunk.originalEndSeconds);
-    const range = { startSeconds: Math.max(startSeconds - speechPadBeforeSeconds, before), endSeconds: Math.min(endSeconds + speechPadAfterSeconds, after) };
+    const before = words
+      .filter((w) => w.endSeconds <= startSeconds)
+      .reduce((latest, w) => Math.max(latest, w.endSeconds), chunk.originalStartSeconds);
+    const after = words
+      .filter((w) => w.startSeconds >= endSeconds)
+      .reduce((earliest, w) => Math.min(earliest, w.startSeconds), chunk.originalEndSeconds);
+    const range = {
+      startSeconds: Math.max(startSeconds - speechPadBeforeSeconds, before),
+      endSeconds: Math.min(endSeconds + speechPadAfterSeconds, after),
+    };
     const last = ranges.at(-1);
     if (last && range.startSeconds < last.endSeconds) last.endSeconds = Math.max(last.endSeconds, range.endSeconds);
     else ranges.push(range);
@@ -249,9 +311,19 @@ export function splitAt(chunk: SpeechChunk, segments: RecognizedSegment[], cutSe
  * a whole sentence's words at one instant, so the sentence's own stretch looked skipped and came back twice.
  */
 export function isRecoveredSpeech(segment: RecognizedSegment, chunkSegments: RecognizedSegment[]): boolean {
-  const normalized = (text: string): string => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const normalized = (text: string): string =>
+    text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}]+/gu, ' ')
+      .trim();
   const text = normalized(segment.text);
-  return segment.words.length > 0 && segment.averageLogProbability > -1 && segment.noSpeechProbability < 0.6 && text !== '' && !normalized(chunkSegments.map((s) => s.text).join(' ')).includes(text);
+  return (
+    segment.words.length > 0 &&
+    segment.averageLogProbability > -1 &&
+    segment.noSpeechProbability < 0.6 &&
+    text !== '' &&
+    !normalized(chunkSegments.map((s) => s.text).join(' ')).includes(text)
+  );
 }
 
 /** A chunk accepted only at this temperature or above (after fallback) is unreliable text. */
@@ -288,23 +360,33 @@ export function transcriptWarnings(facts: TranscriptFacts): string[] {
   const speechChunks = facts.acceptedTemperatures.length;
   if (speechChunks === 0) warnings.push('No speech was detected: the transcript is empty.');
   if (facts.requestedLanguage === 'auto' && speechChunks > 0 && facts.languageProbability < unsureLanguageProbability) {
-    warnings.push(`The language was detected with low confidence ('${facts.language}', probability ${facts.languageProbability.toFixed(2)}): pass language if it is known.`);
+    warnings.push(
+      `The language was detected with low confidence ('${facts.language}', probability ${facts.languageProbability.toFixed(2)}): pass ` +
+        `language if it is known.`,
+    );
   }
   // A high temperature the caller asked for is not a fallback.
   const unreliableChunks = facts.acceptedTemperatures.filter((t) => t >= unreliableTemperature && t > facts.requestedTemperature).length;
   if (unreliableChunks > 0) {
-    warnings.push(`${unreliableChunks} of ${speechChunks} speech chunks were decoded only after temperature fallback to ${unreliableTemperature} or more: their text may be unreliable (verbose_json shows temperature and avg_logprob per segment).`);
+    warnings.push(
+      `${unreliableChunks} of ${speechChunks} speech chunks were decoded only after temperature fallback to ${unreliableTemperature} or ` +
+        `more: their text may be unreliable (verbose_json shows temperature and avg_logprob per segment).`,
+    );
   }
   const wanted = facts.speakersRequested?.numSpeakers ?? facts.speakersRequested?.minSpeakers;
   if (facts.speakersFound !== undefined && wanted !== undefined && facts.speakersFound < wanted && speechChunks > 0) {
-    warnings.push(`${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (short turns join a neighbour).`);
+    warnings.push(
+      `${wanted} speakers were asked for, but only ${facts.speakersFound} had speech turns of their own (short turns join a neighbour).`,
+    );
   }
   if (facts.keytermsOmittedFromPrompt) {
-    warnings.push(`${facts.keytermsOmittedFromPrompt} key terms (the last given) did not fit in Whisper's prompt: they are still snapped to and reported, but do not bias the decoding.`);
+    warnings.push(
+      `${facts.keytermsOmittedFromPrompt} key terms (the last given) did not fit in Whisper's prompt: they are still snapped to and ` +
+        `reported, but do not bias the decoding.`,
+    );
   }
   return warnings;
 }
-
 
 /** The speaker whose turns overlap [start, end) most; nearest turn when none overlaps. */
 export function speakerAt(turns: SpeakerTurn[], startSeconds: number, endSeconds: number): string | null {
@@ -323,7 +405,10 @@ export function speakerAt(turns: SpeakerTurn[], startSeconds: number, endSeconds
 /** Where a recognised word is in the original audio: it ends with its speech piece, and lasts at most maxWordSeconds. */
 function originalWordSpan(chunk: SpeechChunk, word: RecognizedWord): SpeechSegment {
   const startSeconds = toOriginalSeconds(chunk, word.startSeconds);
-  const endSeconds = Math.max(startSeconds, Math.min(toOriginalSeconds(chunk, word.endSeconds), pieceEndSeconds(chunk, word.startSeconds), startSeconds + maxWordSeconds));
+  const endSeconds = Math.max(
+    startSeconds,
+    Math.min(toOriginalSeconds(chunk, word.endSeconds), pieceEndSeconds(chunk, word.startSeconds), startSeconds + maxWordSeconds),
+  );
   return { startSeconds, endSeconds };
 }
 
@@ -332,7 +417,10 @@ function originalWordSpan(chunk: SpeechChunk, word: RecognizedWord): SpeechSegme
  * the diarization has a segment's speaker talking over the neighbouring segment of another speaker, the segment
  * reaches into that time (never past the neighbour): segments then overlap, and are sorted by start.
  */
-export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }>, turns: SpeakerTurn[]): TranscriptSegment[] {
+export function buildSegments(
+  recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }>,
+  turns: SpeakerTurn[],
+): TranscriptSegment[] {
   const result: TranscriptSegment[] = [];
   for (const { chunk, segments, temperature } of recognized) {
     for (const segment of segments) {
@@ -353,8 +441,15 @@ export function buildSegments(recognized: Array<{ chunk: SpeechChunk; segments: 
         groups.push([]);
       }
       for (const group of groups) {
-        const text = groups.length === 1 ? segment.text.trim() : group.map((w) => w.word).join('').trim();
-        const confidence = group.length > 0 ? group.reduce((sum, w) => sum + w.confidence, 0) / group.length : Math.exp(segment.averageLogProbability);
+        const text =
+          groups.length === 1
+            ? segment.text.trim()
+            : group
+                .map((w) => w.word)
+                .join('')
+                .trim();
+        const confidence =
+          group.length > 0 ? group.reduce((sum, w) => sum + w.confidence, 0) / group.length : Math.exp(segment.averageLogProbability);
         result.push({
           id: 0,
           start: group[0]?.start ?? start,
@@ -385,7 +480,8 @@ function spanOverlaps(segments: TranscriptSegment[], turns: SpeakerTurn[]): Tran
     // Back to the start of the speaker's turn when it began while the previous speaker's turn was still going...
     const first = turnAt(segment.speaker, segment.start);
     const previousTurn = previous && previous.speaker !== segment.speaker ? turnAt(previous.speaker, previous.end) : undefined;
-    if (first && previousTurn && first.startSeconds < previousTurn.endSeconds) start = Math.min(start, Math.max(first.startSeconds, previous!.start));
+    if (first && previousTurn && first.startSeconds < previousTurn.endSeconds)
+      start = Math.min(start, Math.max(first.startSeconds, previous!.start));
     // ...and on to the end of its turn when the next speaker's turn began before it.
     const last = turnAt(segment.speaker, segment.end);
     const nextTurn = next && next.speaker !== segment.speaker ? turnAt(next.speaker, next.start) : undefined;
@@ -395,7 +491,9 @@ function spanOverlaps(segments: TranscriptSegment[], turns: SpeakerTurn[]): Tran
 }
 
 /** Per speaker: seconds of speech, and how much of it another speaker talks over. */
-export function summarizeSpeakers(turns: SpeakerTurn[]): Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number }> {
+export function summarizeSpeakers(
+  turns: SpeakerTurn[],
+): Array<{ id: string; total_speech_seconds: number; total_overlap_seconds: number }> {
   const totals = new Map<string, { speech: number; overlap: number }>();
   for (const t of turns) {
     const total = totals.get(t.speaker) ?? { speech: 0, overlap: 0 };

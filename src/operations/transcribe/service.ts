@@ -14,13 +14,23 @@ import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
 import { nameSpeakers } from './speaker-names.js';
 import type { Transcriber } from './transcriber.js';
-import { maxSpeakerVoices, transcriptionResponseFormats, transcriptionTasks, type TranscribeFields, type TranscriptionResponseFormat, type TranscriptionTask } from './contract.js';
+import {
+  maxSpeakerVoices,
+  transcriptionResponseFormats,
+  transcriptionTasks,
+  type TranscribeFields,
+  type TranscriptionResponseFormat,
+  type TranscriptionTask,
+} from './contract.js';
 
 const granularityValues = ['segment', 'word'] as const;
 
 /** speaker_voice_ids as a list: a comma list, repeated fields, or both; duplicates dropped. */
 export function speakerVoiceIds(value: string | string[] | undefined): string[] {
-  const list = (Array.isArray(value) ? value : value === undefined ? [] : [value]).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const list = (Array.isArray(value) ? value : value === undefined ? [] : [value])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   return [...new Set(list)];
 }
 
@@ -34,12 +44,17 @@ export interface TranscriptionDependencies {
   /** Undefined when no speaker-embedding model is installed: diarize=true answers 501. */
   diarizer?: () => Promise<Diarizer>;
   /** Speakers named after voice profiles (speaker_voice_ids): the profiles and the CAM++ encoder. */
-  speakerNaming?: { voices: Pick<VoiceService, 'identificationProfiles' | 'identificationEmbedding'>; encoder: () => Promise<CamppEncoder> };
+  speakerNaming?: {
+    voices: Pick<VoiceService, 'identificationProfiles' | 'identificationEmbedding'>;
+    encoder: () => Promise<CamppEncoder>;
+  };
 }
 
 function parseGranularities(value: string | string[] | undefined, openaiCompatible: boolean): { word: boolean; segment: boolean } {
   const list = (Array.isArray(value) ? value : value === undefined ? [] : value.split(',')).map((v) => v.trim()).filter(Boolean);
-  for (const item of list) if (!(granularityValues as readonly string[]).includes(item)) throw unsupportedValue('timestamp_granularities', item, granularityValues);
+  for (const item of list)
+    if (!(granularityValues as readonly string[]).includes(item))
+      throw unsupportedValue('timestamp_granularities', item, granularityValues);
   // OpenAI returns segments only unless words are asked for; our own format returns both.
   if (list.length === 0) return { word: !openaiCompatible, segment: true };
   return { word: list.includes('word'), segment: list.includes('segment') };
@@ -59,7 +74,11 @@ export class TranscriptionService {
     };
   }
 
-  async transcribe(fields: TranscribeFields, context: OperationContext, options: { uploadField?: string; openaiCompatible?: boolean } = {}): Promise<OperationResult> {
+  async transcribe(
+    fields: TranscribeFields,
+    context: OperationContext,
+    options: { uploadField?: string; openaiCompatible?: boolean } = {},
+  ): Promise<OperationResult> {
     const language = baseLanguage(fields.language || 'auto');
     if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) {
       throw unsupportedValue('language', fields.language ?? '', ['auto', ...whisperLanguages]);
@@ -73,12 +92,22 @@ export class TranscriptionService {
       throw new VoxError('invalid_request', 'num_speakers, min_speakers and max_speakers need diarize=true.', { param: 'diarize' });
     }
     const speakerVoices = speakerVoiceIds(fields.speaker_voice_ids);
-    if (speakerVoices.length > 0 && !diarize) throw new VoxError('invalid_request', 'speaker_voice_ids needs diarize=true: speakers are named after diarization.', { param: 'diarize' });
+    if (speakerVoices.length > 0 && !diarize)
+      throw new VoxError('invalid_request', 'speaker_voice_ids needs diarize=true: speakers are named after diarization.', {
+        param: 'diarize',
+      });
     if (speakerVoices.length > maxSpeakerVoices) {
-      throw new VoxError('invalid_request', `speaker_voice_ids lists ${speakerVoices.length} voices; at most ${maxSpeakerVoices} are matched.`, { param: 'speaker_voice_ids' });
+      throw new VoxError(
+        'invalid_request',
+        `speaker_voice_ids lists ${speakerVoices.length} voices; at most ${maxSpeakerVoices} are matched.`,
+        { param: 'speaker_voice_ids' },
+      );
     }
     const naming = this.deps.speakerNaming;
-    if (speakerVoices.length > 0 && !naming) throw new VoxError('not_implemented', 'Naming speakers after voice profiles is not available on this server.', { param: 'speaker_voice_ids' });
+    if (speakerVoices.length > 0 && !naming)
+      throw new VoxError('not_implemented', 'Naming speakers after voice profiles is not available on this server.', {
+        param: 'speaker_voice_ids',
+      });
     // Unknown, another key's or built-in voices fail before the upload is looked at.
     const speakerProfiles = speakerVoices.length > 0 ? await naming!.voices.identificationProfiles(speakerVoices, context.apiKey) : [];
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
@@ -88,48 +117,98 @@ export class TranscriptionService {
     const uploadField = options.uploadField ?? 'audio';
     const input = await admitAudio(uploadedFile(context.inputs, uploadField), this.deps.limits, context.signal);
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
-    if (!loadTranscriber) throw new VoxError('not_implemented', 'Transcription is not available on this server: no ASR model is installed (voxd models pull).');
-    if (diarize && !makeDiarizer) throw new VoxError('not_implemented', 'Diarization is not available on this server: no speaker-embedding model is installed.', { param: 'diarize' });
+    if (!loadTranscriber)
+      throw new VoxError('not_implemented', 'Transcription is not available on this server: no ASR model is installed (voxd models pull).');
+    if (diarize && !makeDiarizer)
+      throw new VoxError('not_implemented', 'Diarization is not available on this server: no speaker-embedding model is installed.', {
+        param: 'diarize',
+      });
 
     const transcript = await this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
       const [transcriber, vad, diarizer] = await Promise.all([loadTranscriber(), this.deps.vad(), diarize ? makeDiarizer!() : undefined]);
       // The turns are kept for naming the speakers afterwards.
       let turns: SpeakerTurn[] = [];
-      const keepingTurns: Diarizer | undefined = diarizer && { addAudio: (samples, s) => diarizer.addAudio(samples, s), finish: async (o, s) => (turns = await diarizer.finish(o, s)) };
+      const keepingTurns: Diarizer | undefined = diarizer && {
+        addAudio: (samples, s) => diarizer.addAudio(samples, s),
+        finish: async (o, s) => (turns = await diarizer.finish(o, s)),
+      };
       const startedAt = performance.now();
-      const result = await transcribeFile({ transcriber, vad }, {
-        path: input.path,
-        language,
-        languageTag: fields.language || 'auto',
-        task,
-        ...(fields.prompt ? { prompt: fields.prompt } : {}),
-        ...(keyterms.length > 0 ? { keyterms } : {}),
-        ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
-        ...(keepingTurns ? { diarizer: keepingTurns } : {}),
-        speakers: { ...(numSpeakers !== undefined ? { numSpeakers } : {}), ...(minSpeakers !== undefined ? { minSpeakers } : {}), ...(maxSpeakers !== undefined ? { maxSpeakers } : {}) },
-        maxAudioSeconds: this.deps.limits.maxAudioSeconds,
-        param: uploadField,
-        expectedSeconds: input.durationSeconds,
-        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-        ...(signal ? { signal } : {}),
-      });
-      const transcript = speakerProfiles.length > 0 ? await this.nameSpeakers(result, naming!, speakerProfiles, { path: input.path, turns, signal }) : result;
+      const result = await transcribeFile(
+        { transcriber, vad },
+        {
+          path: input.path,
+          language,
+          languageTag: fields.language || 'auto',
+          task,
+          ...(fields.prompt ? { prompt: fields.prompt } : {}),
+          ...(keyterms.length > 0 ? { keyterms } : {}),
+          ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
+          ...(keepingTurns ? { diarizer: keepingTurns } : {}),
+          speakers: {
+            ...(numSpeakers !== undefined ? { numSpeakers } : {}),
+            ...(minSpeakers !== undefined ? { minSpeakers } : {}),
+            ...(maxSpeakers !== undefined ? { maxSpeakers } : {}),
+          },
+          maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+          param: uploadField,
+          expectedSeconds: input.durationSeconds,
+          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+          ...(signal ? { signal } : {}),
+        },
+      );
+      const transcript =
+        speakerProfiles.length > 0
+          ? await this.nameSpeakers(result, naming!, speakerProfiles, { path: input.path, turns, signal })
+          : result;
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
-      this.deps.metrics.recordInference({ operation: 'transcribe', engine: transcriber.engine, model: transcriber.modelId }, elapsedSeconds, result.duration);
-      context.log.info({ op: 'transcribe', engine: transcriber.engine, model: transcriber.modelId, audio_seconds: result.duration, elapsed_ms: Math.round(elapsedSeconds * 1000), rtf: elapsedSeconds / Math.max(result.duration, 1e-9) }, 'transcribed');
+      this.deps.metrics.recordInference(
+        { operation: 'transcribe', engine: transcriber.engine, model: transcriber.modelId },
+        elapsedSeconds,
+        result.duration,
+      );
+      context.log.info(
+        {
+          op: 'transcribe',
+          engine: transcriber.engine,
+          model: transcriber.modelId,
+          audio_seconds: result.duration,
+          elapsed_ms: Math.round(elapsedSeconds * 1000),
+          rtf: elapsedSeconds / Math.max(result.duration, 1e-9),
+        },
+        'transcribed',
+      );
       return transcript;
     });
     return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task);
   }
 
-  private async nameSpeakers(transcript: Transcript, naming: NonNullable<TranscriptionDependencies['speakerNaming']>, records: VoiceRecord[], recording: { path: string; turns: SpeakerTurn[]; signal: AbortSignal | undefined }): Promise<Transcript> {
+  private async nameSpeakers(
+    transcript: Transcript,
+    naming: NonNullable<TranscriptionDependencies['speakerNaming']>,
+    records: VoiceRecord[],
+    recording: { path: string; turns: SpeakerTurn[]; signal: AbortSignal | undefined },
+  ): Promise<Transcript> {
     const encoder = await naming.encoder();
     const profiles = [];
-    for (const record of records) profiles.push({ record, embedding: await naming.voices.identificationEmbedding(record, recording.signal) });
-    return nameSpeakers(transcript, { encoder, profiles, path: recording.path, turns: recording.turns, maxAudioSeconds: this.deps.limits.maxAudioSeconds, ...(recording.signal ? { signal: recording.signal } : {}) });
+    for (const record of records)
+      profiles.push({ record, embedding: await naming.voices.identificationEmbedding(record, recording.signal) });
+    return nameSpeakers(transcript, {
+      encoder,
+      profiles,
+      path: recording.path,
+      turns: recording.turns,
+      maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+      ...(recording.signal ? { signal: recording.signal } : {}),
+    });
   }
 
-  private render(transcript: Transcript, format: TranscriptionResponseFormat, granularities: { word: boolean; segment: boolean }, openaiCompatible: boolean, task: TranscriptionTask): OperationResult {
+  private render(
+    transcript: Transcript,
+    format: TranscriptionResponseFormat,
+    granularities: { word: boolean; segment: boolean },
+    openaiCompatible: boolean,
+    task: TranscriptionTask,
+  ): OperationResult {
     switch (format) {
       case 'text':
         return { kind: 'text', body: `${transcript.text}\n`, contentType: 'text/plain; charset=utf-8' };
@@ -141,7 +220,10 @@ export class TranscriptionService {
         return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
       case 'verbose_json': {
         const body = toJson(transcript, granularities, true) as Record<string, unknown>;
-        return { kind: 'json', body: openaiCompatible ? { task, ...body, language: languageNames[transcript.language] ?? transcript.language } : body };
+        return {
+          kind: 'json',
+          body: openaiCompatible ? { task, ...body, language: languageNames[transcript.language] ?? transcript.language } : body,
+        };
       }
     }
   }

@@ -21,9 +21,15 @@ export interface SpeakerNaming {
 }
 
 export async function nameSpeakers(transcript: Transcript, naming: SpeakerNaming): Promise<Transcript> {
-  const speech = await speechOfSpeakers(naming.path, speechToEmbed(naming.turns), { maxAudioSeconds: naming.maxAudioSeconds, ...(naming.signal ? { signal: naming.signal } : {}) });
+  const speech = await speechOfSpeakers(naming.path, speechToEmbed(naming.turns), {
+    maxAudioSeconds: naming.maxAudioSeconds,
+    ...(naming.signal ? { signal: naming.signal } : {}),
+  });
   const embeddings = await embedSpeakers(naming.encoder, speech, naming.signal);
-  const matches = matchSpeakers(embeddings, naming.profiles.map((p) => ({ voiceId: p.record.id, embedding: p.embedding })));
+  const matches = matchSpeakers(
+    embeddings,
+    naming.profiles.map((p) => ({ voiceId: p.record.id, embedding: p.embedding })),
+  );
   const names = new Map(naming.profiles.map((p) => [p.record.id, p.record.name]));
   const named = (speaker: string | null) => {
     const voiceId = speaker === null ? undefined : matches.get(speaker)?.voiceId;

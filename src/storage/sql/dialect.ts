@@ -126,7 +126,12 @@ const definition = (dialect: Dialect, column: Column): string =>
 
 /** The fields that history[index] and the versions after it add to a table. */
 const addedFrom = (index: number, table: TableSpec): Set<string> =>
-  new Set(history.slice(index).flat().flatMap((step) => ('addColumn' in step && step.table === table ? step.addColumn : [])));
+  new Set(
+    history
+      .slice(index)
+      .flat()
+      .flatMap((step) => ('addColumn' in step && step.table === table ? step.addColumn : [])),
+  );
 
 function createTable(dialect: Dialect, table: TableSpec, later: Set<string>): string[] {
   const columns = Object.entries(table.columns).filter(([field]) => !later.has(field));

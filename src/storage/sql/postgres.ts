@@ -26,7 +26,10 @@ function compile(sql: string): { text: string; names: string[] } {
 function queries(connection: Pick<pg.PoolClient, 'query'>): Queries {
   const run = (sql: string, params: Params = {}) => {
     const { text, names } = compile(sql);
-    return connection.query(text, names.map((name) => params[name]));
+    return connection.query(
+      text,
+      names.map((name) => params[name]),
+    );
   };
   return {
     rows: async (sql, params) => (await run(sql, params)).rows,

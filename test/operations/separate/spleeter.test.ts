@@ -17,7 +17,9 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
 const dnrMixtures = manifest.sep.filter((entry) => entry.stems.speech);
 
 describe('Spleeter in the soundtrack separator', () => {
-  before(() => Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]));
+  before(() =>
+    Promise.all([modelFile('dtln', 'model_1.onnx'), modelFile('deepfilternet3', 'enc.onnx'), modelFile('spleeter-2stems', 'vocals.onnx')]),
+  );
 
   it('vocal ratio: one value in [0, 1] per frame and bin below 11 kHz, for lengths that are not whole pieces', async () => {
     const spleeter = await SpleeterModel.load(path.join(testModelsDir, 'spleeter-2stems'));
@@ -46,9 +48,21 @@ describe('Spleeter in the soundtrack separator', () => {
       const mixture = await decodeFile(path.join(evalDir, entry.mixture));
       const [now, before] = await Promise.all([separateWaveform(withSpleeter, mixture), separateWaveform(previous, mixture)]);
       const sum = new Float32Array(mixture.samples.length);
-      for (const name of stemNames) now[name].samples.forEach((v, i) => (sum[i]! += v));
-      assert.ok(relativeErrorDb(sum.map((v, i) => v - mixture.samples[i]!), mixture.samples) < -60, `${entry.id}: stems sum to the input`);
-      for (const [stem, reference] of [['dialogue', 'speech'], ['music', 'music']] as const) {
+      for (const name of stemNames)
+        now[name].samples.forEach((v, i) => {
+          sum[i]! += v;
+        });
+      assert.ok(
+        relativeErrorDb(
+          sum.map((v, i) => v - mixture.samples[i]!),
+          mixture.samples,
+        ) < -60,
+        `${entry.id}: stems sum to the input`,
+      );
+      for (const [stem, reference] of [
+        ['dialogue', 'speech'],
+        ['music', 'music'],
+      ] as const) {
         const target = (await decodeFile(path.join(evalDir, entry.stems[reference]!))).samples;
         gains[stem].push(siSdr(now[stem].samples, target) - siSdr(before[stem].samples, target));
       }

@@ -40,10 +40,17 @@ describe('espeak-ng engine', () => {
   });
 
   test('every emotion moves F0, rate and energy in its documented direction', async () => {
-    await assertEmotionDirections(espeak, { text: 'Ich hätte nie gedacht, dich heute hier zu sehen. Was für ein Tag das war!', language: 'de', voice: { id: 'espeak-de' } });
+    await assertEmotionDirections(espeak, {
+      text: 'Ich hätte nie gedacht, dich heute hier zu sehen. Was für ein Tag das war!',
+      language: 'de',
+      voice: { id: 'espeak-de' },
+    });
   });
 
   test('blends and style vectors are refused with a clear error', async () => {
-    await assert.rejects(collect(espeak.synthesize({ text: 'Hallo', language: 'de', voice: { style: new Float32Array(256) } })), /cannot be blended/);
+    await assert.rejects(
+      collect(espeak.synthesize({ text: 'Hallo', language: 'de', voice: { style: new Float32Array(256) } })),
+      /cannot be blended/,
+    );
   });
 });

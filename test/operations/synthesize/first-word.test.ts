@@ -19,7 +19,10 @@ describe('Kokoro voices say their first word (round trip through whisper base)',
   let transcriber: WhisperCppTranscriber;
   before(async () => {
     kokoro = await loadKokoro();
-    transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+    transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+      modelId: 'whisper-base',
+      threads: 2,
+    });
   });
   after(async () => kokoro?.close());
 
@@ -28,20 +31,37 @@ describe('Kokoro voices say their first word (round trip through whisper base)',
       const language = voice.startsWith('b') ? 'en-gb' : 'en-us';
       const audio = await collect(kokoro.synthesize({ text, language, voice: { id: voice } }));
       const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
-      const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((s) => s.text).join(' ').trim();
+      const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+        .map((s) => s.text)
+        .join(' ')
+        .trim();
       assert.match(heard, /^please leave a message/i);
     });
   }
   test('am_puck says its first word (the decoder keeps enough of the leading pad)', async () => {
-    const audio = await collect(kokoro.synthesize({ text: 'He began a confused complaint against the wizard.', language: 'en-us', voice: { id: 'am_puck' } }));
+    const audio = await collect(
+      kokoro.synthesize({ text: 'He began a confused complaint against the wizard.', language: 'en-us', voice: { id: 'am_puck' } }),
+    );
     const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
-    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((s) => s.text).join(' ').trim();
+    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+      .map((s) => s.text)
+      .join(' ')
+      .trim();
     assert.match(heard, /^he began/i);
   });
   test('af_jessica says "downtown" as the lexicon has it', async () => {
-    const audio = await collect(kokoro.synthesize({ text: 'Book a table for two at the new place downtown tonight.', language: 'en-us', voice: { id: 'af_jessica' } }));
+    const audio = await collect(
+      kokoro.synthesize({
+        text: 'Book a table for two at the new place downtown tonight.',
+        language: 'en-us',
+        voice: { id: 'af_jessica' },
+      }),
+    );
     const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
-    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments.map((s) => s.text).join(' ').trim();
+    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+      .map((s) => s.text)
+      .join(' ')
+      .trim();
     assert.match(heard, /downtown tonight/i);
   });
 });

@@ -41,9 +41,11 @@ describe('Kokoro engine (real model)', () => {
   });
 
   test('a long first sentence starts with its long first clause, joined without a gap', async () => {
-    const text = 'Before you leave the building tonight, please check that every window on the second floor is closed. It is closed on Sundays.';
+    const text =
+      'Before you leave the building tonight, please check that every window on the second floor is closed. It is closed on Sundays.';
     const pieces: Float32Array[] = [];
-    for await (const chunk of kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' } })) pieces.push(chunk.waveform.samples);
+    for await (const chunk of kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' } }))
+      pieces.push(chunk.waveform.samples);
     assert.equal(pieces.length, 3);
     assert.ok(pieces[0]!.length / 24000 < 3, `first piece ${pieces[0]!.length / 24000} s`);
     // Silence (10 ms frames below -50 dBFS) at the start of every piece, and where the first sentence was cut.
@@ -82,14 +84,26 @@ describe('Kokoro engine (real model)', () => {
     const text = 'This is a test of voice blending.';
     const female = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: 'af_heart' } }))).samples, 24000);
     const male = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: 'am_michael' } }))).samples, 24000);
-    const style = await kokoro.style({ blend: [{ id: 'af_heart', weight: 1 }, { id: 'am_michael', weight: 1 }] }, 30);
+    const style = await kokoro.style(
+      {
+        blend: [
+          { id: 'af_heart', weight: 1 },
+          { id: 'am_michael', weight: 1 },
+        ],
+      },
+      30,
+    );
     const blended = measure((await collect(kokoro.synthesize({ text, language: 'en-us', voice: { style } }))).samples, 24000);
     assert.ok(female.medianHz > male.medianHz * 1.3, `female ${female.medianHz} Hz vs male ${male.medianHz} Hz`);
     assert.ok(blended.medianHz > male.medianHz && blended.medianHz < female.medianHz, `blend ${blended.medianHz} Hz between them`);
   });
 
   test('every emotion moves F0, rate and energy in its documented direction', async () => {
-    await assertEmotionDirections(kokoro, { text: 'I never expected to see you here today. What a day it has been!', language: 'en-us', voice: { id: 'af_heart' } });
+    await assertEmotionDirections(kokoro, {
+      text: 'I never expected to see you here today. What a day it has been!',
+      language: 'en-us',
+      voice: { id: 'af_heart' },
+    });
   });
 
   test('runs leave the event loop free (the model runs in a worker thread)', async () => {
@@ -101,7 +115,13 @@ describe('Kokoro engine (real model)', () => {
     }, 5);
     const started = performance.now();
     try {
-      await collect(kokoro.synthesize({ text: 'The library opens at nine in the morning and closes late on Fridays.', language: 'en-us', voice: { id: 'af_heart' } }));
+      await collect(
+        kokoro.synthesize({
+          text: 'The library opens at nine in the morning and closes late on Fridays.',
+          language: 'en-us',
+          voice: { id: 'af_heart' },
+        }),
+      );
     } finally {
       clearInterval(ticker);
     }
@@ -113,12 +133,20 @@ describe('Kokoro engine (real model)', () => {
   test('a run after close fails instead of waiting', async () => {
     const closed = await loadKokoro();
     await closed.close();
-    await assert.rejects(collect(closed.synthesize({ text: 'Hello.', language: 'en-us', voice: { id: 'af_heart' } })), /Kokoro worker closed/);
+    await assert.rejects(
+      collect(closed.synthesize({ text: 'Hello.', language: 'en-us', voice: { id: 'af_heart' } })),
+      /Kokoro worker closed/,
+    );
   });
 
   test('a request aborted between chunks stops', async () => {
     const controller = new AbortController();
-    const chunks = kokoro.synthesize({ text: 'One sentence here. Another sentence there. A third one.', language: 'en-us', voice: { id: 'af_heart' }, signal: controller.signal });
+    const chunks = kokoro.synthesize({
+      text: 'One sentence here. Another sentence there. A third one.',
+      language: 'en-us',
+      voice: { id: 'af_heart' },
+      signal: controller.signal,
+    });
     await assert.rejects(async () => {
       for await (const _chunk of chunks) controller.abort();
     });

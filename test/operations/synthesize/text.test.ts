@@ -8,10 +8,18 @@ import { modelFile } from '../../helpers/models.js';
 
 describe('text normalisation', () => {
   const cases: Array<[string, string, string]> = [
-    ['en-us', 'Dr. Smith paid $1,234.50 on 2024-03-15 at 10:05.', 'Doctor Smith paid one thousand two hundred thirty-four dollars and fifty cents on March fifteenth, twenty twenty-four at ten oh five.'],
+    [
+      'en-us',
+      'Dr. Smith paid $1,234.50 on 2024-03-15 at 10:05.',
+      'Doctor Smith paid one thousand two hundred thirty-four dollars and fifty cents on March fifteenth, twenty twenty-four at ten oh five.',
+    ],
     ['en-us', 'In 1999, 12.5% of the 3rd group left.', 'In nineteen ninety-nine, twelve point five percent of the third group left.'],
     ['en-gb', 'Mr. Brown earned £20 on 15/03/2024.', 'Mister Brown earned twenty pounds on the fifteenth of March twenty twenty-four.'],
-    ['es', 'El Sr. García pagó 1.234,50 € el 15/03/2024.', 'El señor García pagó mil doscientos treinta y cuatro euros cincuenta céntimos el quince de marzo de dos mil veinticuatro.'],
+    [
+      'es',
+      'El Sr. García pagó 1.234,50 € el 15/03/2024.',
+      'El señor García pagó mil doscientos treinta y cuatro euros cincuenta céntimos el quince de marzo de dos mil veinticuatro.',
+    ],
     ['fr', 'Mme Dupont a payé 25 € le 01/05/2023.', 'Madame Dupont a payé vingt-cinq euros le premier mai deux mille vingt-trois.'],
     ['it', 'Il Sig. Rossi ha 42 anni.', 'Il signor Rossi ha quarantadue anni.'],
     ['pt-br', 'O Sr. Silva pagou R$ 16,50.', 'O senhor Silva pagou dezesseis reais cinquenta centavos.'],
@@ -19,19 +27,29 @@ describe('text normalisation', () => {
     ['ja', '10:30に1,500円です。', '十時三十分に千五百円です。'],
     ['de', 'Ich habe 42 Äpfel.', 'Ich habe 42 Äpfel.'],
   ];
-  for (const [language, input, expected] of cases) test(`${language}: ${input}`, () => assert.equal(normalizeText(input, language), expected));
+  for (const [language, input, expected] of cases)
+    test(`${language}: ${input}`, () => assert.equal(normalizeText(input, language), expected));
 });
 
 describe('sentences and clauses', () => {
   test('splits at sentence ends, including CJK, and keeps quotes with their sentence', () => {
-    assert.deepEqual(splitSentences('Hello there. How are you? I am "fine." 你好。再见！'), ['Hello there.', 'How are you?', 'I am "fine."', '你好。', '再见！']);
+    assert.deepEqual(splitSentences('Hello there. How are you? I am "fine." 你好。再见！'), [
+      'Hello there.',
+      'How are you?',
+      'I am "fine."',
+      '你好。',
+      '再见！',
+    ]);
     assert.deepEqual(splitClauses('First, second; third'), ['First,', 'second;', 'third']);
   });
 });
 
 describe('Kokoro phonemes', () => {
   test('English follows misaki conventions (diphthong letters, ɹ, T flaps, ʤ)', async () => {
-    assert.equal(await kokoroPhonemes('The brown fox jumps over the lazy dog, hey!', 'en-us'), 'ðə bɹˈWn fˈɑks ʤˈʌmps ˌOvəɹ ðə lˈAzi dˈɑɡ, hˈA!');
+    assert.equal(
+      await kokoroPhonemes('The brown fox jumps over the lazy dog, hey!', 'en-us'),
+      'ðə bɹˈWn fˈɑks ʤˈʌmps ˌOvəɹ ðə lˈAzi dˈɑɡ, hˈA!',
+    );
     assert.match(await kokoroPhonemes('water', 'en-us'), /wˈɔTəɹ/);
   });
   test('Japanese reads kanji through kuromoji pronunciations (particles as spoken)', async () => {
@@ -54,10 +72,16 @@ describe('Kokoro phonemes', () => {
 describe('Kokoro phonemes: English words from the misaki lexicon', () => {
   let loaded: Promise<{ us: EnglishLexicon; gb: EnglishLexicon }> | undefined;
   const lexicons = (): Promise<{ us: EnglishLexicon; gb: EnglishLexicon }> =>
-    (loaded ??= modelFile('misaki-lexicon', '').then(async (dir) => ({ us: await EnglishLexicon.load(dir, 'us'), gb: await EnglishLexicon.load(dir, 'gb') })));
+    (loaded ??= modelFile('misaki-lexicon', '').then(async (dir) => ({
+      us: await EnglishLexicon.load(dir, 'us'),
+      gb: await EnglishLexicon.load(dir, 'gb'),
+    })));
   test('known words are read as the lexicon writes them, where espeak-ng differs (issue 20: "downtown")', async () => {
     const options = { lexicons: await lexicons() };
-    assert.equal(await kokoroPhonemes('Book a table for two at the new place downtown tonight.', 'en-us', options), 'bˈʊk ɐ tˈAbᵊl fɔɹ tˈu æt ðə nˈu plˈAs dˌWntˈWn tənˈIt.');
+    assert.equal(
+      await kokoroPhonemes('Book a table for two at the new place downtown tonight.', 'en-us', options),
+      'bˈʊk ɐ tˈAbᵊl fɔɹ tˈu æt ðə nˈu plˈAs dˌWntˈWn tənˈIt.',
+    );
     assert.match(await kokoroPhonemes('downtown', 'en-us'), /dˈWntWn/);
     assert.equal(await kokoroPhonemes('water', 'en-us', options), 'wˈɔTəɹ');
     assert.equal(await kokoroPhonemes('tomato', 'en-gb', options), 'təmˈɑːtQ');

@@ -5,9 +5,15 @@ import type { WhisperCppTranscriber } from '../../../src/operations/transcribe/e
 import { buildTestApp } from '../../helpers/app.js';
 import { modelFile } from '../../helpers/models.js';
 
-test('the service transcribes with whisper-base\'s ONNX encoder by default; VOXD_ASR_ENCODER=onnx-int8 or ggml picks the others', { timeout: 120_000 }, async () => {
+test("the service transcribes with whisper-base's ONNX encoder by default; VOXD_ASR_ENCODER=onnx-int8 or ggml picks the others", {
+  timeout: 120_000,
+}, async () => {
   await Promise.all([modelFile('whisper-base-encoder', 'encoder.onnx'), modelFile('whisper-base-encoder-int8', 'encoder-int8.onnx')]);
-  for (const [setting, encoder] of [[undefined, 'onnxruntime'], ['onnx-int8', 'onnxruntime'], ['ggml', 'whisper.cpp']] as const) {
+  for (const [setting, encoder] of [
+    [undefined, 'onnxruntime'],
+    ['onnx-int8', 'onnxruntime'],
+    ['ggml', 'whisper.cpp'],
+  ] as const) {
     const t = await buildTestApp({ VOXD_PRELOAD_MODELS: 'false', ...(setting ? { VOXD_ASR_ENCODER: setting } : {}) });
     try {
       const transcriber = (await t.container.asr.get()) as WhisperCppTranscriber;

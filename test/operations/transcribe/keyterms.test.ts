@@ -2,12 +2,31 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { VoxError } from '../../../src/core/errors.js';
 import type { TranscriptSegment } from '../../../src/operations/transcribe/formats.js';
-import { decodingPrompt, estimatedTokens, findKeyterms, parseKeyterms, promptTokenBudget, repeatsItself, snapKeyterms } from '../../../src/operations/transcribe/keyterms.js';
+import {
+  decodingPrompt,
+  estimatedTokens,
+  findKeyterms,
+  parseKeyterms,
+  promptTokenBudget,
+  repeatsItself,
+  snapKeyterms,
+} from '../../../src/operations/transcribe/keyterms.js';
 
 /** One segment of words (leading spaces as Whisper gives them), 0.5 s each, with the given confidences (default 0.5). */
 function segment(words: string[], confidences: number[] = []): TranscriptSegment {
   const list = words.map((word, i) => ({ word, start: i * 0.5, end: i * 0.5 + 0.5, confidence: confidences[i] ?? 0.5, speaker: null }));
-  return { id: 0, start: 0, end: words.length * 0.5, text: words.join('').trim(), speaker: null, confidence: 0.5, words: list, avg_logprob: -0.3, no_speech_prob: 0, temperature: 0 };
+  return {
+    id: 0,
+    start: 0,
+    end: words.length * 0.5,
+    text: words.join('').trim(),
+    speaker: null,
+    confidence: 0.5,
+    words: list,
+    avg_logprob: -0.3,
+    no_speech_prob: 0,
+    temperature: 0,
+  };
 }
 
 describe('keyterms', () => {
@@ -20,7 +39,11 @@ describe('keyterms', () => {
 
   test('more than 100, one over 50 characters, or bad JSON -> invalid_request naming keyterms', () => {
     for (const value of [JSON.stringify(Array.from({ length: 101 }, (_, i) => `term${i}`)), 'x'.repeat(51), '[1, 2]', '["open']) {
-      assert.throws(() => parseKeyterms(value), (error: unknown) => error instanceof VoxError && error.code === 'invalid_request' && error.param === 'keyterms', value);
+      assert.throws(
+        () => parseKeyterms(value),
+        (error: unknown) => error instanceof VoxError && error.code === 'invalid_request' && error.param === 'keyterms',
+        value,
+      );
     }
     assert.equal(parseKeyterms(Array.from({ length: 100 }, (_, i) => `term${i}`)).length, 100);
   });
@@ -38,9 +61,16 @@ describe('keyterms', () => {
   });
 
   test('snap: a near miss becomes the term (spelling, leading space, trailing punctuation, times kept); exact words stay', () => {
-    const [snapped] = snapKeyterms([segment([' Mr.', ' Quilder', ' is', ' the', ' apostle', ' of', ' Kubernetis.'])], ['Quilter', 'Kubernetes'], 'en');
+    const [snapped] = snapKeyterms(
+      [segment([' Mr.', ' Quilder', ' is', ' the', ' apostle', ' of', ' Kubernetis.'])],
+      ['Quilter', 'Kubernetes'],
+      'en',
+    );
     assert.equal(snapped!.text, 'Mr. Quilter is the apostle of Kubernetes.');
-    assert.deepEqual(snapped!.words.map((w) => w.word), [' Mr.', ' Quilter', ' is', ' the', ' apostle', ' of', ' Kubernetes.']);
+    assert.deepEqual(
+      snapped!.words.map((w) => w.word),
+      [' Mr.', ' Quilter', ' is', ' the', ' apostle', ' of', ' Kubernetes.'],
+    );
     // A phrase split differently by the model: two words into one term, times spanning both.
     const [joined] = snapKeyterms([segment([' Post', ' gres', ' QL', ' is', ' fast'])], ['PostgreSQL'], 'en');
     assert.equal(joined!.text, 'PostgreSQL is fast');
@@ -51,7 +81,10 @@ describe('keyterms', () => {
     // 'Rust' is under 5 letters: 'just' is not an edit away from it as far as snapping goes.
     assert.equal(snapKeyterms([segment([' just', ' do', ' it'])], ['Rust'], 'en')[0]!.text, 'just do it');
     // Case and accents alone: taken even from a confident word.
-    assert.equal(snapKeyterms([segment([' the', ' pokemon', ' game'], [0.99, 0.99, 0.99])], ['Pokémon'], 'en')[0]!.text, 'the Pokémon game');
+    assert.equal(
+      snapKeyterms([segment([' the', ' pokemon', ' game'], [0.99, 0.99, 0.99])], ['Pokémon'], 'en')[0]!.text,
+      'the Pokémon game',
+    );
     // One edit, but Whisper was sure of the word: kept.
     assert.equal(snapKeyterms([segment([' quilted', ' blanket'], [0.97, 0.95])], ['Quilter'], 'en')[0]!.text, 'quilted blanket');
     assert.equal(snapKeyterms([segment([' quilted', ' blanket'], [0.4, 0.95])], ['Quilter'], 'en')[0]!.text, 'Quilter blanket');
@@ -85,8 +118,18 @@ describe('keyterms', () => {
   test('found: whole words in spaced scripts, inside words in Chinese; counts and times', () => {
     const segments = [segment([' The', ' wizard', ' met', ' a', ' Wizard,', ' at', ' a', ' party.']), segment(['销售额', '很', '好'])];
     const found = findKeyterms(segments, ['wizard', 'art', '销售', 'absent', 'at a party']);
-    assert.deepEqual(found.map((k) => [k.term, k.count]), [['wizard', 2], ['销售', 1], ['at a party', 1]]);
-    assert.deepEqual(found[0]!.occurrences, [{ start: 0.5, end: 1 }, { start: 2, end: 2.5 }]);
+    assert.deepEqual(
+      found.map((k) => [k.term, k.count]),
+      [
+        ['wizard', 2],
+        ['销售', 1],
+        ['at a party', 1],
+      ],
+    );
+    assert.deepEqual(found[0]!.occurrences, [
+      { start: 0.5, end: 1 },
+      { start: 2, end: 2.5 },
+    ]);
     assert.deepEqual(found[2]!.occurrences, [{ start: 2.5, end: 4 }]);
   });
 });

@@ -30,9 +30,14 @@ before(async () => {
   transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
   vad = await SileroVad.load(await modelFile('silero-vad', 'silero_vad.onnx'));
   directory = await mkdtemp(path.join(tmpdir(), 'voxd-long-file-'));
-  const manifest = JSON.parse(await readFile(path.join(evalDir, 'manifest.json'), 'utf8')) as { asr: Array<{ id: string; audio: string; language: string; transcript: string }> };
+  const manifest = JSON.parse(await readFile(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+    asr: Array<{ id: string; audio: string; language: string; transcript: string }>;
+  };
   for (const entry of manifest.asr.filter((e) => e.language === 'en')) {
-    utterances.set(entry.id, { samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate: asrSampleRate, channels: 1 })).samples, transcript: entry.transcript });
+    utterances.set(entry.id, {
+      samples: (await decodeFile(path.join(evalDir, entry.audio), { sampleRate: asrSampleRate, channels: 1 })).samples,
+      transcript: entry.transcript,
+    });
   }
 });
 
@@ -67,7 +72,11 @@ test('a chunk of repeated sentences, prompted with the same sentences, is accept
   // Before: the correct text compresses 3.3 times, so it was treated as a loop at every temperature and the chunk came
   // back at temperature 1 (flagged unreliable, not used as the next prompt, three times the CPU).
   const audio = concatenate([arctic, horizon], 3);
-  const result = await transcriber.transcribe(audio.samples, { language: 'en', prompt: concatenate([arctic, horizon], 1).transcript, temperature: 0 });
+  const result = await transcriber.transcribe(audio.samples, {
+    language: 'en',
+    prompt: concatenate([arctic, horizon], 1).transcript,
+    temperature: 0,
+  });
   const text = result.segments.map((s) => s.text).join('');
   assert.equal(result.temperature, 0, text);
   assert.ok(errorRate(audio.transcript, text, 'en').rate <= 0.08, text);
@@ -91,5 +100,8 @@ test('the six English utterances once (no repetition): the quiet LDC93S1 between
   assert.match(transcript.text, /dark suit .* greasy/i);
   assert.ok(wer.rate <= 0.08, `WER ${wer.rate.toFixed(3)}: ${transcript.text}`);
   const words = transcript.segments.flatMap((s) => s.words);
-  assert.ok(words.every((w, i) => i === 0 || w.start >= words[i - 1]!.start), 'words in time order');
+  assert.ok(
+    words.every((w, i) => i === 0 || w.start >= words[i - 1]!.start),
+    'words in time order',
+  );
 });

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import { decodeFile } from '../../../src/audio/decode.js';
-import { compressionRatio, compressionRatioThreshold, looksRunOn, loops, maxTokens, WhisperCppTranscriber, withoutRunOn } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
+import {
+  compressionRatio,
+  compressionRatioThreshold,
+  looksRunOn,
+  loops,
+  maxTokens,
+  WhisperCppTranscriber,
+  withoutRunOn,
+} from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
 import { modelFile, whisperBaseEncoderPath } from '../../helpers/models.js';
@@ -15,47 +23,117 @@ const result = (segments: Array<[number, number, string]>): WhisperResult => ({
   language: 'en',
   languageProbability: 1,
   temperature: 0,
-  segments: segments.map(([startSeconds, endSeconds, text]) => ({ startSeconds, endSeconds, text, noSpeechProbability: 0, averageLogProbability: -0.2, tokens: [] })),
+  segments: segments.map(([startSeconds, endSeconds, text]) => ({
+    startSeconds,
+    endSeconds,
+    text,
+    noSpeechProbability: 0,
+    averageLogProbability: -0.2,
+    tokens: [],
+  })),
 });
 
 test('a decoding that fits the audio is accepted, also when its last end time falls in the padding', () => {
-  assert.equal(looksRunOn(result([[0, 2.4, ' Hello there.'], [2.6, 5.2, ' General Kenobi.']]), 5.3), false);
+  assert.equal(
+    looksRunOn(
+      result([
+        [0, 2.4, ' Hello there.'],
+        [2.6, 5.2, ' General Kenobi.'],
+      ]),
+      5.3,
+    ),
+    false,
+  );
   assert.equal(looksRunOn(result([[0, 6, ' Der Raum wurde als Leichenhalle genutzt.']]), 5.26), false);
 });
 
 test('a segment repeated (case and spacing aside) is a run-on', () => {
-  assert.equal(looksRunOn(result([[0, 5, ' Der Raum wurde genutzt.'], [5, 5.2, 'der raum wurde genutzt. ']]), 5.3), true);
+  assert.equal(
+    looksRunOn(
+      result([
+        [0, 5, ' Der Raum wurde genutzt.'],
+        [5, 5.2, 'der raum wurde genutzt. '],
+      ]),
+      5.3,
+    ),
+    true,
+  );
 });
 
 test('for live finals a run-on is trimmed of what was made up: repeated segments and segments past the speech', () => {
-  const trimmed = withoutRunOn(result([[0, 4, ' He began a confused complaint.'], [4.1, 4.3, ' The horizon.'], [5.02, 5.3, ' He began a confused complaint.'], [5.2, 5.38, ' Thank you.']]), 5.38);
-  assert.deepEqual(trimmed.segments.map((s) => s.text), [' He began a confused complaint.', ' The horizon.']);
+  const trimmed = withoutRunOn(
+    result([
+      [0, 4, ' He began a confused complaint.'],
+      [4.1, 4.3, ' The horizon.'],
+      [5.02, 5.3, ' He began a confused complaint.'],
+      [5.2, 5.38, ' Thank you.'],
+    ]),
+    5.38,
+  );
+  assert.deepEqual(
+    trimmed.segments.map((s) => s.text),
+    [' He began a confused complaint.', ' The horizon.'],
+  );
 });
 
 test('a segment with text but no duration after another is a run-on: a live final keeps what came before it', () => {
-  const ranOn = result([[0, 2, '我的朋友在北京大学学习历史'], [2, 2, '我的朋友在北京大学学'], [2, 2.5, '歷史']]);
+  const ranOn = result([
+    [0, 2, '我的朋友在北京大学学习历史'],
+    [2, 2, '我的朋友在北京大学学'],
+    [2, 2.5, '歷史'],
+  ]);
   assert.equal(looksRunOn(ranOn, 2.93), true);
-  assert.deepEqual(withoutRunOn(ranOn, 2.93).segments.map((s) => s.text), ['我的朋友在北京大学学习历史']);
-  assert.equal(looksRunOn(result([[0, 0, ' Oh.'], [0.4, 2, ' I see.']]), 2.5), false);
+  assert.deepEqual(
+    withoutRunOn(ranOn, 2.93).segments.map((s) => s.text),
+    ['我的朋友在北京大学学习历史'],
+  );
+  assert.equal(
+    looksRunOn(
+      result([
+        [0, 0, ' Oh.'],
+        [0.4, 2, ' I see.'],
+      ]),
+      2.5,
+    ),
+    false,
+  );
 });
 
 test('a segment starting where the audio has ended is a run-on', () => {
-  assert.equal(looksRunOn(result([[0, 4.8, ' He began a complaint.'], [4.9, 6.2, ' Against the wizard.']]), 5), true);
+  assert.equal(
+    looksRunOn(
+      result([
+        [0, 4.8, ' He began a complaint.'],
+        [4.9, 6.2, ' Against the wizard.'],
+      ]),
+      5,
+    ),
+    true,
+  );
 });
 
 const quilter = 'Mr. Quilter is the apostle of the middle classes and we are glad to welcome his gospel.';
 
 test('compression ratio: one sentence said over and over is a loop, ordinary speech and a sentence said twice are not', () => {
   assert.ok(compressionRatio(Array(9).fill(quilter).join(' ')) > compressionRatioThreshold);
-  assert.ok(compressionRatio(' And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.') < compressionRatioThreshold);
+  assert.ok(
+    compressionRatio(' And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.') <
+      compressionRatioThreshold,
+  );
   assert.ok(compressionRatio(`${quilter} ${quilter}`) < compressionRatioThreshold);
   assert.ok(compressionRatio('甚至出现交易几乎停滞的情况') < compressionRatioThreshold);
   assert.equal(compressionRatio(''), 0);
 });
 
 test('a prompted decoding that loops is decoded again without the prompt (real audio: a prompt of one sentence repeated makes whisper copy it)', async () => {
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2, encoderPath: await whisperBaseEncoderPath() });
-  const samples = (await decodeFile(path.join(evalDir, 'asr/faster_whisper/stereo_diarization_left.wav'), { sampleRate: 16000, channels: 1 })).samples;
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+    modelId: 'whisper-base',
+    threads: 2,
+    encoderPath: await whisperBaseEncoderPath(),
+  });
+  const samples = (
+    await decodeFile(path.join(evalDir, 'asr/faster_whisper/stereo_diarization_left.wav'), { sampleRate: 16000, channels: 1 })
+  ).samples;
   const result = await transcriber.transcribe(samples, { language: 'en', prompt: Array(8).fill(quilter).join(' '), temperature: 0 });
   const text = result.segments.map((s) => s.text).join('');
   assert.equal(result.temperature, 0, text);
@@ -76,15 +154,22 @@ test('repetition is a loop when a prompt or sampling could have made it up, not 
   assert.equal(loops(at(quilter, 0.4), true), false);
 });
 
-test('a decoding pass of a 1 s clip may run to 55 tokens (whisper.cpp drops loops only over 32), from 12 s on to whisper.cpp\'s own 220', () => {
+test("a decoding pass of a 1 s clip may run to 55 tokens (whisper.cpp drops loops only over 32), from 12 s on to whisper.cpp's own 220", () => {
   assert.equal(maxTokens(1), 55);
   assert.ok(maxTokens(0.3) > 32);
   assert.ok(maxTokens(12) >= 220);
 });
 
 test('a 1 s clip whose beam-search decoding is improbable: the fallback keeps the sample that does not loop', async () => {
-  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2, encoderPath: await whisperBaseEncoderPath() });
-  const samples = (await decodeFile(path.join(evalDir, 'asr/deepspeech/LDC93S1.wav'), { sampleRate: 16000, channels: 1 })).samples.subarray(0, 16000);
+  const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+    modelId: 'whisper-base',
+    threads: 2,
+    encoderPath: await whisperBaseEncoderPath(),
+  });
+  const samples = (await decodeFile(path.join(evalDir, 'asr/deepspeech/LDC93S1.wav'), { sampleRate: 16000, channels: 1 })).samples.subarray(
+    0,
+    16000,
+  );
   const result = await transcriber.transcribe(samples, { language: 'en', temperature: 0 });
   const text = result.segments.map((s) => s.text).join('');
   assert.ok(result.temperature > 0, `accepted at ${result.temperature}`);
@@ -92,7 +177,7 @@ test('a 1 s clip whose beam-search decoding is improbable: the fallback keeps th
   assert.match(text, /^ She had/);
 });
 
-test('with its ONNX encoder the engine says so and transcribes as with whisper.cpp\'s own', async () => {
+test("with its ONNX encoder the engine says so and transcribes as with whisper.cpp's own", async () => {
   const modelPath = await modelFile('whisper-base', 'ggml-base.bin');
   const encoderPath = await modelFile('whisper-base-encoder', 'encoder.onnx');
   const onnx = await WhisperCppTranscriber.load(modelPath, { modelId: 'whisper-base', threads: 2, encoderPath });
@@ -100,8 +185,18 @@ test('with its ONNX encoder the engine says so and transcribes as with whisper.c
   assert.equal(onnx.encoder, 'onnxruntime');
   assert.equal(ggml.encoder, 'whisper.cpp');
   const samples = (await decodeFile(path.join(evalDir, 'asr/whisper_cpp/jfk.wav'), { sampleRate: 16000, channels: 1 })).samples;
-  const text = async (transcriber: WhisperCppTranscriber): Promise<string> => (await transcriber.transcribe(samples, { language: 'en', temperature: 0 })).segments.map((s) => s.text).join('').trim();
-  assert.equal(await text(onnx), 'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.');
-  assert.match(await text(ggml), /^And so, my fellow Americans, ask not what your country can do for you, ?ask what you can do for your country\.$/);
+  const text = async (transcriber: WhisperCppTranscriber): Promise<string> =>
+    (await transcriber.transcribe(samples, { language: 'en', temperature: 0 })).segments
+      .map((s) => s.text)
+      .join('')
+      .trim();
+  assert.equal(
+    await text(onnx),
+    'And so, my fellow Americans, ask not what your country can do for you, ask what you can do for your country.',
+  );
+  assert.match(
+    await text(ggml),
+    /^And so, my fellow Americans, ask not what your country can do for you, ?ask what you can do for your country\.$/,
+  );
   await onnx.close();
 });

@@ -15,12 +15,17 @@ import { evalDir, sharedModelsDir } from '../../helpers/app.js';
 import { modelFile, whisperBaseEncoder } from '../../helpers/models.js';
 
 /** An ONNX encoder whatever VOXD_ASR_ENCODER says: the tests of the encoder hand-off need one. */
-const whisperBaseEncoderOnnx = async (): Promise<OnnxWhisperEncoder> => OnnxWhisperEncoder.load(await modelFile('whisper-base-encoder', 'encoder.onnx'), { threads: 2 });
+const whisperBaseEncoderOnnx = async (): Promise<OnnxWhisperEncoder> =>
+  OnnxWhisperEncoder.load(await modelFile('whisper-base-encoder', 'encoder.onnx'), { threads: 2 });
 
 const speech = async (relative: string): Promise<Float32Array> =>
   (await decodeFile(path.join(evalDir, relative), { sampleRate: 16000, channels: 1 })).samples;
 
-const text = (result: WhisperResult): string => result.segments.map((s) => s.text).join('').trim();
+const text = (result: WhisperResult): string =>
+  result.segments
+    .map((s) => s.text)
+    .join('')
+    .trim();
 
 describe('whisper.cpp addon', () => {
   test('loads whisper.cpp test model (plumbing) and reports its info', async () => {
@@ -33,7 +38,10 @@ describe('whisper.cpp addon', () => {
   });
 
   test('a missing model file is model_unavailable', async () => {
-    await assert.rejects(WhisperModel.load('/nonexistent/ggml-base.bin'), (e: unknown) => e instanceof VoxError && e.code === 'model_unavailable');
+    await assert.rejects(
+      WhisperModel.load('/nonexistent/ggml-base.bin'),
+      (e: unknown) => e instanceof VoxError && e.code === 'model_unavailable',
+    );
   });
 
   describe('whisper base (converted)', () => {
@@ -97,7 +105,8 @@ describe('whisper.cpp addon', () => {
       for (const milliseconds of [120, 140, 200]) {
         const piece = samples.subarray(16000, 16000 + milliseconds * 16);
         const result = await model.transcribe(piece, { language: 'en', threads: 2, beamSize: 5, bestOf: 5 });
-        for (const token of result.segments.flatMap((s) => s.tokens)) assert.ok(token.dtwSeconds <= milliseconds / 1000 + 0.01, `${milliseconds} ms: dtw ${token.dtwSeconds}`);
+        for (const token of result.segments.flatMap((s) => s.tokens))
+          assert.ok(token.dtwSeconds <= milliseconds / 1000 + 0.01, `${milliseconds} ms: dtw ${token.dtwSeconds}`);
       }
     });
 
@@ -106,7 +115,14 @@ describe('whisper.cpp addon', () => {
       const plain = await model.transcribe(samples, { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0.5 });
       assert.equal(plain.temperature, 0);
       // A log-probability threshold of 0 fails every decoding: whisper.cpp tries 0, 0.5 and 1 and keeps the last.
-      const failed = await model.transcribe(samples, { language: 'en', threads: 2, temperature: 0, temperatureIncrement: 0.5, logprobThreshold: 0, noSpeechThreshold: 1 });
+      const failed = await model.transcribe(samples, {
+        language: 'en',
+        threads: 2,
+        temperature: 0,
+        temperatureIncrement: 0.5,
+        logprobThreshold: 0,
+        noSpeechThreshold: 1,
+      });
       assert.equal(failed.temperature, 1);
     });
 
@@ -123,25 +139,47 @@ describe('whisper.cpp addon', () => {
       assert.deepEqual(tokens(again), tokens(first));
     });
 
-    test('the no-speech probability is the model\'s: low on speech, high on faint noise, the same on a kept state', async () => {
+    test("the no-speech probability is the model's: low on speech, high on faint noise, the same on a kept state", async () => {
       // Unpatched whisper.cpp 1.9.1 read it from logits it never copied out: 1 / n_vocab on every segment.
       const options = { language: 'en', threads: 2, noSpeechThreshold: 1.01 };
       const speechSamples = await speech('asr/pv_leopard/test.wav');
       const spoken = await model.transcribe(speechSamples, { ...options, prompt: 'An earlier sentence.' });
       let seed = 1;
-      const noise = Float32Array.from({ length: 3 * 16000 }, () => 0.002 * ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5));
+      const noise = Float32Array.from(
+        { length: 3 * 16000 },
+        () => 0.002 * ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5),
+      );
       const silent = await model.transcribe(noise, { ...options, audioContext: 214 });
       const again = await model.transcribe(speechSamples, { ...options, prompt: 'An earlier sentence.' });
-      assert.ok(spoken.segments.every((s) => s.noSpeechProbability < 0.1), JSON.stringify(spoken.segments.map((s) => s.noSpeechProbability)));
+      assert.ok(
+        spoken.segments.every((s) => s.noSpeechProbability < 0.1),
+        JSON.stringify(spoken.segments.map((s) => s.noSpeechProbability)),
+      );
       assert.ok(silent.segments.length > 0, 'Whisper makes up text on faint noise ("Thank you.")');
-      assert.ok(silent.segments.every((s) => s.noSpeechProbability > 0.6), JSON.stringify(silent.segments.map((s) => [s.text, s.noSpeechProbability])));
-      assert.deepEqual(again.segments.map((s) => s.noSpeechProbability), spoken.segments.map((s) => s.noSpeechProbability));
+      assert.ok(
+        silent.segments.every((s) => s.noSpeechProbability > 0.6),
+        JSON.stringify(silent.segments.map((s) => [s.text, s.noSpeechProbability])),
+      );
+      assert.deepEqual(
+        again.segments.map((s) => s.noSpeechProbability),
+        spoken.segments.map((s) => s.noSpeechProbability),
+      );
     });
 
     test('a sampled decoding that repeats itself stops at the fourth repeat, not at the token limit', async () => {
       // The first second of LDC93S1 ("She had your dark suit..." cut after "had"): samples at 0.2 loop on "She had a daughter."
       const samples = (await speech('asr/deepspeech/LDC93S1.wav')).subarray(0, 16000);
-      const result = await model.transcribe(samples, { language: 'en', threads: 2, beamSize: 5, bestOf: 5, temperature: 0.2, temperatureIncrement: 0, maxTokens: 55, audioContext: 114, noSpeechThreshold: 1.01 });
+      const result = await model.transcribe(samples, {
+        language: 'en',
+        threads: 2,
+        beamSize: 5,
+        bestOf: 5,
+        temperature: 0.2,
+        temperatureIncrement: 0,
+        maxTokens: 55,
+        audioContext: 114,
+        noSpeechThreshold: 1.01,
+      });
       const spoken = text(result);
       const repeats = spoken.split(/(?<=\.)\s*/).filter(Boolean);
       assert.ok(repeats.length >= 2 && repeats.length <= 4, spoken);
@@ -157,7 +195,15 @@ describe('whisper.cpp addon', () => {
       const samples = new Float32Array(8000 + utterance.length - 3200);
       samples.set(utterance.subarray(0, utterance.length - 3200), 8000);
       const durationSeconds = samples.length / 16000;
-      const options = { language: 'ja', threads: 2, beamSize: 5, bestOf: 5, audioContext: Math.ceil((Math.ceil(durationSeconds * 50) + 64) / 16) * 16, maxTokens: 125, endOfAudioMarginMs: 300 };
+      const options = {
+        language: 'ja',
+        threads: 2,
+        beamSize: 5,
+        bestOf: 5,
+        audioContext: Math.ceil((Math.ceil(durationSeconds * 50) + 64) / 16) * 16,
+        maxTokens: 125,
+        endOfAudioMarginMs: 300,
+      };
       const result = await model.transcribe(samples, options);
       assert.equal(result.segments.length, 1, JSON.stringify(result.segments.map((s) => [s.startSeconds, s.text])));
       assert.ok(errorRate('客観的実在の判断的知識が成立するのである', text(result), 'ja').rate <= 0.2, text(result));
@@ -177,7 +223,10 @@ describe('whisper.cpp addon', () => {
       const result = await model.transcribe(await speech('asr/pv_leopard/test_es.wav'), { language: 'auto', threads: 2 });
       assert.equal(result.language, 'es');
       assert.ok(result.languageProbability > 0.5 && result.languageProbability <= 1, String(result.languageProbability));
-      assert.ok(errorRate('Las arenas son blanquecinas de grano medio y tiene muy poca asistencia.', text(result), 'es').rate < 0.3, text(result));
+      assert.ok(
+        errorRate('Las arenas son blanquecinas de grano medio y tiene muy poca asistencia.', text(result), 'es').rate < 0.3,
+        text(result),
+      );
     });
 
     test('the event loop stays free during a transcription, and concurrent calls on one model are independent', async () => {
@@ -218,7 +267,10 @@ describe('whisper.cpp addon', () => {
       const controller = new AbortController();
       started = performance.now();
       setTimeout(() => controller.abort(), 200);
-      await assert.rejects(model.transcribe(samples, options, controller.signal), (e: unknown) => e instanceof VoxError && e.code === 'aborted');
+      await assert.rejects(
+        model.transcribe(samples, options, controller.signal),
+        (e: unknown) => e instanceof VoxError && e.code === 'aborted',
+      );
       // whisper.cpp polls the flag after each graph computation: here at the end of the first encoder pass.
       const abortedAfterMs = performance.now() - started;
       assert.ok(abortedAfterMs < 0.6 * fullRunMs, `aborted after ${abortedAfterMs} ms; a full run takes ${fullRunMs} ms`);
@@ -235,10 +287,12 @@ describe('whisper.cpp addon', () => {
     test('the ONNX encoder encodes every window, language detection included, with the frames whisper.cpp reads; the text is the same', async () => {
       const onnx = await whisperBaseEncoderOnnx();
       const frames: number[] = [];
-      const model = await WhisperModel.load(modelPath, { encoder: (mel, count, done) => {
-        frames.push(count);
-        onnx.encode(mel, count, done);
-      } });
+      const model = await WhisperModel.load(modelPath, {
+        encoder: (mel, count, done) => {
+          frames.push(count);
+          onnx.encode(mel, count, done);
+        },
+      });
       const samples = await speech('asr/pv_leopard/test.wav');
       const result = await model.transcribe(samples, { language: 'auto', threads: 2, audioContext: 400 });
       assert.equal(result.language, 'en');
@@ -251,7 +305,10 @@ describe('whisper.cpp addon', () => {
 
     const failing = async (encoder: WhisperEncoder): Promise<unknown> => {
       const model = await WhisperModel.load(modelPath, { encoder });
-      return model.transcribe(await speech('asr/pv_leopard/test.wav'), { language: 'en', threads: 2 }).then(() => assert.fail('transcribed'), (error: unknown) => error);
+      return model.transcribe(await speech('asr/pv_leopard/test.wav'), { language: 'en', threads: 2 }).then(
+        () => assert.fail('transcribed'),
+        (error: unknown) => error,
+      );
     };
 
     test('a failed encoder run fails the transcription with its reason, not a hang', async () => {
@@ -274,7 +331,10 @@ describe('whisper.cpp addon', () => {
       const samples = await speech('asr/pv_leopard/test.wav');
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 200);
-      await assert.rejects(model.transcribe(samples, { language: 'en', threads: 2 }, controller.signal), (e: unknown) => e instanceof VoxError && e.code === 'aborted');
+      await assert.rejects(
+        model.transcribe(samples, { language: 'en', threads: 2 }, controller.signal),
+        (e: unknown) => e instanceof VoxError && e.code === 'aborted',
+      );
     });
 
     test('process.exit() while whisper.cpp waits for an encoder that never answers: the process exits', async () => {

@@ -10,7 +10,10 @@ export function conversionEngine(speakerEncoder: () => Promise<SpeakerEncoder>):
     operations: ['vc'],
     modelIds: [],
     load: async () => {
-      const [{ World, defaultWorldAddonPath }, { WorldDspConverter }] = await Promise.all([import('../../../audio/world.js'), import('./world-dsp.js')]);
+      const [{ World, defaultWorldAddonPath }, { WorldDspConverter }] = await Promise.all([
+        import('../../../audio/world.js'),
+        import('./world-dsp.js'),
+      ]);
       return new WorldDspConverter(World.load(defaultWorldAddonPath()), await speakerEncoder());
     },
   };

@@ -180,7 +180,7 @@ export class WorldDspConverter implements VoiceConverter {
   constructor(
     world: World,
     private readonly embedder: UtteranceEmbedder | null,
-    private readonly options: WorldDspOptions = {},
+    options: WorldDspOptions = {},
   ) {
     this.shared = {
       world,
@@ -328,7 +328,7 @@ export class WorldDspConverter implements VoiceConverter {
     const tried = new Map<number, number>();
     const evaluate = async (candidates: number[]) => {
       const values = await Promise.all(candidates.map((c) => score(Math.exp(c))));
-      candidates.forEach((c, i) => tried.set(c, values[i]!));
+      for (const [i, c] of candidates.entries()) tried.set(c, values[i]!);
     };
     await evaluate([logLow, logLow + half, logHigh]);
     const bestOf = () => [...tried.entries()].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
@@ -387,8 +387,6 @@ export class WorldDspConverter implements VoiceConverter {
     return { f0, spectrogram, aperiodicity };
   }
 
-
-
   /** WORLD analysis with the F0 search range fitted to the speaker (fewer octave errors; Harvest also runs faster). */
   private async analyse(samples: Float32Array): Promise<WorldAnalysis> {
     const range = await speakerF0Range(this.shared.world, samples, this.shared.worldOptions);
@@ -427,12 +425,15 @@ export class WorldDspConverter implements VoiceConverter {
   }
 }
 
-
 /**
  * F0 search range from a quick wide DIO pass: 0.72 x the 35th and 1.9 x the 65th percentile of its voiced frames
  * (De Looze & Hirst's two-pass rule), within 50-700 Hz.
  */
-export async function speakerF0Range(world: World, samples: Float32Array | Float64Array, options: WorldOptions): Promise<{ f0FloorHz: number; f0CeilHz: number }> {
+export async function speakerF0Range(
+  world: World,
+  samples: Float32Array | Float64Array,
+  options: WorldOptions,
+): Promise<{ f0FloorHz: number; f0CeilHz: number }> {
   const wide = await world.f0(samples, { ...options, f0FloorHz: 60, f0CeilHz: 700, harvest: false });
   const voiced = Float64Array.from(wide.filter((v) => v > 0)).sort();
   if (voiced.length < 20) return { f0FloorHz: 60, f0CeilHz: 700 };
@@ -443,7 +444,10 @@ export async function speakerF0Range(world: World, samples: Float32Array | Float
 
 function targetModel(profile: TargetProfileStats): TargetModel {
   if (profile.engine !== 'world-dsp' || profile.version !== 1) {
-    throw new VoxError('unsupported_value', `This voice profile was analysed for ${profile.engine} v${profile.version}; re-create it for world-dsp v1.`);
+    throw new VoxError(
+      'unsupported_value',
+      `This voice profile was analysed for ${profile.engine} v${profile.version}; re-create it for world-dsp v1.`,
+    );
   }
   const blob = (name: string): Float32Array => {
     const value = profile.blobs[name];
@@ -494,7 +498,6 @@ function bandLogOf(log: Float64Array, band: { first: number; last: number }): nu
   for (let k = band.first; k < band.last; k++) sum += Math.exp(log[k]!);
   return Math.log(sum);
 }
-
 
 /** Chunk boundaries (multiples of the hop) at the quietest 10 ms within the last 3 s before every 20 s. */
 function planChunks(samples: Float32Array): Array<{ start: number; end: number }> {

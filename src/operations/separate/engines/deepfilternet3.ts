@@ -120,9 +120,16 @@ export class DeepFilterNet3Model implements DialogueModel {
   static async load(modelDir: string, threads = 2): Promise<DeepFilterNet3Model> {
     const config = parseDeepFilterConfig(await readFile(path.join(modelDir, 'config.ini'), 'utf8'));
     // No arena: chunk-sized activations are freed after each run instead of being kept at their peak.
-    const options: ort.InferenceSession.SessionOptions = { intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', enableCpuMemArena: false };
+    const options: ort.InferenceSession.SessionOptions = {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+      enableCpuMemArena: false,
+    };
     const [encoder, erbDecoder, dfDecoder] = await Promise.all(
-      ['enc.onnx', 'erb_dec.onnx', 'df_dec.onnx'].map((file) => WorkerSession.create(`DeepFilterNet3 ${file}`, path.join(modelDir, file), options)),
+      ['enc.onnx', 'erb_dec.onnx', 'df_dec.onnx'].map((file) =>
+        WorkerSession.create(`DeepFilterNet3 ${file}`, path.join(modelDir, file), options),
+      ),
     );
     return new DeepFilterNet3Model(config, encoder!, erbDecoder!, dfDecoder!);
   }

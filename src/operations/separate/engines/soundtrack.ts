@@ -95,7 +95,9 @@ export class SoundtrackSeparator implements Separator {
   }
 
   warnings(layout: AudioLayout): string[] {
-    return layout.sampleRate < 16000 ? [`Input rate ${layout.sampleRate} Hz is below the 16 kHz the dialogue models were trained at; dialogue quality will be lower.`] : [];
+    return layout.sampleRate < 16000
+      ? [`Input rate ${layout.sampleRate} Hz is below the 16 kHz the dialogue models were trained at; dialogue quality will be lower.`]
+      : [];
   }
 
   /**
@@ -201,7 +203,8 @@ export class SoundtrackSeparator implements Separator {
     sampleRate: number,
     signal?: AbortSignal,
   ): Promise<{ dialogue: Float32Array; music: Float32Array }> {
-    const toSpleeterRate = async (samples: Float32Array): Promise<Float32Array> => (await resample({ samples, sampleRate, channels: 1 }, spleeterSampleRate, signal)).samples;
+    const toSpleeterRate = async (samples: Float32Array): Promise<Float32Array> =>
+      (await resample({ samples, sampleRate, channels: 1 }, spleeterSampleRate, signal)).samples;
     const x = stft(await toSpleeterRate(segment), spleeterStft);
     const p = stft(await toSpleeterRate(estimate), spleeterStft);
     const { vocals } = await spleeter.vocalRatio(x, recipe.feedGain, signal);
@@ -220,7 +223,10 @@ export class SoundtrackSeparator implements Separator {
         let m: number;
         if (k < spleeterBins) {
           const v = vocals[t * spleeterBins + k]!;
-          d = recipe.combination === 'linear' ? recipe.vocalWeight * v + (1 - recipe.vocalWeight) * estimateMask : v ** recipe.vocalWeight * estimateMask ** (1 - recipe.vocalWeight);
+          d =
+            recipe.combination === 'linear'
+              ? recipe.vocalWeight * v + (1 - recipe.vocalWeight) * estimateMask
+              : v ** recipe.vocalWeight * estimateMask ** (1 - recipe.vocalWeight);
           m = 1 - v;
           if (k >= referenceLow) {
             accompanimentEnergy += (m * mixture) ** 2;
@@ -236,7 +242,8 @@ export class SoundtrackSeparator implements Separator {
     const back = async (mask: Float32Array): Promise<Float32Array> => {
       const masked = applyMask(x, mask);
       const atSpleeterRate = istft(masked, { ...spleeterStft, length: Math.round((segment.length * spleeterSampleRate) / sampleRate) });
-      const samples = (await resample({ samples: atSpleeterRate, sampleRate: spleeterSampleRate, channels: 1 }, sampleRate, signal)).samples;
+      const samples = (await resample({ samples: atSpleeterRate, sampleRate: spleeterSampleRate, channels: 1 }, sampleRate, signal))
+        .samples;
       const out = new Float32Array(segment.length);
       out.set(samples.subarray(0, segment.length));
       return out;
@@ -244,7 +251,9 @@ export class SoundtrackSeparator implements Separator {
     return { dialogue: await back(dialogueMask), music: await back(musicMask) };
   }
 
-  /** Runs a model at its own rate and returns its estimate at `sampleRate`, full band (the band above the model's masked from the input). */
+  /**
+   * Runs a model at its own rate and returns its estimate at `sampleRate`, full band (the band above the model's masked from the input).
+   */
   private async runModel(model: DialogueModel, segment: Float32Array, sampleRate: number, signal?: AbortSignal): Promise<Float32Array> {
     const atModelRate = (await resample({ samples: segment, sampleRate, channels: 1 }, model.sampleRate, signal)).samples;
     const enhanced = await model.enhance(atModelRate, signal);

@@ -66,7 +66,10 @@ export class SpleeterModel {
       input.copyWithin(channel, 0, channel);
       const dims = [1, 2, pieceFrames, spleeterBins];
       const [v, a] = await Promise.all(
-        [this.vocals, this.accompaniment].map(async (session) => (await session.run({ [spleeterInput]: session.tensor('float32', input, dims) }))[spleeterOutput]!.data as Float32Array),
+        [this.vocals, this.accompaniment].map(
+          async (session) =>
+            (await session.run({ [spleeterInput]: session.tensor('float32', input, dims) }))[spleeterOutput]!.data as Float32Array,
+        ),
       );
       // The two output channels answer the same mono input: average them.
       for (let i = 0; i < used * spleeterBins; i++) {

@@ -52,7 +52,9 @@ export class EnglishLexicon {
 
   static async load(dir: string, dialect: EnglishDialect): Promise<EnglishLexicon> {
     const [gold, silver] = await Promise.all(
-      englishLexiconFiles(dialect).map(async (file) => new Map(Object.entries(JSON.parse(await readFile(path.join(dir, file), 'utf8')) as Record<string, Entry>))),
+      englishLexiconFiles(dialect).map(
+        async (file) => new Map(Object.entries(JSON.parse(await readFile(path.join(dir, file), 'utf8')) as Record<string, Entry>)),
+      ),
     );
     return new EnglishLexicon(dialect, gold!, silver!);
   }
@@ -73,7 +75,8 @@ export class EnglishLexicon {
     let key = word;
     const lower = word.toLowerCase();
     const plainCase = word === word.toUpperCase() || word.slice(1) === word.slice(1).toLowerCase();
-    if (word.length > 1 && word !== lower && plainCase && !this.has(word) && (this.has(lower) || this.stemmed(lower, next) !== undefined)) key = lower;
+    if (word.length > 1 && word !== lower && plainCase && !this.has(word) && (this.has(lower) || this.stemmed(lower, next) !== undefined))
+      key = lower;
     const phonemes = this.known(key) ? this.lookup(key, next) : this.stemmed(key, next);
     return phonemes === undefined ? undefined : finish(applyStress(phonemes, stress));
   }
@@ -106,7 +109,7 @@ export class EnglishLexicon {
 
   private plain(word: string): string | undefined {
     const entry = this.gold.get(word);
-    return typeof entry === 'string' ? entry : entry?.['DEFAULT'] ?? undefined;
+    return typeof entry === 'string' ? entry : (entry?.DEFAULT ?? undefined);
   }
 
   /** An entry under the word as written, or under its lower-case or capitalised form (misaki grows its lexicon so). */
@@ -136,7 +139,8 @@ export class EnglishLexicon {
     // An all-caps word the gold lexicon does not list is read as the lower-case word, or spelt out.
     const key = word === word.toUpperCase() && this.entry(this.gold, word) === undefined ? word.toLowerCase() : word;
     let entry = this.entry(this.gold, key) ?? this.entry(this.silver, key);
-    if (entry !== undefined && typeof entry !== 'string') entry = (next === undefined && 'None' in entry ? entry['None'] : entry['DEFAULT']) ?? undefined;
+    if (entry !== undefined && typeof entry !== 'string')
+      entry = (next === undefined && 'None' in entry ? entry.None : entry.DEFAULT) ?? undefined;
     return entry ?? this.spelt(word);
   }
 
@@ -163,7 +167,10 @@ export class EnglishLexicon {
       if (base) return /[ptkfθ]$/.test(base) ? `${base}s` : /[szʃʒʧʤ]$/.test(base) ? `${base}${reduced}z` : `${base}z`;
     }
     if (word.length >= 4 && word.endsWith('d')) {
-      const base = (!word.endsWith('dd') && stem(word.slice(0, -1))) || (word.length > 4 && word.endsWith('ed') && !word.endsWith('eed') && stem(word.slice(0, -2))) || undefined;
+      const base =
+        (!word.endsWith('dd') && stem(word.slice(0, -1))) ||
+        (word.length > 4 && word.endsWith('ed') && !word.endsWith('eed') && stem(word.slice(0, -2))) ||
+        undefined;
       if (base) {
         if (/[pkfθʃsʧ]$/.test(base)) return `${base}t`;
         if (base.endsWith('d')) return `${base}${reduced}d`;
@@ -198,8 +205,10 @@ function applyStress(phonemes: string, stress: number | undefined): string {
   const hasVowel = [...phonemes].some((ch) => vowels.has(ch));
   if (stress === undefined) return phonemes;
   if (stress < -1) return phonemes.replaceAll(primaryStress, '').replaceAll(secondaryStress, '');
-  if (stress === -1 || ((stress === 0 || stress === -0.5) && hasPrimary)) return phonemes.replaceAll(secondaryStress, '').replaceAll(primaryStress, secondaryStress);
-  if ((stress === 0 || stress === 0.5 || stress === 1) && !hasStress) return hasVowel ? markBeforeFirstVowel(phonemes, secondaryStress) : phonemes;
+  if (stress === -1 || ((stress === 0 || stress === -0.5) && hasPrimary))
+    return phonemes.replaceAll(secondaryStress, '').replaceAll(primaryStress, secondaryStress);
+  if ((stress === 0 || stress === 0.5 || stress === 1) && !hasStress)
+    return hasVowel ? markBeforeFirstVowel(phonemes, secondaryStress) : phonemes;
   if (stress >= 1 && !hasPrimary && hasStress) return phonemes.replaceAll(secondaryStress, primaryStress);
   if (stress > 1 && !hasStress) return hasVowel ? markBeforeFirstVowel(phonemes, primaryStress) : phonemes;
   return phonemes;

@@ -23,7 +23,11 @@ export function espeakVoices(): Promise<EspeakVoiceInfo[]> {
       const match = /^\s*\d+\s+(\S+)\s+\S*\/([MF-])\s+(\S+)\s+(\S+)/.exec(line);
       if (!match || match[4]!.startsWith('mb/') || seen.has(match[1]!)) continue;
       seen.add(match[1]!);
-      voices.push({ language: match[1]!, name: match[3]!.replace(/_/g, ' '), gender: match[2] === 'F' ? 'female' : match[2] === 'M' ? 'male' : 'unknown' });
+      voices.push({
+        language: match[1]!,
+        name: match[3]!.replace(/_/g, ' '),
+        gender: match[2] === 'F' ? 'female' : match[2] === 'M' ? 'male' : 'unknown',
+      });
     }
     return voices;
   });
@@ -37,11 +41,17 @@ export function espeakVoices(): Promise<EspeakVoiceInfo[]> {
  */
 export async function phonemize(pieces: string[], voice: string, signal?: AbortSignal): Promise<string[]> {
   if (pieces.length === 0) return [];
-  const input = pieces.map((p) => p.replace(/\s+/g, ' ').trim()).join('\n\n') + '\n';
+  const input = `${pieces.map((p) => p.replace(/\s+/g, ' ').trim()).join('\n\n')}\n`;
   const output = (await runEspeak(['-q', '--ipa', '--tie=^', '-b', '1', '-v', voice], Buffer.from(input, 'utf8'), signal)).toString('utf8');
   const paragraphs = output
     .split(/\n\s*\n/)
-    .map((p) => p.split('\n').map((line) => line.trim()).filter(Boolean).join(' '))
+    .map((p) =>
+      p
+        .split('\n')
+        .map((line) => line.trim())
+        .filter(Boolean)
+        .join(' '),
+    )
     .filter((p) => p.length > 0);
   if (paragraphs.length !== pieces.length) {
     // espeak-ng merged or split pieces: fall back to one process per piece (rare: pieces without letters).
@@ -51,8 +61,15 @@ export async function phonemize(pieces: string[], voice: string, signal?: AbortS
 }
 
 async function phonemize1(piece: string, voice: string, signal?: AbortSignal): Promise<string> {
-  const output = await runEspeak(['-q', '--ipa', '--tie=^', '-b', '1', '-v', voice], Buffer.from(piece + '\n', 'utf8'), signal);
-  return stripLanguageSwitches(output.toString('utf8').split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
+  const output = await runEspeak(['-q', '--ipa', '--tie=^', '-b', '1', '-v', voice], Buffer.from(`${piece}\n`, 'utf8'), signal);
+  return stripLanguageSwitches(
+    output
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .join(' '),
+  );
 }
 
 /** espeak-ng marks words it reads with another language's rules as `(en)...(de)`. */

@@ -1,6 +1,7 @@
 /**
  * espeak-ng as a synthesis engine for every language it has (about 130 voices in Debian bookworm), 24 kHz output.
- * Emotions use the speaking rate (words per minute), SSML prosody (pitch, range) and the `whisper` voice variant, then the shared gain and tilt.
+ * Emotions use the speaking rate (words per minute), SSML prosody (pitch, range) and the `whisper` voice variant, then the shared gain and
+ * tilt.
  * Post-filter (makes the formant synthesiser less harsh): DC/rumble high-pass, a treble cut that softens its buzzy
  * upper harmonics, a light low-pass, then SoX resampling to 24 kHz.
  */
@@ -62,16 +63,24 @@ export class EspeakSynthesizer implements Synthesizer {
   }
 
   voices(): BuiltinVoice[] {
-    return this.installed.map((v) => ({ id: `espeak-${v.language}`, name: `${v.name} (espeak-ng)`, engine: 'espeak', languages: [v.language], gender: v.gender }));
+    return this.installed.map((v) => ({
+      id: `espeak-${v.language}`,
+      name: `${v.name} (espeak-ng)`,
+      engine: 'espeak',
+      languages: [v.language],
+      gender: v.gender,
+    }));
   }
 
   async *synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk> {
     const { language, signal } = request;
     const espeakLanguage = this.resolve(language);
     if (!espeakLanguage) throw new VoxError('unsupported_value', `espeak-ng does not speak '${language}'.`, { param: 'language' });
-    if (!('id' in request.voice)) throw new VoxError('unsupported_value', 'espeak-ng voices cannot be blended or given a style vector.', { param: 'voice' });
+    if (!('id' in request.voice))
+      throw new VoxError('unsupported_value', 'espeak-ng voices cannot be blended or given a style vector.', { param: 'voice' });
     const match = voicePattern.exec(request.voice.id);
-    if (!match || !this.resolve(match[1]!)) throw new VoxError('not_found', `Unknown espeak-ng voice '${request.voice.id}'.`, { param: 'voice' });
+    if (!match || !this.resolve(match[1]!))
+      throw new VoxError('not_found', `Unknown espeak-ng voice '${request.voice.id}'.`, { param: 'voice' });
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     // The voice's language decides the accent; the request's language must be one espeak-ng speaks (checked above).
     const variant = emotion.voiced ? match[2] : match[2]?.startsWith('f') ? 'whisperf' : 'whisper';

@@ -33,7 +33,26 @@ export const kokoroEspeakVoices: Record<string, string> = {
 };
 
 const punctuation = /([;:,.!?—…"()“”]+)/u;
-const cjkPunctuation: Record<string, string> = { '、': ',', '。': '.', '！': '!', '？': '?', '，': ',', '：': ':', '；': ';', '「': '“', '」': '”', '『': '“', '』': '”', '（': '(', '）': ')', '¡': '', '¿': '', '«': '“', '»': '”', '–': '—' };
+const cjkPunctuation: Record<string, string> = {
+  '、': ',',
+  '。': '.',
+  '！': '!',
+  '？': '?',
+  '，': ',',
+  '：': ':',
+  '；': ';',
+  '「': '“',
+  '」': '”',
+  '『': '“',
+  '』': '”',
+  '（': '(',
+  '）': ')',
+  '¡': '',
+  '¿': '',
+  '«': '“',
+  '»': '”',
+  '–': '—',
+};
 
 /** Longest first, so `o^ʊ` wins over `o`. */
 const englishCommon: Array<[string, string]> = [
@@ -57,8 +76,21 @@ const englishCommon: Array<[string, string]> = [
   ['ʲ', ''],
   ['e', 'A'],
 ];
-const american: Array<[string, string]> = [['o^ʊ', 'O'], ['ɜːɹ', 'ɜɹ'], ['ɜː', 'ɜɹ'], ['ɪ^ə', 'iə'], ['ɚ', 'əɹ'], ['ɾ', 'T'], ['ː', '']];
-const british: Array<[string, string]> = [['ə^ʊ', 'Q'], ['e^ə', 'ɛː'], ['ɪ^ə', 'ɪə'], ['o^ʊ', 'Q']];
+const american: Array<[string, string]> = [
+  ['o^ʊ', 'O'],
+  ['ɜːɹ', 'ɜɹ'],
+  ['ɜː', 'ɜɹ'],
+  ['ɪ^ə', 'iə'],
+  ['ɚ', 'əɹ'],
+  ['ɾ', 'T'],
+  ['ː', ''],
+];
+const british: Array<[string, string]> = [
+  ['ə^ʊ', 'Q'],
+  ['e^ə', 'ɛː'],
+  ['ɪ^ə', 'ɪə'],
+  ['o^ʊ', 'Q'],
+];
 
 export interface PhonemeOptions {
   signal?: AbortSignal;
@@ -101,7 +133,11 @@ async function espeakPhonemes(texts: string[], language: string, options: Phonem
     });
     return { parts, stretches };
   });
-  const ipa = await phonemize(split.flatMap(({ stretches }) => stretches.flat().flatMap((s) => ('espeak' in s ? [s.espeak] : []))), voice, options.signal);
+  const ipa = await phonemize(
+    split.flatMap(({ stretches }) => stretches.flat().flatMap((s) => ('espeak' in s ? [s.espeak] : []))),
+    voice,
+    options.signal,
+  );
   let next = 0;
   return split.map(({ parts, stretches }) => {
     const out = parts.map((part, i) => (i % 2 === 1 ? part : /\s/.test(part) ? ' ' : ''));
@@ -118,7 +154,12 @@ async function espeakPhonemes(texts: string[], language: string, options: Phonem
       out[partIndex] = leading + phonemes.join(' ') + trailing;
     });
     // Punctuation sits on the word before it and is followed by a space, as in Kokoro's training phonemes.
-    return out.join('').replace(/\s+/g, ' ').replace(/ ([;:,.!?…])/g, '$1').replace(/([;:,!?])(?=[^\s;:,.!?…])/g, '$1 ').trim();
+    return out
+      .join('')
+      .replace(/\s+/g, ' ')
+      .replace(/ ([;:,.!?…])/g, '$1')
+      .replace(/([;:,!?])(?=[^\s;:,.!?…])/g, '$1 ')
+      .trim();
   });
 }
 
@@ -168,10 +209,46 @@ const initials: Array<[string, string]> = [
   ['s', 's'],
 ];
 const finals: Record<string, string> = {
-  a: 'a', o: 'wo', e: 'ɤ', i: 'i', u: 'u', v: 'y', ai: 'ai', ei: 'ei', ao: 'au', ou: 'ou', an: 'an', en: 'ən', ang: 'aŋ', eng: 'əŋ',
-  ong: 'ʊŋ', er: 'ɚ', ia: 'ja', ie: 'je', iao: 'jau', iu: 'jou', iou: 'jou', ian: 'jɛn', in: 'in', iang: 'jaŋ', ing: 'iŋ', iong: 'jʊŋ',
-  ua: 'wa', uo: 'wo', uai: 'wai', ui: 'wei', uei: 'wei', uan: 'wan', un: 'wən', uen: 'wən', uang: 'waŋ', ueng: 'wəŋ', ve: 'ɥe', ue: 'ɥe',
-  van: 'ɥɛn', vn: 'yn',
+  a: 'a',
+  o: 'wo',
+  e: 'ɤ',
+  i: 'i',
+  u: 'u',
+  v: 'y',
+  ai: 'ai',
+  ei: 'ei',
+  ao: 'au',
+  ou: 'ou',
+  an: 'an',
+  en: 'ən',
+  ang: 'aŋ',
+  eng: 'əŋ',
+  ong: 'ʊŋ',
+  er: 'ɚ',
+  ia: 'ja',
+  ie: 'je',
+  iao: 'jau',
+  iu: 'jou',
+  iou: 'jou',
+  ian: 'jɛn',
+  in: 'in',
+  iang: 'jaŋ',
+  ing: 'iŋ',
+  iong: 'jʊŋ',
+  ua: 'wa',
+  uo: 'wo',
+  uai: 'wai',
+  ui: 'wei',
+  uei: 'wei',
+  uan: 'wan',
+  un: 'wən',
+  uen: 'wən',
+  uang: 'waŋ',
+  ueng: 'wəŋ',
+  ve: 'ɥe',
+  ue: 'ɥe',
+  van: 'ɥɛn',
+  vn: 'yn',
 };
 const tones = ['', '→', '↗', '↓', '↘'];
 

@@ -43,12 +43,54 @@ interface Piece {
  * without a grade come after the graded ones.
  */
 const voiceGrades: Record<string, string> = {
-  af_heart: 'A', af_bella: 'A-', af_nicole: 'B-', af_aoede: 'C+', af_kore: 'C+', af_sarah: 'C+', af_alloy: 'C', af_nova: 'C', af_sky: 'C-', af_jessica: 'D', af_river: 'D',
-  am_fenrir: 'C+', am_michael: 'C+', am_puck: 'C+', am_echo: 'D', am_eric: 'D', am_liam: 'D', am_onyx: 'D', am_santa: 'D-', am_adam: 'F+',
-  bf_emma: 'B-', bf_isabella: 'C', bf_alice: 'D', bf_lily: 'D', bm_fable: 'C', bm_george: 'C', bm_lewis: 'D+', bm_daniel: 'D',
-  ff_siwis: 'B-', hf_alpha: 'C', hf_beta: 'C', hm_omega: 'C', hm_psi: 'C', if_sara: 'C', im_nicola: 'C',
-  jf_alpha: 'C+', jf_gongitsune: 'C', jf_tebukuro: 'C', jf_nezumi: 'C-', jm_kumo: 'C-',
-  zf_xiaobei: 'D', zf_xiaoni: 'D', zf_xiaoxiao: 'D', zf_xiaoyi: 'D', zm_yunjian: 'D', zm_yunxi: 'D', zm_yunxia: 'D', zm_yunyang: 'D',
+  af_heart: 'A',
+  af_bella: 'A-',
+  af_nicole: 'B-',
+  af_aoede: 'C+',
+  af_kore: 'C+',
+  af_sarah: 'C+',
+  af_alloy: 'C',
+  af_nova: 'C',
+  af_sky: 'C-',
+  af_jessica: 'D',
+  af_river: 'D',
+  am_fenrir: 'C+',
+  am_michael: 'C+',
+  am_puck: 'C+',
+  am_echo: 'D',
+  am_eric: 'D',
+  am_liam: 'D',
+  am_onyx: 'D',
+  am_santa: 'D-',
+  am_adam: 'F+',
+  bf_emma: 'B-',
+  bf_isabella: 'C',
+  bf_alice: 'D',
+  bf_lily: 'D',
+  bm_fable: 'C',
+  bm_george: 'C',
+  bm_lewis: 'D+',
+  bm_daniel: 'D',
+  ff_siwis: 'B-',
+  hf_alpha: 'C',
+  hf_beta: 'C',
+  hm_omega: 'C',
+  hm_psi: 'C',
+  if_sara: 'C',
+  im_nicola: 'C',
+  jf_alpha: 'C+',
+  jf_gongitsune: 'C',
+  jf_tebukuro: 'C',
+  jf_nezumi: 'C-',
+  jm_kumo: 'C-',
+  zf_xiaobei: 'D',
+  zf_xiaoni: 'D',
+  zf_xiaoxiao: 'D',
+  zf_xiaoyi: 'D',
+  zm_yunjian: 'D',
+  zm_yunxi: 'D',
+  zm_yunxia: 'D',
+  zm_yunyang: 'D',
 };
 /** A grade as a number to sort by (A = 12 ... F = 0, + and - a third of a step). */
 const gradeScore = (grade: string | undefined): number =>
@@ -56,7 +98,17 @@ const gradeScore = (grade: string | undefined): number =>
 /** Voice ids best first (a stable sort: equal grades keep the catalog's order). */
 const voicesBestFirst = [...kokoroVoiceNames].sort((a, b) => gradeScore(voiceGrades[b]) - gradeScore(voiceGrades[a]));
 
-const languageByPrefix: Record<string, string> = { a: 'en-us', b: 'en-gb', e: 'es', f: 'fr', h: 'hi', i: 'it', j: 'ja', p: 'pt-br', z: 'zh' };
+const languageByPrefix: Record<string, string> = {
+  a: 'en-us',
+  b: 'en-gb',
+  e: 'es',
+  f: 'fr',
+  h: 'hi',
+  i: 'it',
+  j: 'ja',
+  p: 'pt-br',
+  z: 'zh',
+};
 const defaultVoices: Record<string, string> = {
   'en-us': 'af_heart',
   'en-gb': 'bf_emma',
@@ -147,12 +199,14 @@ export class KokoroSynthesizer implements Synthesizer {
   /** The style vector for a voice selection at a given phoneme count (Kokoro's tables have one row per length). */
   async style(voice: VoiceSelection, tokenCount: number): Promise<Float32Array> {
     if ('style' in voice) {
-      if (voice.style.length !== kokoroStyleSize) throw new VoxError('invalid_request', `A Kokoro style vector has ${kokoroStyleSize} values.`, { param: 'voice' });
+      if (voice.style.length !== kokoroStyleSize)
+        throw new VoxError('invalid_request', `A Kokoro style vector has ${kokoroStyleSize} values.`, { param: 'voice' });
       return voice.style;
     }
     const parts = 'id' in voice ? [{ id: voice.id, weight: 1 }] : voice.blend;
     const total = parts.reduce((sum, p) => sum + p.weight, 0);
-    if (parts.length === 0 || !(total > 0)) throw new VoxError('invalid_request', 'A voice blend needs positive weights.', { param: 'voice' });
+    if (parts.length === 0 || !(total > 0))
+      throw new VoxError('invalid_request', 'A voice blend needs positive weights.', { param: 'voice' });
     const row = Math.min(Math.max(tokenCount, 1), voiceRows - 1);
     const style = new Float32Array(kokoroStyleSize);
     for (const part of parts) {
@@ -179,8 +233,18 @@ export class KokoroSynthesizer implements Synthesizer {
       const runs = splitTokens(prepared.ids, prepared.breaks);
       for (const [r, ids] of runs.entries()) {
         const endsSentence = r === runs.length - 1 && pieces[i]!.endsSentence;
-        const audio = await this.run(ids, await this.style(request.voice, ids.length), speed, emotion.f0Semitones, emotion.f0Range, emotion.voiced);
-        const samples = trimEdgeSilence(audio, kokoroSampleRate, { leadingSeconds: joinSilenceSeconds.leading, trailingSeconds: endsSentence ? Infinity : joinSilenceSeconds.trailing });
+        const audio = await this.run(
+          ids,
+          await this.style(request.voice, ids.length),
+          speed,
+          emotion.f0Semitones,
+          emotion.f0Range,
+          emotion.voiced,
+        );
+        const samples = trimEdgeSilence(audio, kokoroSampleRate, {
+          leadingSeconds: joinSilenceSeconds.leading,
+          trailingSeconds: endsSentence ? Infinity : joinSilenceSeconds.trailing,
+        });
         applySpectralTilt(samples, kokoroSampleRate, emotion.tiltDb);
         applyGainDb(samples, emotion.gainDb);
         guardPeak(samples);
@@ -219,12 +283,23 @@ export class KokoroSynthesizer implements Synthesizer {
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
     // American English (also for English words in Chinese) is loaded with the model; British on its first use.
     const british = language === 'en-gb' ? await (this.britishLexicon ??= EnglishLexicon.load(this.lexiconDir, 'gb')) : undefined;
-    const phonemes = await kokoroPhonemes(text, language, { signal, lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) } });
+    const phonemes = await kokoroPhonemes(text, language, {
+      signal,
+      lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) },
+    });
     const ids = this.tokenize(phonemes);
     // Positions after punctuation or spaces are where an over-long chunk may be cut.
-    const breakIds = new Set([this.vocab.get(' '), this.vocab.get(','), this.vocab.get('.'), this.vocab.get(';'), this.vocab.get(':'), this.vocab.get('!'), this.vocab.get('?')]);
+    const breakIds = new Set([
+      this.vocab.get(' '),
+      this.vocab.get(','),
+      this.vocab.get('.'),
+      this.vocab.get(';'),
+      this.vocab.get(':'),
+      this.vocab.get('!'),
+      this.vocab.get('?'),
+    ]);
     const breaks = new Set<number>();
-    ids.forEach((id, i) => breakIds.has(id) && breaks.add(i + 1));
+    for (const [i, id] of ids.entries()) if (breakIds.has(id)) breaks.add(i + 1);
     return { ids, breaks };
   }
 
@@ -232,7 +307,9 @@ export class KokoroSynthesizer implements Synthesizer {
     if (!kokoroVoiceNames.includes(id)) throw new VoxError('not_found', `Unknown Kokoro voice '${id}'.`, { param: 'voice' });
     let table = this.voiceTables.get(id);
     if (!table) {
-      table = readFile(path.join(this.voicesDir, `${id}.bin`)).then((bytes) => new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)));
+      table = readFile(path.join(this.voicesDir, `${id}.bin`)).then(
+        (bytes) => new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
+      );
       this.voiceTables.set(id, table);
     }
     return table;

@@ -10,8 +10,20 @@ export const synthesisEngines: ReadonlyArray<EngineEntry<Synthesizer>> = [
     id: 'kokoro-82m',
     operations: ['tts'],
     modelIds: ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon'],
-    load: async ({ dir, threads }) => (await import('./kokoro.js')).KokoroSynthesizer.load({ modelDir: dir('kokoro-82m'), voicesDir: dir('kokoro-voices'), lexiconDir: dir('misaki-lexicon'), threads }),
+    load: async ({ dir, threads }) =>
+      (await import('./kokoro.js')).KokoroSynthesizer.load({
+        modelDir: dir('kokoro-82m'),
+        voicesDir: dir('kokoro-voices'),
+        lexiconDir: dir('misaki-lexicon'),
+        threads,
+      }),
     release: async (engine) => engine.close(),
   },
-  { id: 'espeak-ng', operations: ['tts'], modelIds: [], load: async () => (await import('./espeak.js')).EspeakSynthesizer.load(), release: async (engine) => engine.close() },
+  {
+    id: 'espeak-ng',
+    operations: ['tts'],
+    modelIds: [],
+    load: async () => (await import('./espeak.js')).EspeakSynthesizer.load(),
+    release: async (engine) => engine.close(),
+  },
 ];

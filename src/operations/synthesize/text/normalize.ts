@@ -67,14 +67,23 @@ const en = (ordinal: (v: bigint) => string, cardinal: (v: bigint) => string, bri
 
 /** Years read as pairs in English (1990 -> nineteen ninety, 2005 -> two thousand five). */
 function englishYear(year: bigint, cardinal: (v: bigint) => string): string {
-  if (year >= 1100n && year < 2000n && year % 100n !== 0n) return `${cardinal(year / 100n)} ${year % 100n < 10n ? 'oh ' : ''}${cardinal(year % 100n)}`;
+  if (year >= 1100n && year < 2000n && year % 100n !== 0n)
+    return `${cardinal(year / 100n)} ${year % 100n < 10n ? 'oh ' : ''}${cardinal(year % 100n)}`;
   if (year >= 2010n && year < 2100n) return `${cardinal(year / 100n)} ${cardinal(year % 100n)}`;
   return cardinal(year);
 }
 
 const rules: Record<string, LanguageRules> = {
-  'en-us': en((v) => enUS.toOrdinal(v), (v) => enUS.toCardinal(v), false),
-  'en-gb': en((v) => enGB.toOrdinal(v), (v) => enGB.toCardinal(v), true),
+  'en-us': en(
+    (v) => enUS.toOrdinal(v),
+    (v) => enUS.toCardinal(v),
+    false,
+  ),
+  'en-gb': en(
+    (v) => enGB.toOrdinal(v),
+    (v) => enGB.toCardinal(v),
+    true,
+  ),
   es: {
     cardinal: (v) => esES.toCardinal(v),
     ordinal: (v) => esES.toOrdinal(v),
@@ -131,7 +140,20 @@ const rules: Record<string, LanguageRules> = {
     thousands: '.',
     decimalMark: ',',
     percent: 'per cento',
-    months: ['gennaio', 'febbraio', 'marzo', 'aprile', 'maggio', 'giugno', 'luglio', 'agosto', 'settembre', 'ottobre', 'novembre', 'dicembre'],
+    months: [
+      'gennaio',
+      'febbraio',
+      'marzo',
+      'aprile',
+      'maggio',
+      'giugno',
+      'luglio',
+      'agosto',
+      'settembre',
+      'ottobre',
+      'novembre',
+      'dicembre',
+    ],
     date: (d, m, y) => `${d} ${m} ${y}`,
     time: (h, m, c) => (m === 0n ? `le ${c(h)}` : `le ${c(h)} e ${c(m)}`),
     currencies: { $: ['dollaro', 'dollari', 'centesimi'], '€': ['euro', 'euro', 'centesimi'], '£': ['sterlina', 'sterline', 'penny'] },
@@ -147,7 +169,12 @@ const rules: Record<string, LanguageRules> = {
     joiner: ' ',
   },
   'pt-br': {
-    cardinal: (v) => ptPT.toCardinal(v).replace(/dezasseis/g, 'dezesseis').replace(/dezassete/g, 'dezessete').replace(/dezanove/g, 'dezenove'),
+    cardinal: (v) =>
+      ptPT
+        .toCardinal(v)
+        .replace(/dezasseis/g, 'dezesseis')
+        .replace(/dezassete/g, 'dezessete')
+        .replace(/dezanove/g, 'dezenove'),
     ordinal: (v) => ptPT.toOrdinal(v),
     ordinalPattern: /\b(\d+)(º|ª|°)/g,
     decimalWord: 'vírgula',
@@ -217,6 +244,7 @@ export function normalizationLanguages(): string[] {
 export function normalizeText(text: string, language: string): string {
   let out = text
     .normalize('NFC')
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters (other than tab and newline) are what it removes
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ' ')
     .replace(/[‘’]/g, "'")
     .replace(/https?:\/\/\S+/g, ' ');
@@ -230,8 +258,10 @@ export function normalizeText(text: string, language: string): string {
   for (const [pattern, replacement] of r.abbreviations) out = out.replace(pattern, replacement);
   // ISO dates 2024-03-15, then day/month/year (month/day/year in American English).
   out = out.replace(/\b(\d{4})-(\d{2})-(\d{2})\b/g, (all, y: string, m: string, d: string) => spokenDate(r, language, d, m, y) ?? all);
-  out = out.replace(/\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b/g, (all, a: string, b: string, y: string) =>
-    (language === 'en-us' ? spokenDate(r, language, b, a, y) : spokenDate(r, language, a, b, y)) ?? all,
+  out = out.replace(
+    /\b(\d{1,2})[/.](\d{1,2})[/.](\d{4})\b/g,
+    (all, a: string, b: string, y: string) =>
+      (language === 'en-us' ? spokenDate(r, language, b, a, y) : spokenDate(r, language, a, b, y)) ?? all,
   );
   out = out.replace(/\b([01]?\d|2[0-3]):([0-5]\d)\b/g, (_all, h: string, m: string) => r.time(BigInt(h), BigInt(m), c));
   // Money: symbol before or after the amount.
@@ -287,7 +317,8 @@ function spokenDate(r: LanguageRules, language: string, day: string, month: stri
     : language === 'zh'
       ? [...year].map((digit) => r.cardinal(BigInt(digit)).replace('零', '〇')).join('')
       : r.cardinal(y);
-  const dayWords = language.startsWith('en') && r.ordinal ? r.ordinal(d) : language === 'fr' && d === 1n && r.ordinal ? r.ordinal(d) : r.cardinal(d);
+  const dayWords =
+    language.startsWith('en') && r.ordinal ? r.ordinal(d) : language === 'fr' && d === 1n && r.ordinal ? r.ordinal(d) : r.cardinal(d);
   return r.date(dayWords, r.months[m - 1]!, yearWords);
 }
 

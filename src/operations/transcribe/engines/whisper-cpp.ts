@@ -19,7 +19,14 @@ const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
  * without the gate, and the VAD already keeps silence out. The probability itself is real now (native/build-whisper.sh)
  * and reported per segment; turning the gate on is left to a measurement.
  */
-const decoding = { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2, entropyThreshold: 2.4, logprobThreshold: -1, noSpeechThreshold: 1.01 };
+const decoding = {
+  beamSize: 5,
+  bestOf: 5,
+  temperatureIncrement: 0.2,
+  entropyThreshold: 2.4,
+  logprobThreshold: -1,
+  noSpeechThreshold: 1.01,
+};
 
 /**
  * Tokens a decoding pass may produce: 40 plus 15 per second of audio, far above what speech needs (fast Chinese is about
@@ -47,7 +54,11 @@ export function draftMaxTokens(audioSeconds: number): number {
  * draft, too short for the compression test to see.
  */
 export function repeatsPhrase(text: string): boolean {
-  const words = text.toLowerCase().split(/\s+/).map((w) => w.replace(/[^\p{L}\p{N}]/gu, '')).filter(Boolean);
+  const words = text
+    .toLowerCase()
+    .split(/\s+/)
+    .map((w) => w.replace(/[^\p{L}\p{N}]/gu, ''))
+    .filter(Boolean);
   for (let length = 2; length <= 6; length++) {
     for (let i = 0; i + 2 * length <= words.length; i++) {
       if (words.slice(i, i + length).join(' ') === words.slice(i + length, i + 2 * length).join(' ')) return true;
@@ -79,7 +90,8 @@ const contextPaddingFrames = 64;
 const reducedContextMaxSeconds = 20;
 // A multiple of 16 frames: the cross-attention products then run as llamafile's tiled kernels instead of one dot product
 // per output (67 s side-by-side file: 11.8 s of CPU instead of 13.3 s).
-const reducedContext = (audioSeconds: number): number => Math.ceil((Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames) / 16) * 16;
+const reducedContext = (audioSeconds: number): number =>
+  Math.ceil((Math.ceil(audioSeconds * encoderFramesPerSecond) + contextPaddingFrames) / 16) * 16;
 
 /**
  * The first segment after another whose text Whisper put at one point in time (its start and end timestamps equal): it has
@@ -184,7 +196,13 @@ export function tokensToWords(tokens: WhisperToken[], segmentEndSeconds: number,
     if (!perCharacter && startsWord) flush();
     pending.push(token);
     // In unspaced scripts a word ends as soon as the bytes so far form whole characters.
-    if (perCharacter && !Buffer.concat(pending.map((t) => t.bytes)).toString('utf8').includes('\uFFFD')) flush();
+    if (
+      perCharacter &&
+      !Buffer.concat(pending.map((t) => t.bytes))
+        .toString('utf8')
+        .includes('\uFFFD')
+    )
+      flush();
   }
   flush();
   const words: RecognizedWord[] = [];
@@ -195,7 +213,12 @@ export function tokensToWords(tokens: WhisperToken[], segmentEndSeconds: number,
     const nextGroup = groups[i + 1];
     const next = nextGroup ? tokenStartSeconds(nextGroup[0]!) : segmentEndSeconds;
     const logProbability = group.reduce((sum, t) => sum + t.logProbability, 0) / group.length;
-    words.push({ text, startSeconds, endSeconds: Math.max(startSeconds, Math.min(next, segmentEndSeconds)), probability: Math.min(1, Math.max(0, Math.exp(logProbability))) });
+    words.push({
+      text,
+      startSeconds,
+      endSeconds: Math.max(startSeconds, Math.min(next, segmentEndSeconds)),
+      probability: Math.min(1, Math.max(0, Math.exp(logProbability))),
+    });
   }
   // DTW times are monotone in practice; enforce it so callers can rely on it.
   for (let i = 1; i < words.length; i++) {
@@ -225,9 +248,15 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 
   /** `encoderPath`: the model's encoder as ONNX (catalog onnxEncoders), which then encodes every window in whisper.cpp's place. */
-  static async load(modelPath: string, options: { modelId: string; threads: number; modelName?: string; encoderPath?: string }): Promise<WhisperCppTranscriber> {
+  static async load(
+    modelPath: string,
+    options: { modelId: string; threads: number; modelName?: string; encoderPath?: string },
+  ): Promise<WhisperCppTranscriber> {
     const onnxEncoder = options.encoderPath ? await OnnxWhisperEncoder.load(options.encoderPath, { threads: options.threads }) : undefined;
-    const model = await WhisperModel.load(modelPath, { ...(options.modelName ? { modelName: options.modelName } : {}), ...(onnxEncoder ? { encoder: onnxEncoder.encode } : {}) });
+    const model = await WhisperModel.load(modelPath, {
+      ...(options.modelName ? { modelName: options.modelName } : {}),
+      ...(onnxEncoder ? { encoder: onnxEncoder.encode } : {}),
+    });
     return new WhisperCppTranscriber(model, options.modelId, options.threads, onnxEncoder);
   }
 
@@ -236,22 +265,27 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
-    const decode = (audioContext: number, temperature: number, prompt: string | undefined, fallback: boolean): Promise<WhisperResult> => this.model.transcribe(samples, {
-      ...decoding,
-      ...(fallback ? {} : { temperatureIncrement: 0 }),
-      ...(options.draft ? { beamSize: 1, bestOf: 1, temperatureIncrement: 0 } : {}),
-      language: options.language,
-      ...(options.translate ? { translate: true } : {}),
-      ...(prompt ? { prompt } : {}),
-      threads: this.threads,
-      temperature,
-      maxTokens: options.draft ? draftMaxTokens(samples.length / 16000) : maxTokens(samples.length / 16000),
-      // Conditioning text comes from the caller's prompt.
-      noContext: true,
-      suppressNonSpeech: true,
-      audioContext,
-      ...(options.lowLatency ? { endOfAudioMarginMs: lowLatencyEndOfAudioMarginSeconds * 1000 } : {}),
-    }, options.signal);
+    const decode = (audioContext: number, temperature: number, prompt: string | undefined, fallback: boolean): Promise<WhisperResult> =>
+      this.model.transcribe(
+        samples,
+        {
+          ...decoding,
+          ...(fallback ? {} : { temperatureIncrement: 0 }),
+          ...(options.draft ? { beamSize: 1, bestOf: 1, temperatureIncrement: 0 } : {}),
+          language: options.language,
+          ...(options.translate ? { translate: true } : {}),
+          ...(prompt ? { prompt } : {}),
+          threads: this.threads,
+          temperature,
+          maxTokens: options.draft ? draftMaxTokens(samples.length / 16000) : maxTokens(samples.length / 16000),
+          // Conditioning text comes from the caller's prompt.
+          noContext: true,
+          suppressNonSpeech: true,
+          audioContext,
+          ...(options.lowLatency ? { endOfAudioMarginMs: lowLatencyEndOfAudioMarginSeconds * 1000 } : {}),
+        },
+        options.signal,
+      );
     const audioSeconds = samples.length / 16000;
     const decodeAt = async (temperature: number, prompt: string | undefined, fallback = true): Promise<WhisperResult> => {
       if (audioSeconds <= reducedContextMaxSeconds) {
@@ -264,9 +298,18 @@ export class WhisperCppTranscriber implements Transcriber {
       return decode(0, temperature, prompt, fallback);
     };
     if (options.draft) {
-      const draft = await decode(audioSeconds <= reducedContextMaxSeconds ? reducedContext(audioSeconds) : 0, options.temperature, options.prompt, false);
+      const draft = await decode(
+        audioSeconds <= reducedContextMaxSeconds ? reducedContext(audioSeconds) : 0,
+        options.temperature,
+        options.prompt,
+        false,
+      );
       // A looping draft says nothing about the speech: none is better.
-      return chunkTranscript(loops(draft, true) || looksRunOn(draft, audioSeconds) || repeatsPhrase(draft.segments.map((s) => s.text).join('')) ? { ...draft, segments: [] } : draft);
+      return chunkTranscript(
+        loops(draft, true) || looksRunOn(draft, audioSeconds) || repeatsPhrase(draft.segments.map((s) => s.text).join(''))
+          ? { ...draft, segments: [] }
+          : draft,
+      );
     }
     let result = await decodeAt(options.temperature, options.prompt);
     if (options.prompt && result.temperature < promptTemperatureCutoff && loops(result, true)) {

@@ -112,7 +112,13 @@ export type WhisperEncoder = (mel: Float32Array, frames: number, done: (embeddin
 
 interface NativeAddon {
   load(modelPath: string, options: { dtwPreset: number }): Promise<object>;
-  transcribe(model: object, samples: Float32Array, options: WhisperDecodeOptions, abortFlag: Int32Array, encoder?: WhisperEncoder): Promise<WhisperResult>;
+  transcribe(
+    model: object,
+    samples: Float32Array,
+    options: WhisperDecodeOptions,
+    abortFlag: Int32Array,
+    encoder?: WhisperEncoder,
+  ): Promise<WhisperResult>;
   info(model: object): WhisperModelInfo;
   encode(model: object, samples: Float32Array, options: { threads: number }): Promise<WhisperEncoding>;
   /** Ends every wait for an encoder: the calls fail. */
@@ -130,13 +136,27 @@ export const whisperAddonPath = path.join(packageRoot, 'native/build/voxd_whispe
 
 /** whisper.cpp's alignment-head presets (enum whisper_alignment_heads_preset) by model name. */
 const dtwPresets: Record<string, number> = {
-  'tiny.en': 3, tiny: 4, 'base.en': 5, base: 6, 'small.en': 7, small: 8, 'medium.en': 9, medium: 10,
-  'large-v1': 11, 'large-v2': 12, 'large-v3': 13, 'large-v3-turbo': 14,
+  'tiny.en': 3,
+  tiny: 4,
+  'base.en': 5,
+  base: 6,
+  'small.en': 7,
+  small: 8,
+  'medium.en': 9,
+  medium: 10,
+  'large-v1': 11,
+  'large-v2': 12,
+  'large-v3': 13,
+  'large-v3-turbo': 14,
 };
 
 /** 'ggml-base.bin' -> 'base', 'ggml-large-v3-turbo-q5_0.bin' -> 'large-v3-turbo'. */
 export function modelNameFromFile(file: string): string | undefined {
-  const stem = path.basename(file).replace(/^ggml-/, '').replace(/\.bin$/, '').replace(/-q\d_\d$|-q\d_k$/, '');
+  const stem = path
+    .basename(file)
+    .replace(/^ggml-/, '')
+    .replace(/\.bin$/, '')
+    .replace(/-q\d_\d$|-q\d_k$/, '');
   return stem in dtwPresets ? stem : undefined;
 }
 
@@ -185,7 +205,7 @@ export class WhisperModel {
     const native = loadAddon();
     const name = options.modelName ?? modelNameFromFile(modelPath);
     try {
-      return new WhisperModel(native, await native.load(modelPath, { dtwPreset: name ? dtwPresets[name] ?? 0 : 0 }), options.encoder);
+      return new WhisperModel(native, await native.load(modelPath, { dtwPreset: name ? (dtwPresets[name] ?? 0) : 0 }), options.encoder);
     } catch (error) {
       throw new VoxError('model_unavailable', `whisper.cpp could not load ${modelPath}.`, { cause: error });
     }

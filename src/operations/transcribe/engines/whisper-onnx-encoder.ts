@@ -18,10 +18,12 @@ export class OnnxWhisperEncoder {
 
   /** Never throws: a failed run is reported through done, which fails the transcription. */
   readonly encode: WhisperEncoder = (mel, frames, done) => {
-    Promise.resolve().then(() => this.session.run({ mel: this.session.tensor('float32', mel, [1, mel.length / frames, frames]) })).then(
-      (outputs) => done(outputs['embd']!.data as Float32Array),
-      (error: unknown) => done(null, error instanceof Error ? error.message : String(error)),
-    );
+    Promise.resolve()
+      .then(() => this.session.run({ mel: this.session.tensor('float32', mel, [1, mel.length / frames, frames]) }))
+      .then(
+        (outputs) => done(outputs.embd!.data as Float32Array),
+        (error: unknown) => done(null, error instanceof Error ? error.message : String(error)),
+      );
   };
 
   close(): Promise<void> {
