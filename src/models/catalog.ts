@@ -12,15 +12,7 @@ import { convertKokoro } from './convert/kokoro.js';
 import { convertSpleeterToOnnx } from './convert/spleeter-to-onnx.js';
 import { convertWhisperEncoderToOnnx } from './convert/whisper-encoder-to-onnx.js';
 
-export type ModelTask =
-  | 'vad'
-  | 'asr'
-  | 'speaker-embedding'
-  | 'speaker-segmentation'
-  | 'tts'
-  | 'speech-enhancement'
-  | 'audio-tagging'
-  | 'source-separation';
+export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'source-separation';
 
 export interface ModelFile {
   name: string;
@@ -348,41 +340,6 @@ export const catalog: ModelSpec[] = [
       },
     ],
   ),
-  repositoryModel(
-    { id: 'gtcrn', task: 'speech-enhancement', description: 'GTCRN lightweight speech enhancement, 16 kHz', license: 'MIT' },
-    { repo: 'Xiaobin-Rong/gtcrn', commit: '3862c448' },
-    [
-      {
-        name: 'gtcrn_simple.onnx',
-        bytes: 535190,
-        sha256: 'b4718df6228e7bdf1a8a435cf98f838636eb2fd331acabf86ba87c5192ebcb87',
-        path: 'stream/onnx_models/gtcrn_simple.onnx',
-      },
-    ],
-  ),
-  repositoryModel(
-    {
-      id: 'yamnet',
-      task: 'audio-tagging',
-      description: 'YAMNet audio event classifier (521 AudioSet classes), TFLite',
-      license: 'Apache-2.0',
-    },
-    { repo: 'Jaskaran197/Speaker-Detector', commit: '4ec29b69' },
-    [
-      {
-        name: 'yamnet.tflite',
-        bytes: 4078224,
-        sha256: '469be6a3421cbc52cf97e9f2f966cba984198e8e7af9854d68b3e3ebb1e04194',
-        path: 'yamnet.tflite',
-      },
-      {
-        name: 'yamnet_class_map.csv',
-        bytes: 14096,
-        sha256: 'cdf24d193e196d9e95912a2667051ae203e92a2ba09449218ccb40ef787c6df2',
-        path: 'yamnet_class_map.csv',
-      },
-    ],
-  ),
   {
     id: 'resemblyzer-ge2e',
     task: 'speaker-embedding',
@@ -535,8 +492,7 @@ function whisperBaseEncoder(precision: 'float32' | 'int8', file: string, bytes: 
   return {
     id: precision === 'float32' ? 'whisper-base-encoder' : 'whisper-base-encoder-int8',
     task: 'asr',
-    description:
-      `Whisper base's audio encoder as a ${precision} ONNX graph for onnxruntime, converted from whisper-base; whisper.cpp ` + `decodes`,
+    description: `Whisper base's audio encoder as a ${precision} ONNX graph, converted from whisper-base; whisper.cpp decodes`,
     license: 'MIT',
     files: [{ name: file, bytes, sha256 }],
     sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
@@ -615,7 +571,3 @@ catalog.push(
 
 /** The models built-in voices' analyses are computed with (speech synthesis, speaker embedding). */
 export const builtinAnalysisModels = ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'resemblyzer-ge2e'];
-
-export function findModel(id: string): ModelSpec | undefined {
-  return catalog.find((spec) => spec.id === id);
-}

@@ -7,13 +7,16 @@ import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findModel } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog.js';
 import { packageRoot } from '../../src/core/version.js';
 import { buildTestApp, makeTempDir } from '../helpers/app.js';
 import { modelFile, testModelsDir } from '../helpers/models.js';
 
 /** A model with the models pulled with it (what `voxd models pull ID` installs). */
-const withCompanions = (id: string): string[] => [id, ...(findModel(id)?.pulledWith ?? []).flatMap(withCompanions)];
+const withCompanions = (id: string): string[] => [
+  id,
+  ...(catalog.find((spec) => spec.id === id)?.pulledWith ?? []).flatMap(withCompanions),
+];
 
 /** A models directory holding links to these installed models only (and, if asked, to the derived analyses). */
 function modelsDirWith(ids: string[], options: { derived: boolean }): string {

@@ -236,10 +236,6 @@ const rules: Record<string, LanguageRules> = {
   },
 };
 
-export function normalizationLanguages(): string[] {
-  return Object.keys(rules);
-}
-
 /** Writes out numbers, dates, times, money, percentages and abbreviations in `language` (a BCP-47-ish code, lower case). */
 export function normalizeText(text: string, language: string): string {
   let out = text

@@ -2,14 +2,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { decodeFile } from '../../src/audio/decode.js';
-import { rmsDb, type Waveform } from '../../src/audio/waveform.js';
-import { World } from '../../src/audio/world.js';
-import { speakerF0Range, WorldDspConverter } from '../../src/operations/convert/engines/world-dsp.js';
-import { loadProfileStats, storeProfileStats, type TargetProfileStats } from '../../src/operations/convert/voice-converter.js';
-import { SpeakerEncoder } from '../../src/speakers/embedding.js';
-import { ge2eModelPath } from '../helpers/models.js';
-import { sharedDir, worldAddon } from '../helpers/vc-assets.js';
+import { decodeFile } from '../../../src/audio/decode.js';
+import { rmsDb, type Waveform } from '../../../src/audio/waveform.js';
+import { World } from '../../../src/audio/world.js';
+import { speakerF0Range, WorldDspConverter } from '../../../src/operations/convert/engines/world-dsp.js';
+import { loadProfileStats, storeProfileStats, type TargetProfileStats } from '../../../src/operations/convert/voice-converter.js';
+import { SpeakerEncoder } from '../../../src/speakers/embedding.js';
+import { ge2eModelPath } from '../../helpers/models.js';
+import { sharedDir, worldAddon } from '../../helpers/vc-assets.js';
 
 const clip = (name: string) => path.join(sharedDir, 'eval', 'vc', name);
 const sourcePath = clip('resemblyzer_librispeech/2033-164914-0001.wav'); // male, 16 kHz

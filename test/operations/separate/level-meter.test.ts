@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { peak, rmsDb } from '../../src/audio/waveform.js';
-import { LevelMeter } from '../../src/operations/separate/stem-files.js';
+import { peak, rmsDb } from '../../../src/audio/waveform.js';
+import { LevelMeter } from '../../../src/operations/separate/stem-files.js';
 
 describe('LevelMeter', () => {
   it('measures a stream fed in uneven blocks like the whole signal at once', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { takeSpeakable } from '../../src/operations/synthesize/speech-stream.js';
-import { repeatsPhrase } from '../../src/operations/transcribe/engines/whisper-cpp.js';
+import { takeSpeakable } from '../../../src/operations/synthesize/speech-stream.js';
+import { repeatsPhrase } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 
 test('text is spoken once a sentence is complete; at the start a long enough clause is enough, and the opening clause whatever its length', () => {
   assert.equal(takeSpeakable('Hello there', { final: false, clauseOk: true }), undefined);

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { decodeFile } from '../../src/audio/decode.js';
-import { relativeErrorDb, siSdr } from '../../bench/lib/sisdr.js';
-import type { Waveform } from '../../src/audio/waveform.js';
-import { defaultSoundtrackOptions, SoundtrackSeparator } from '../../src/operations/separate/engines/soundtrack.js';
-import { separateWaveform, stemNames, type StemName } from '../../src/operations/separate/separator.js';
-import { evalDir } from '../helpers/app.js';
-import { modelFile, testModelsDir } from '../helpers/models.js';
+import { decodeFile } from '../../../src/audio/decode.js';
+import { relativeErrorDb, siSdr } from '../../../bench/lib/sisdr.js';
+import type { Waveform } from '../../../src/audio/waveform.js';
+import { defaultSoundtrackOptions, SoundtrackSeparator } from '../../../src/operations/separate/engines/soundtrack.js';
+import { separateWaveform, stemNames, type StemName } from '../../../src/operations/separate/separator.js';
+import { evalDir } from '../../helpers/app.js';
+import { modelFile, testModelsDir } from '../../helpers/models.js';
 
 const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
   sep: Array<{ id: string; mixture: string; stems: Record<string, string> }>;
