@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
-import { catalog } from '../src/models/catalog.js';
+import { catalog } from '../src/models/catalog/index.js';
 import { ModelManager } from '../src/models/manager.js';
 import { DiarizationModels, OverlapDiarizer, overlapDistanceThreshold } from '../src/speakers/overlap-diarization.js';
 import { packageRoot } from '../src/core/version.js';

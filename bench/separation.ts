@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { decodeFile } from '../src/audio/decode.js';
 import { relativeErrorDb, siSdr } from './lib/sisdr.js';
 import { loadConfig } from '../src/config.js';
-import { catalog } from '../src/models/catalog.js';
+import { catalog } from '../src/models/catalog/index.js';
 import { ModelManager } from '../src/models/manager.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import {

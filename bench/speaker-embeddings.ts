@@ -28,7 +28,7 @@ import { concatSamples, type Waveform } from '../src/audio/waveform.js';
 import { loadConfig } from '../src/config.js';
 import { Scheduler } from '../src/core/scheduler.js';
 import { Metrics } from '../src/core/metrics.js';
-import { catalog } from '../src/models/catalog.js';
+import { catalog } from '../src/models/catalog/index.js';
 import { ModelManager } from '../src/models/manager.js';
 import { WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
 import type { TargetProfileStats } from '../src/operations/convert/voice-converter.js';

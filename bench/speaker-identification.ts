@@ -20,7 +20,7 @@ import path from 'node:path';
 import { decodeFile } from '../src/audio/decode.js';
 import { encodeWaveformToFile } from '../src/audio/encode.js';
 import { loadConfig } from '../src/config.js';
-import { catalog } from '../src/models/catalog.js';
+import { catalog } from '../src/models/catalog/index.js';
 import { ModelManager } from '../src/models/manager.js';
 import { cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { embedSpeakers, matchSpeakers, speechOfSpeakers, speechToEmbed, speakerMatchSimilarity } from '../src/speakers/identification.js';

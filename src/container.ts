@@ -32,7 +32,7 @@ import { createLogger } from './core/logger.js';
 import { operationRunners, type OperationRunner, type RunnerName } from './operations/runners.js';
 import type { Logger } from 'pino';
 import { Metrics } from './core/metrics.js';
-import { builtinAnalysisModels, catalog } from './models/catalog.js';
+import { builtinAnalysisModels, catalog } from './models/catalog/index.js';
 import { ModelManager } from './models/manager.js';
 import { conversionTargetAtCreation, VoiceConversionService } from './operations/convert/service.js';
 import { SeparationService } from './operations/separate/service.js';

@@ -11,7 +11,7 @@ import { createContainer, type Container } from '../container.js';
 import { VoxError } from '../core/errors.js';
 import type { OperationContext, OperationResult } from '../core/operation-context.js';
 import { createLogger } from '../core/logger.js';
-import { builtinAnalysisModels } from '../models/catalog.js';
+import { builtinAnalysisModels } from '../models/catalog/index.js';
 import { audioFormats } from '../audio/encode.js';
 import { contractFields } from '../core/contract-fields.js';
 import { emotions } from '../operations/synthesize/emotion.js';

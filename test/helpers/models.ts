@@ -2,7 +2,7 @@
 import { readdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { OnnxWhisperEncoder } from '../../src/operations/transcribe/engines/whisper-onnx-encoder.js';
 import { makeTempDir, sharedModelsDir } from './app.js';

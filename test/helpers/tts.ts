@@ -1,7 +1,7 @@
 /** Real engines for synthesis tests: models come through the model manager (registry packages, cached). */
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { pitchStatistics, trackPitch, type PitchStatistics } from '../../src/audio/pitch.js';
 import { KokoroSynthesizer } from '../../src/operations/synthesize/engines/kokoro.js';

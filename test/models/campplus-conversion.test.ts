@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import { decodeFile } from '../../src/audio/decode.js';
 import { fbank, subtractBinMeans } from '../../src/audio/fbank.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { convertCamppToOnnx } from '../../src/models/convert/campp-to-onnx.js';
 import { readTorchZipStateDict, type NamedTensor } from '../../src/models/convert/torch-legacy.js';
 import { hashFile, pipDownload, unpack } from '../../src/models/fetch.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import { loadConfig } from '../../src/config.js';
-import { catalog, type ModelSource } from '../../src/models/catalog.js';
+import { catalog, type ModelSource } from '../../src/models/catalog/index.js';
 import { rewriteConvInteger } from '../../src/models/convert/conv-integer.js';
 import { capTrailingPad, trailingPadFrames, trimDecoderLeadingPad } from '../../src/models/convert/kokoro.js';
 import { readModel, writeModel } from '../../src/models/convert/onnx-graph.js';

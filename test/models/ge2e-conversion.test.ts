@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { convertGe2eToOnnx } from '../../src/models/convert/ge2e-to-onnx.js';
 import { readLegacyTorchStateDict, type NamedTensor } from '../../src/models/convert/torch-legacy.js';
 import { hashFile, pipDownload, unpack } from '../../src/models/fetch.js';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { errorRate } from '../../bench/lib/wer.js';
 import { decodeFile } from '../../src/audio/decode.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { WhisperModel } from '../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir, sharedModelsDir } from '../helpers/app.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import * as tar from 'tar';
 import type { VoxError } from '../../src/core/errors.js';
-import { catalog, type ModelSpec } from '../../src/models/catalog.js';
+import { catalog, type ModelSpec } from '../../src/models/catalog/index.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { makeTempDir, sharedModelsDir } from '../helpers/app.js';
 

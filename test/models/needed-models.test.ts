@@ -7,7 +7,7 @@ import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { packageRoot } from '../../src/core/version.js';
 import { buildTestApp, makeTempDir } from '../helpers/app.js';
 import { modelFile, testModelsDir } from '../helpers/models.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import type { VoxError } from '../../src/core/errors.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { convertSpleeterToOnnx, spleeterInput, spleeterOutput } from '../../src/models/convert/spleeter-to-onnx.js';
 import { hashFile, pipDownload, unpack } from '../../src/models/fetch.js';
 import { ModelManager } from '../../src/models/manager.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import * as ort from 'onnxruntime-node';
 import { decodeFile } from '../../src/audio/decode.js';
-import { catalog } from '../../src/models/catalog.js';
+import { catalog } from '../../src/models/catalog/index.js';
 import { buildWhisperEncoderOnnx, readGgmlEncoder } from '../../src/models/convert/whisper-encoder-to-onnx.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { WhisperModel } from '../../src/operations/transcribe/engines/whisper-native.js';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
 import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../core/errors.js';
-import { kokoroVoiceNames } from '../../../models/catalog.js';
+import { kokoroVoiceNames } from '../../../models/catalog/index.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';

@@ -1,6 +1,6 @@
 /** The transcription engine: whisper.cpp with the configured model (a catalog id or a ggml file's path). */
 import path from 'node:path';
-import { catalog } from '../../../models/catalog.js';
+import { catalog } from '../../../models/catalog/index.js';
 import type { EngineEntry } from '../../../models/loaded.js';
 import type { Transcriber } from '../transcriber.js';
 
