@@ -20,6 +20,7 @@ import { embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.
 import type { Scratch, Store } from '../storage/store.js';
 import type { ApiKeyRecord, VoicePurpose, VoiceRecord } from '../core/records.js';
 import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
+import type { CreateVoiceFields, PatchVoiceFields } from './contract.js';
 
 export const referenceSampleRate = 16000;
 const minReferenceSeconds = 3;
@@ -79,21 +80,6 @@ type DeriveFunction = (clips: Waveform[]) => Promise<{ analysis: Record<string, 
 export interface DerivedAtCreation {
   name: () => Promise<string>;
   compute: (clips: Waveform[], signal: AbortSignal) => ReturnType<DeriveFunction>;
-}
-
-export interface CreateVoiceFields {
-  name: string;
-  language?: string;
-  description?: string;
-  labels?: string;
-  consent?: boolean;
-  purpose?: VoicePurpose;
-}
-
-export interface PatchVoiceFields {
-  name?: string;
-  description?: string;
-  labels?: Record<string, string>;
 }
 
 function parseLabels(text: string | undefined): Record<string, string> {

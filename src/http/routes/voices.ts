@@ -10,19 +10,16 @@ import { requestContext, sendResult } from '../context.js';
 import { errorResponses, keyedErrors } from '../schemas/common.js';
 import {
   createdVoiceResponse,
-  createVoiceBody,
   deletedVoiceResponse,
   listVoicesQuery,
-  patchVoiceBody,
   voiceListResponse,
   voiceParams,
   voicePreviewResponse,
   voiceResponse,
-  type CreateVoiceBody,
   type ListVoicesQuery,
-  type PatchVoiceBody,
   type VoiceParams,
 } from '../schemas/voices.js';
+import { createVoiceBody, patchVoiceBody, type CreateVoiceBody, type PatchVoiceFields } from '../../voices/contract.js';
 
 const security = [{ bearerAuth: [] }];
 const tags = ['voices'];
@@ -93,7 +90,7 @@ export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: 
     async (request, reply) => sendResult(reply, await synthesis.preview(request.params.voice_id, requestContext(request))),
   );
 
-  app.patch<{ Params: VoiceParams; Body: PatchVoiceBody }>(
+  app.patch<{ Params: VoiceParams; Body: PatchVoiceFields }>(
     '/v1/voices/:voice_id',
     {
       config: { scope: 'voices' },
