@@ -209,13 +209,18 @@ export class PiperSynthesizer implements Synthesizer {
     const lengthScale = voice.config.inference.length_scale / ((request.speed ?? 1) * emotion.rate);
     const voiceRate = voice.config.audio.sample_rate;
     const pieces = speechPieces(normalizeText(request.text, normalizationLanguage(language)));
-    let next = pieces.length > 0 ? piecePhonemes(pieces[0]!.text, voice, signal) : undefined;
+    // The next piece is phonemised while this one runs; if the caller stops early its failure must not go unhandled.
+    const phonemise = (i: number): Promise<string[]> | undefined => {
+      const phonemes = i < pieces.length ? piecePhonemes(pieces[i]!.text, voice, signal) : undefined;
+      phonemes?.catch(() => undefined);
+      return phonemes;
+    };
+    signal?.throwIfAborted();
+    let next = phonemise(0);
     for (let i = 0; i < pieces.length; i++) {
       signal?.throwIfAborted();
       const phonemes = await next!;
-      // The next piece is phonemised while this one runs; if the caller stops early its failure must not go unhandled.
-      next = i + 1 < pieces.length ? piecePhonemes(pieces[i + 1]!.text, voice, signal) : undefined;
-      next?.catch(() => undefined);
+      next = phonemise(i + 1);
       const runs = splitPhonemes(phonemes);
       for (const [r, run] of runs.entries()) {
         // No letter this voice has an id for: nothing it can say (e.g. a script its espeak voice does not read).
