@@ -216,6 +216,8 @@ export class PiperSynthesizer implements Synthesizer {
       return phonemes;
     };
     signal?.throwIfAborted();
+    // A voice's first use starts its worker while the first piece is phonemised (run() awaits the same start).
+    voice.worker(this.threads).catch(() => undefined);
     let next = phonemise(0);
     for (let i = 0; i < pieces.length; i++) {
       signal?.throwIfAborted();
