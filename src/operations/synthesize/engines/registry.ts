@@ -2,6 +2,7 @@
  * The speech engines, in order of preference: a language goes to the first engine that speaks it. Each loads from its
  * catalog models in its own module, imported when it loads (an API-only node never imports onnxruntime).
  */
+import { catalog, piperModelPrefix } from '../../../models/catalog/index.js';
 import type { EngineEntry } from '../../../models/loaded.js';
 import type { Synthesizer } from '../synthesizer.js';
 
@@ -17,6 +18,22 @@ export const synthesisEngines: ReadonlyArray<EngineEntry<Synthesizer>> = [
         lexiconDir: dir('misaki-lexicon'),
         threads,
       }),
+    release: async (engine) => engine.close(),
+  },
+  {
+    id: 'piper',
+    operations: ['tts'],
+    // No voice is required: the installed ones are loaded (none installed: it speaks no language).
+    modelIds: [],
+    load: async ({ installedDir, threads }) => {
+      const voices: Array<{ key: string; dir: string }> = [];
+      for (const { id } of catalog.filter((spec) => spec.id.startsWith(piperModelPrefix))) {
+        // A damaged voice is left out (`voxd models verify` names it) rather than silencing every engine with it.
+        const dir = await installedDir(id).catch(() => undefined);
+        if (dir) voices.push({ key: id.slice(piperModelPrefix.length), dir });
+      }
+      return (await import('./piper.js')).PiperSynthesizer.load({ voices, threads });
+    },
     release: async (engine) => engine.close(),
   },
   {

@@ -236,6 +236,15 @@ const rules: Record<string, LanguageRules> = {
   },
 };
 
+/**
+ * The code normalizeText has rules for that serves a regional tag: the tag itself, else its bare language (`es-es` ->
+ * `es`); one without rules is returned as it is (its digits are then read by espeak-ng).
+ */
+export function normalizationLanguage(tag: string): string {
+  const bare = tag.split('-')[0]!;
+  return rules[tag] || !rules[bare] ? tag : bare;
+}
+
 /** Writes out numbers, dates, times, money, percentages and abbreviations in `language` (a BCP-47-ish code, lower case). */
 export function normalizeText(text: string, language: string): string {
   let out = text

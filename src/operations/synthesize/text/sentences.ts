@@ -8,6 +8,8 @@
  * the trimmed leading silence made no difference).
  */
 export const minSpokenClauseCharacters = 30;
+/** A first sentence up to this long is not cut (a run of at most ~3 s of speech). */
+const wholeFirstSentenceCharacters = 48;
 
 const sentenceEnd = /(?<=[.!?…]["'”»)]*)\s+|(?<=[。！？])/u;
 const clauseEnd = /(?<=[,;:—–、，；：])\s*/u;
@@ -25,4 +27,23 @@ export function splitClauses(sentence: string): string[] {
     .split(clauseEnd)
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/** Text an engine synthesises in one run; one that stops inside a sentence is joined to the next without a pause. */
+export interface SpeechPiece {
+  text: string;
+  endsSentence: boolean;
+}
+
+/**
+ * Sentences; a long first sentence is cut after a long first clause, so the first audio comes early (see
+ * minSpokenClauseCharacters for why a short clause is not).
+ */
+export function speechPieces(text: string): SpeechPiece[] {
+  const sentences = splitSentences(text).map((sentence) => ({ text: sentence, endsSentence: true }));
+  const first = sentences[0];
+  if (!first || first.text.length <= wholeFirstSentenceCharacters) return sentences;
+  const clauses = splitClauses(first.text);
+  if (clauses.length < 2 || clauses[0]!.length < minSpokenClauseCharacters) return sentences;
+  return [{ text: clauses[0]!, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
 }

@@ -1,0 +1,102 @@
+/** Text-to-speech through HTTP with a Piper voice installed (joe, US English): routing by voice and language, listings. */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { decodeFile } from '../../src/audio/decode.js';
+import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.js';
+import { buildTestApp, makeTempDir, type TestApp } from '../helpers/app.js';
+import { modelFile } from '../helpers/models.js';
+import { joeModelId, joeVoiceId } from '../helpers/tts.js';
+
+async function decoded(bytes: Buffer, extension: string): Promise<Waveform> {
+  const file = path.join(makeTempDir('tts-piper'), `out.${extension}`);
+  writeFileSync(file, bytes);
+  return decodeFile(file);
+}
+
+describe('POST /v1/audio/tts with a Piper voice installed', () => {
+  let t: TestApp;
+  before(async () => {
+    // joe is pulled before the app starts: the engine loads the voices installed then.
+    await Promise.all([joeModelId, 'kokoro-82m', 'kokoro-voices', 'misaki-lexicon'].map((id) => modelFile(id, '')));
+    t = await buildTestApp();
+  });
+  after(async () => t?.close());
+
+  const tts = (payload: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/v1/audio/tts', headers: { authorization: `Bearer ${t.key}` }, payload });
+
+  test('voice_id of a Piper voice: Piper speaks, at its own rate, in its own language by default', { timeout: 120_000 }, async () => {
+    const text = 'Please remember to bring your umbrella, because it may rain this afternoon.';
+    const r = await tts({ text, voice_id: joeVoiceId, format: 'wav' });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.equal(r.headers['x-voxd-engine'], 'piper');
+    assert.equal(r.headers['x-voxd-warnings'], undefined);
+    const audio = await decoded(r.rawPayload, 'wav');
+    assert.equal(audio.sampleRate, 22050);
+    const words = text.split(/\s+/).length;
+    assert.ok(
+      durationSeconds(audio) > words * 0.2 && durationSeconds(audio) < words * 0.7,
+      `${durationSeconds(audio)} s for ${words} words`,
+    );
+    assert.ok(rmsDb(audio.samples) > -35, `level ${rmsDb(audio.samples)}`);
+    // A bare language code is the voice's own.
+    const english = await tts({ text: 'Good morning.', voice_id: joeVoiceId, language: 'en', format: 'wav' });
+    assert.equal(english.statusCode, 200, english.body);
+    assert.equal(english.headers['x-voxd-engine'], 'piper');
+  });
+
+  test('streamed: Piper speaks, chunk by chunk', { timeout: 120_000 }, async () => {
+    const text = 'The library opens early in the morning. It closes late on Fridays. It is closed on Sundays.';
+    const r = await tts({ text, voice_id: joeVoiceId, stream: true, format: 'wav', sample_rate: 16000 });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.equal(r.headers['x-voxd-engine'], 'piper');
+    const audio = await decoded(r.rawPayload, 'wav');
+    assert.equal(audio.sampleRate, 16000);
+    assert.ok(durationSeconds(audio) > 3, `${durationSeconds(audio)} s`);
+  });
+
+  test("a language joe does not speak goes to the engine that does, with a warning; Kokoro's voices stay Kokoro's", {
+    timeout: 120_000,
+  }, async () => {
+    const german = await tts({ text: 'Guten Morgen.', voice_id: joeVoiceId, language: 'de', format: 'wav' });
+    assert.equal(german.statusCode, 200, german.body);
+    assert.equal(german.headers['x-voxd-engine'], 'espeak');
+    assert.match(String(german.headers['x-voxd-warnings']), new RegExp(`${joeVoiceId} has no model for 'de'`));
+    for (const language of ['en', 'en-us']) {
+      const kokoro = await tts({ text: 'Good morning.', voice_id: 'af_heart', language, format: 'wav' });
+      assert.equal(kokoro.statusCode, 200, kokoro.body);
+      assert.equal(kokoro.headers['x-voxd-engine'], 'kokoro');
+    }
+  });
+
+  test('GET /v1/voices lists the Piper voice; capabilities name the engine; setup does not pull Piper voices', {
+    timeout: 30_000,
+  }, async () => {
+    const auth = { authorization: `Bearer ${t.key}` };
+    const voices = (await t.app.inject({ method: 'GET', url: '/v1/voices?type=builtin', headers: auth })).json().voices as Array<{
+      voice_id: string;
+      engine: string;
+      languages: string[];
+      description: string;
+    }>;
+    const joe = voices.find((v) => v.voice_id === joeVoiceId);
+    assert.deepEqual(joe && [joe.engine, joe.languages, joe.description], ['piper', ['en-us'], 'Piper neural voice']);
+    const english = (await t.app.inject({ method: 'GET', url: '/v1/voices?language=en-us', headers: auth })).json().voices as Array<{
+      voice_id: string;
+    }>;
+    assert.ok(english.some((v) => v.voice_id === joeVoiceId));
+    assert.equal(english[0]!.voice_id, 'af_heart');
+    const capabilities = (await t.app.inject({ method: 'GET', url: '/v1/capabilities' })).json().tts as {
+      engines: Array<{ engine: string }>;
+      default_voices: Record<string, string>;
+    };
+    assert.deepEqual(
+      capabilities.engines.map((e) => e.engine),
+      ['kokoro', 'piper', 'espeak'],
+    );
+    assert.equal(capabilities.default_voices['en-us'], 'af_heart');
+    assert.ok(!t.container.neededModels().some((id) => id.startsWith('piper-')), t.container.neededModels().join(', '));
+  });
+});
