@@ -46,6 +46,8 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** Extra directories searched for model files before fetching (e.g. ../shared/models in development). */
   localModelDirs: string[];
+  /** Model files published under a URL prefix (`from`) are fetched from a mirror's prefix (`to`) instead. */
+  modelMirrors: Array<{ from: string; to: string }>;
   /** A catalog model id (default whisper-base) or a path to any whisper.cpp ggml file. */
   asrModel: string;
   /**
@@ -106,6 +108,18 @@ function list(env: Env, name: string, separator: string): string[] {
     .split(separator)
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
+}
+
+/** VOXD_MODEL_MIRRORS: comma list of `<published prefix>=<mirror prefix>`, both http(s) URLs. */
+function modelMirrors(env: Env): Config['modelMirrors'] {
+  return list(env, 'VOXD_MODEL_MIRRORS', ',').map((pair) => {
+    const separator = pair.indexOf('=');
+    const [from, to] = [pair.slice(0, separator).trim(), pair.slice(separator + 1).trim()];
+    const isHttp = (url: string): boolean => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol);
+    if (separator < 0 || !isHttp(from) || !isHttp(to))
+      throw new ConfigError(`VOXD_MODEL_MIRRORS must be a comma list of <published URL prefix>=<mirror URL prefix> (got '${pair}').`);
+    return { from, to };
+  });
 }
 
 function databaseUrl(env: Env): string | null {
@@ -201,6 +215,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     preloadModels: boolean(env, 'VOXD_PRELOAD_MODELS', true),
     shutdownGraceSeconds: integer(env, 'VOXD_SHUTDOWN_GRACE_SECONDS', 30, 0, 3600),
     localModelDirs: list(env, 'VOXD_LOCAL_MODEL_DIRS', path.delimiter).map((dir) => path.resolve(dir)),
+    modelMirrors: modelMirrors(env),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
     asrEncoder,
     metricsPublic: boolean(env, 'VOXD_METRICS_PUBLIC', false),

@@ -98,7 +98,12 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const scratch = localScratch(path.join(config.dataDir, 'tmp'));
   const apiKeys = new ApiKeyService(store.keys);
   await apiKeys.seed(config.bootstrapApiKeys);
-  const models = new ModelManager({ modelsDir: config.modelsDir, localModelDirs: config.localModelDirs, catalog });
+  const models = new ModelManager({
+    modelsDir: config.modelsDir,
+    localModelDirs: config.localModelDirs,
+    catalog,
+    urlMirrors: config.modelMirrors,
+  });
   const metrics = new Metrics();
   const scheduler = new Scheduler(
     { concurrency: config.workerConcurrency, queueLimit: config.queueLimit, shortJobSeconds: config.shortJobSeconds },

@@ -21,6 +21,15 @@ describe('configuration', () => {
     assert.equal(config.asrEncoder, 'onnx');
     assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'ggml' }).asrEncoder, 'ggml');
     assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'onnx-int8' }).asrEncoder, 'onnx-int8');
+    assert.deepEqual(config.modelMirrors, []);
+    assert.deepEqual(
+      loadConfig({ VOXD_MODEL_MIRRORS: 'https://huggingface.co/=http://mirror.lan/hf/, https://a.example/x/=https://b.example/y/' })
+        .modelMirrors,
+      [
+        { from: 'https://huggingface.co/', to: 'http://mirror.lan/hf/' },
+        { from: 'https://a.example/x/', to: 'https://b.example/y/' },
+      ],
+    );
     assert.ok(Object.isFrozen(config));
   });
 
@@ -35,6 +44,8 @@ describe('configuration', () => {
       ['VOXD_SHUTDOWN_GRACE_SECONDS', '-1'],
       ['VOXD_SHUTDOWN_GRACE_SECONDS', '2.5'],
       ['VOXD_ASR_ENCODER', 'cuda'],
+      ['VOXD_MODEL_MIRRORS', 'https://huggingface.co/'],
+      ['VOXD_MODEL_MIRRORS', 'https://huggingface.co/=/srv/mirror'],
     ]) {
       assert.throws(
         () => loadConfig({ [name!]: value }),

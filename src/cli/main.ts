@@ -11,7 +11,7 @@ import { createContainer, type Container } from '../container.js';
 import { VoxError } from '../core/errors.js';
 import type { OperationContext, OperationResult } from '../core/operation-context.js';
 import { createLogger } from '../core/logger.js';
-import { builtinAnalysisModels } from '../models/catalog/index.js';
+import { builtinAnalysisModels, type ModelSpec, voiceModelsFor } from '../models/catalog/index.js';
 import { audioFormats } from '../audio/encode.js';
 import { contractFields } from '../core/contract-fields.js';
 import { emotions } from '../operations/synthesize/emotion.js';
@@ -24,6 +24,11 @@ import { jobsCommand } from './jobs.js';
 import { progressBar, stepProgress, type ProgressBar } from './progress.js';
 
 const print = (text: string): void => void process.stdout.write(`${text}\n`);
+// Output piped into a reader that stops early (`voxd models list | head`) ends the command quietly.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(0);
+});
 
 async function withContainer<T>(work: (container: Container, config: Readonly<Config>) => Promise<T>): Promise<T> {
   const config = loadConfig();
@@ -166,32 +171,86 @@ keys
     }),
   );
 
+/** The voice models of each language asked for (a comma list of `de`, `de-de`, `de_DE`), best first; an unknown one is an error. */
+function voiceModelsAskedFor(languages: string, catalog: readonly ModelSpec[]): ModelSpec[][] {
+  return languages
+    .split(',')
+    .map((language) => language.trim())
+    .filter((language) => language.length > 0)
+    .map((language) => {
+      const found = voiceModelsFor(language, catalog);
+      if (found.length === 0) {
+        const known = [...new Set(catalog.flatMap((spec) => (spec.voice ? [spec.voice.language] : [])))].sort();
+        throw new VoxError(
+          'not_found',
+          `No voice model in the catalog speaks '${language}'. Voice models' languages: ${known.join(', ')}.`,
+          {
+            param: 'tts-language',
+          },
+        );
+      }
+      return found;
+    });
+}
+
 const models = program.command('models').description('Manage models');
 models
   .command('list')
-  .description('Catalog and install state')
-  .action(() =>
+  .description('Catalog and install state: id, task, state, size, language and quality (voice models), licence, description')
+  .option('--tts-language <codes>', 'only the voice models of these languages (comma list: de, de-de, de_DE), best first')
+  .action((options: { ttsLanguage?: string }) =>
     withContainer(async ({ models: manager }) => {
-      for (const m of await manager.list()) {
+      const statuses = await manager.list();
+      const shown = options.ttsLanguage
+        ? voiceModelsAskedFor(options.ttsLanguage, manager.catalog).flatMap((specs) =>
+            specs.map((spec) => statuses.find((m) => m.id === spec.id)!),
+          )
+        : statuses;
+      for (const m of shown) {
         print(
-          [m.id, m.task, m.installed ? 'installed' : 'missing', `${(m.bytes / 1e6).toFixed(1)} MB`, m.license, m.description].join('\t'),
+          [
+            m.id,
+            m.task,
+            m.installed ? 'installed' : 'missing',
+            `${(m.bytes / 1e6).toFixed(1)} MB`,
+            m.language ?? '-',
+            m.quality ?? '-',
+            m.license,
+            m.description,
+          ].join('\t'),
         );
       }
     }),
   );
 models
   .command('pull [ids...]')
-  .description('Fetch, convert and verify models (default: all; --needed: those the enabled operations load)')
+  .description(
+    'Fetch, convert and verify models (default: every model but the optional voices, which are pulled by id or --tts-language; ' +
+      '--needed: those the enabled operations load)',
+  )
   .option('--force', 're-fetch even if installed')
   .option('--needed', 'also every model that the operations this node runs load (what setup pulls)')
-  .action((ids: string[], options: { force?: boolean; needed?: boolean }) =>
+  .option('--tts-language <codes>', 'also the best voice model of each of these languages (comma list: de, de-de, de_DE)')
+  .action((ids: string[], options: { force?: boolean; needed?: boolean; ttsLanguage?: string }) =>
     withContainer(async (container) => {
       const manager = container.models;
-      const wanted = [...new Set([...(options.needed ? container.neededModels() : []), ...ids])];
-      if (wanted.length === 0) wanted.push(...manager.catalog.map((s) => s.id));
+      const voices = options.ttsLanguage ? voiceModelsAskedFor(options.ttsLanguage, manager.catalog).map(([best]) => best!) : [];
+      for (const voice of voices)
+        process.stderr.write(
+          `${voice.id}: ${voice.voice!.languageName}, ${voice.voice!.quality} quality, the best voice of its language\n`,
+        );
+      const wanted = [...new Set([...(options.needed ? container.neededModels() : []), ...ids, ...voices.map((v) => v.id)])];
+      // Voice models are one of many per language: a user picks them, `models pull` alone does not fetch all of them.
+      if (wanted.length === 0) wanted.push(...manager.catalog.filter((s) => !s.voice).map((s) => s.id));
       const steps = stepProgress('models', wanted.length);
-      for (const [index, id] of wanted.entries())
-        await manager.pull(id, { force: options.force ?? false, log: (message) => steps.update(index, message) });
+      for (const [index, id] of wanted.entries()) {
+        try {
+          await manager.pull(id, { force: options.force ?? false, log: (message) => steps.update(index, message) });
+        } catch (error) {
+          steps.stop(`models: ${index} of ${wanted.length} installed and verified; ${id} failed`);
+          throw error;
+        }
+      }
       steps.stop(`models: ${wanted.length} installed and verified`);
       // What depends only on these models (built-in voices' speaker embeddings) is computed now, not by the first requests.
       if (wanted.some((id) => builtinAnalysisModels.includes(id))) {
