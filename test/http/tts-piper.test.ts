@@ -99,4 +99,48 @@ describe('POST /v1/audio/tts with a Piper voice installed', () => {
     assert.equal(capabilities.default_voices['en-us'], 'af_heart');
     assert.ok(!t.container.neededModels().some((id) => id.startsWith('piper-')), t.container.neededModels().join(', '));
   });
+
+  test('capabilities: neural_languages lists every language a neural voice speaks here or once pulled', { timeout: 30_000 }, async () => {
+    const { neural_languages: neural } = (await t.app.inject({ method: 'GET', url: '/v1/capabilities' })).json().tts as {
+      neural_languages: Array<{ language: string; installed: boolean; voices: string[] }>;
+    };
+    const entry = (language: string) => neural.find((n) => n.language === language);
+    assert.deepEqual(
+      neural.map((n) => n.language),
+      [...new Set(neural.map((n) => n.language))].sort(),
+      'one entry per language, sorted',
+    );
+    for (const n of neural) assert.deepEqual(Object.keys(n), ['language', 'installed', 'voices']);
+    // Installed: Kokoro's nine languages, with its voices, best first; US English with joe after Kokoro's voices.
+    const installed = neural.filter((n) => n.installed).map((n) => n.language);
+    for (const language of ['en-us', 'en-gb', 'es', 'fr', 'it', 'pt-br', 'hi', 'ja', 'zh'])
+      assert.ok(installed.includes(language), language);
+    assert.equal(entry('en-us')?.voices[0], 'af_heart');
+    assert.equal(entry('en-us')?.voices.at(-1), joeVoiceId);
+    assert.equal(entry('fr')?.voices[0], 'ff_siwis');
+    // Pullable: each language of the Piper catalogue with no installed neural voice, its catalog models best first.
+    assert.deepEqual(entry('de-de'), {
+      language: 'de-de',
+      installed: false,
+      voices: [
+        'piper-de_DE-thorsten-high',
+        'piper-de_DE-thorsten-medium',
+        'piper-de_DE-thorsten_emotional-medium',
+        'piper-de_DE-karlsson-low',
+        'piper-de_DE-kerstin-low',
+        'piper-de_DE-pavoque-low',
+        'piper-de_DE-ramona-low',
+        'piper-de_DE-thorsten-low',
+        'piper-de_DE-eva_k-x_low',
+      ],
+    });
+    const models = new Set(t.container.models.catalog.map((spec) => spec.id));
+    for (const n of neural.filter((n) => !n.installed))
+      assert.ok(n.voices.length > 0 && n.voices.every((id) => models.has(id)), n.language);
+    // 9 Kokoro languages and the catalogue's 34 regional languages, three of which (en-us, en-gb, pt-br) Kokoro has.
+    assert.equal(neural.length, 40);
+    assert.equal(new Set(neural.map((n) => n.language.split('-')[0])).size, 32);
+    // The espeak-ng languages are not neural.
+    assert.equal(entry('af'), undefined);
+  });
 });

@@ -118,7 +118,7 @@ export class SynthesisService {
     return {
       available: languages.length > 0,
       languages,
-      neural_languages: [...new Set(engines.filter((engine) => engine.neural).flatMap((engine) => engine.languages()))],
+      neural_languages: neuralLanguages(engines),
       // The voice to try first in each language: that of the first engine speaking it (Kokoro's best-graded voice).
       default_voices: Object.fromEntries(languages.map((l) => [l, firstSpeaking(engines, l)!.voice])),
       engines: engines.map((engine) => ({ engine: engine.engine, model: engine.modelId })),
@@ -455,6 +455,38 @@ export class SynthesisService {
     });
     return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
   }
+}
+
+/** A language natural (neural) speech is available in, here or once a model is pulled. */
+export interface NeuralLanguage {
+  language: string;
+  /** A neural voice for it is loaded. */
+  installed: boolean;
+  /**
+   * Installed: the ids of the voices that speak it (engines in order of preference, each one's best first); else the
+   * catalog models to pull, best first.
+   */
+  voices: string[];
+}
+
+/** Every language a neural engine speaks, or would speak once one of its catalog's voices is pulled; sorted by tag. */
+function neuralLanguages(engines: readonly Synthesizer[]): NeuralLanguage[] {
+  const neural = engines.filter((engine) => engine.neural);
+  const installed = new Map<string, string[]>();
+  for (const engine of neural) {
+    const voices = engine.voices();
+    for (const language of engine.languages())
+      installed.set(language, [
+        ...(installed.get(language) ?? []),
+        ...voices.filter((voice) => voice.languages.includes(language)).map((voice) => voice.id),
+      ]);
+  }
+  const pullable = new Map<string, string[]>();
+  for (const { model, language } of neural.flatMap((engine) => engine.pullable?.() ?? []))
+    if (!installed.has(language)) pullable.set(language, [...(pullable.get(language) ?? []), model]);
+  return [...installed.keys(), ...pullable.keys()]
+    .sort()
+    .map((language) => ({ language, installed: installed.has(language), voices: installed.get(language) ?? pullable.get(language)! }));
 }
 
 /** The first engine speaking a language, the tag it speaks it as and its voice for it. */

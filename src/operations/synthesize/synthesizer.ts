@@ -13,6 +13,14 @@ export interface BuiltinVoice {
   gender: 'female' | 'male' | 'unknown';
 }
 
+/** A voice an engine would speak once its catalog model is installed (`voxd models pull <model>`). */
+export interface PullableVoice {
+  /** The catalog model to pull. */
+  model: string;
+  /** The language it speaks (a lower-case code as accepted by `synthesize`). */
+  language: string;
+}
+
 /**
  * Which voice speaks: a built-in voice, a weighted blend of built-in voices (Kokoro), or a style vector fitted elsewhere
  * (Kokoro: Float32Array of 256 values, e.g. for a cloned voice).
@@ -53,6 +61,8 @@ export interface Synthesizer {
   /** The voice that speaks `language` (a tag from speaks()): `voiceId`, one of its own, where it can, else its choice. */
   voiceFor(language: string, voiceId?: string): string;
   voices(): BuiltinVoice[];
+  /** Voices of its catalog that are not installed, best first: what capabilities offer to pull (absent: none). */
+  pullable?(): PullableVoice[];
   /** Audio chunk by chunk (sentences; a long first sentence is split at a clause so audio starts early). */
   synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk>;
   close(): Promise<void>;

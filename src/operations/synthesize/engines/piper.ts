@@ -22,7 +22,7 @@ import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../core/errors.js';
 import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 import { prosody as emotionProsody } from '../emotion.js';
-import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
+import type { BuiltinVoice, PullableVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizationLanguage, normalizeText } from '../text/normalize.js';
 import { speechPieces, splitClauses } from '../text/sentences.js';
 import { phonemize } from './espeak-ng.js';
@@ -120,17 +120,25 @@ export class PiperSynthesizer implements Synthesizer {
     /** Best first: by quality, then in the order given. */
     private readonly speakers: readonly PiperSpeaker[],
     private readonly threads: number,
+    private readonly notInstalled: readonly PullableVoice[],
   ) {}
 
-  /** Reads the voices' configs; each voice's model is loaded on its first use. No voice: an engine that speaks nothing. */
-  static async load(options: { voices: PiperVoiceFiles[]; threads: number }): Promise<PiperSynthesizer> {
+  /**
+   * Reads the voices' configs; each voice's model is loaded on its first use. No voice: an engine that speaks nothing.
+   * `pullable`: the catalog's voices that are not installed, best first.
+   */
+  static async load(options: { voices: PiperVoiceFiles[]; threads: number; pullable?: PullableVoice[] }): Promise<PiperSynthesizer> {
     const voices = await Promise.all(options.voices.map(loadVoice));
     const rank = (voice: PiperVoice): number => qualities.indexOf(voice.quality);
     const speakers = voices
       .map((voice, order) => ({ voice, order }))
       .sort((a, b) => rank(b.voice) - rank(a.voice) || a.order - b.order)
       .flatMap(({ voice }) => speakersOf(voice));
-    return new PiperSynthesizer(speakers, options.threads);
+    return new PiperSynthesizer(speakers, options.threads, options.pullable ?? []);
+  }
+
+  pullable(): PullableVoice[] {
+    return [...this.notInstalled];
   }
 
   languages(): string[] {

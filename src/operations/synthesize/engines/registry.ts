@@ -2,7 +2,7 @@
  * The speech engines, in order of preference: a language goes to the first engine that speaks it. Each loads from its
  * catalog models in its own module, imported when it loads (an API-only node never imports onnxruntime).
  */
-import { catalog, piperModelPrefix } from '../../../models/catalog/index.js';
+import { catalog, piperModelPrefix, voiceQualities } from '../../../models/catalog/index.js';
 import type { EngineEntry } from '../../../models/loaded.js';
 import type { Synthesizer } from '../synthesizer.js';
 
@@ -27,12 +27,20 @@ export const synthesisEngines: ReadonlyArray<EngineEntry<Synthesizer>> = [
     modelIds: [],
     load: async ({ installedDir, threads }) => {
       const voices: Array<{ key: string; dir: string }> = [];
-      for (const { id } of catalog.filter((spec) => spec.id.startsWith(piperModelPrefix))) {
+      const pullable: Array<{ model: string; language: string; rank: number }> = [];
+      for (const { id, voice } of catalog.filter((spec) => spec.id.startsWith(piperModelPrefix))) {
         // A damaged voice is left out (`voxd models verify` names it) rather than silencing every engine with it.
         const dir = await installedDir(id).catch(() => undefined);
         if (dir) voices.push({ key: id.slice(piperModelPrefix.length), dir });
+        else if (voice) pullable.push({ model: id, language: voice.language, rank: voiceQualities.indexOf(voice.quality) });
       }
-      return (await import('./piper.js')).PiperSynthesizer.load({ voices, threads });
+      // Best first: by quality, then in the catalog's order (a stable sort).
+      pullable.sort((a, b) => b.rank - a.rank);
+      return (await import('./piper.js')).PiperSynthesizer.load({
+        voices,
+        threads,
+        pullable: pullable.map(({ model, language }) => ({ model, language })),
+      });
     },
     release: async (engine) => engine.close(),
   },
