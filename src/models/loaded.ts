@@ -22,6 +22,7 @@ export class LoadedModel<T> {
   private loaded = false;
   private lastError: string | undefined;
   private lastAttemptAt = 0;
+  private closed = false;
 
   constructor(
     readonly id: string,
@@ -34,6 +35,8 @@ export class LoadedModel<T> {
   ) {}
 
   get(): Promise<T> {
+    // After close() (shutdown) nothing loads again: a model runtime started while the process exits can abort it.
+    if (this.closed) return Promise.reject(new Error(`'${this.id}' is closed: the process is shutting down.`));
     this.lastAttemptAt = Date.now();
     this.pending ??= this.load().then(
       (model) => {
@@ -62,6 +65,7 @@ export class LoadedModel<T> {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     // A load still under way (e.g. preloading) is waited for, so what it starts (a worker thread) is released too.
     const model = await this.pending?.catch(() => undefined);
     this.pending = undefined;

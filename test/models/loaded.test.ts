@@ -66,3 +66,16 @@ test('loadedFromCatalog: the loader gets the directories of the models it declar
   );
   await assert.rejects(undeclared.get(), /'sneaky' loads 'c', which it does not declare/);
 });
+
+test('after close() nothing loads again (a runtime started while the process exits can abort it)', async () => {
+  let loads = 0;
+  const model = new LoadedModel('m', ['tts'], ['m'], async () => {
+    loads++;
+    return 'model';
+  });
+  await model.get();
+  await model.close();
+  await assert.rejects(model.get(), /'m' is closed/);
+  model.retryFailed();
+  assert.equal(loads, 1);
+});
