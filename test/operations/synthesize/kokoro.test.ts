@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { rmsDb } from '../../../src/audio/waveform.js';
 import type { KokoroSynthesizer } from '../../../src/operations/synthesize/engines/kokoro.js';
-import { assertEmotionDirections, collect, loadKokoro, measure } from '../../helpers/tts.js';
+import { EnglishLexicon } from '../../../src/operations/synthesize/engines/english-lexicon.js';
+import { kokoroPhonemes } from '../../../src/operations/synthesize/engines/kokoro-phonemes.js';
+import { assertEmotionDirections, collect, loadKokoro, measure, modelManager } from '../../helpers/tts.js';
 
 describe('Kokoro engine (real model)', () => {
   let kokoro: KokoroSynthesizer;
@@ -60,6 +62,26 @@ describe('Kokoro engine (real model)', () => {
     for (const piece of pieces) assert.ok(silentSeconds(piece, false) <= 0.1, `leading silence ${silentSeconds(piece, false)} s`);
     const join = silentSeconds(pieces[0]!, true) + silentSeconds(pieces[1]!, false);
     assert.ok(join <= 0.25, `silence at the cut ${join} s`);
+  });
+
+  test('a first plosive keeps its onset: only silence before the model\'s first sound is trimmed, 30 ms of it kept', async () => {
+    // Issue 32: first words heard wrong ("Put" as "but", "Do you know" as "You know") on some voices; the trim was suspected.
+    const lexicons = { us: await EnglishLexicon.load(await modelManager().pull('misaki-lexicon'), 'us') };
+    for (const [voice, text] of [['af_bella', 'Put the milk back in the fridge, please.'], ['af_kore', 'Do you know where the station is?']] as const) {
+      const ids = kokoro.tokenize(await kokoroPhonemes(text, 'en-us', { lexicons }));
+      const raw = await kokoro.run(ids, await kokoro.style({ id: voice }, ids.length), 1);
+      const served = (await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: voice } }))).samples;
+      // A sentence ending with the text keeps its end: what is served is the model's output from some sample on.
+      const cut = raw.length - served.length;
+      assert.deepEqual(served, raw.subarray(cut), `${voice}: served audio is the model's own from sample ${cut}`);
+      const frame = 120; // 5 ms
+      const firstSound = (samples: Float32Array): number => {
+        for (let start = 0; start + frame <= samples.length; start += frame) if (rmsDb(samples.subarray(start, start + frame)) > -60) return start;
+        return samples.length;
+      };
+      assert.ok(firstSound(raw) >= cut, `${voice}: sound above -60 dBFS at ${firstSound(raw) / 24} ms was cut (cut at ${cut / 24} ms)`);
+      assert.ok(firstSound(served) >= 0.03 * 24000, `${voice}: ${firstSound(served) / 24} ms before the first sound`);
+    }
   });
 
   test('every other Kokoro language speaks (en-gb, fr, it, pt-br, hi, ja, zh)', async () => {
