@@ -73,7 +73,8 @@ describe('Kokoro engine (real model)', () => {
       const served = (await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: voice } }))).samples;
       // A sentence ending with the text keeps its end: what is served is the model's output from some sample on.
       const cut = raw.length - served.length;
-      assert.deepEqual(served, raw.subarray(cut), `${voice}: served audio is the model's own from sample ${cut}`);
+      const differing = served.filter((sample, i) => sample !== raw[cut + i]).length;
+      assert.equal(differing, 0, `${voice}: served audio is the model's own from sample ${cut}`);
       const frame = 120; // 5 ms
       const firstSound = (samples: Float32Array): number => {
         for (let start = 0; start + frame <= samples.length; start += frame) if (rmsDb(samples.subarray(start, start + frame)) > -60) return start;
