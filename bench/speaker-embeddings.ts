@@ -425,8 +425,8 @@ function genderByRule(difference: number, medianHz: number, margin: number): 'fe
  * Voice profiles. Subjects: the eval speakers of known gender (eval/vc plus JFK), made into profiles through the API (so
  * their embeddings and pitch are the service's), and the 54 Kokoro voices (embedding and pitch of the speech the
  * service synthesises to analyse a built-in voice).
- * - gender: each subject's female-minus-male similarity uses the mean embeddings of the Kokoro voices of each gender,
- *   without the subject; the margin from which the embedding overrules pitch is chosen on the other subjects (leave one
+ * - gender: each subject's female-minus-male similarity uses the mean embeddings of the Kokoro voices of each gender
+ *   (the American English ones, as the service does, and all 54), without the subject; the margin from which the embedding overrules pitch is chosen on the other subjects (leave one
  *   out). Accuracy of the rule, of the embedding alone and of pitch alone.
  * - blend: the Kokoro blend each eval profile gets (the service's choice: same language and gender, three closest,
  *   closestVoicesBlend) when built-in voices and profile are compared under each model; Kokoro reads a text with that blend and
@@ -513,43 +513,51 @@ async function voicesSection() {
     const gender = [];
     const margins = range(0, 0.3, 0.005);
     const subjects = [...profiles.map((p) => ({ ...p, builtin: false })), ...builtins.map((b) => ({ ...b, builtin: true }))];
-    for (const { model } of encoders) {
-      const differences = subjects.map((subject) => {
-        const references = builtins.filter((b) => b.id !== subject.id);
-        const centre = (g: string) => averageEmbedding(references.filter((b) => b.gender === g).map((b) => b.embeddings.get(model)!));
-        const embedding = subject.embeddings.get(model)!;
-        return cosineSimilarity(embedding, centre('female')) - cosineSimilarity(embedding, centre('male'));
-      });
-      const wrong = (i: number, margin: number): number =>
-        genderByRule(differences[i]!, subjects[i]!.medianHz, margin) === subjects[i]!.gender ? 0 : 1;
-      const indices = subjects.map((_, i) => i);
-      const held = heldOut(indices, margins, (i, margin) => wrong(i, margin));
-      const accuracy = (filter: (i: number) => boolean, right: (i: number) => boolean) => {
-        const chosen = indices.filter(filter);
-        return { right: chosen.filter(right).length, of: chosen.length };
-      };
-      const eval_ = (i: number) => !subjects[i]!.builtin;
-      const kokoroVoice = (i: number) => subjects[i]!.builtin;
-      const byRule = (i: number) => held[i]!.cost === 0;
-      const byEmbedding = (i: number) => (differences[i]! > 0 ? 'female' : 'male') === subjects[i]!.gender;
-      const byPitch = (i: number) => subjects[i]!.medianHz > 0 && (subjects[i]!.medianHz < 165 ? 'male' : 'female') === subjects[i]!.gender;
-      const row = {
-        model,
-        margin_best_on_all: bestOnAll(indices, margins, (i, margin) => wrong(i, margin)),
-        held_out_margins: { min: Math.min(...held.map((h) => h.value)), max: Math.max(...held.map((h) => h.value)) },
-        rule_held_out: { eval_speakers: accuracy(eval_, byRule), kokoro_voices: accuracy(kokoroVoice, byRule) },
-        embedding_alone: { eval_speakers: accuracy(eval_, byEmbedding), kokoro_voices: accuracy(kokoroVoice, byEmbedding) },
-        pitch_alone: { eval_speakers: accuracy(eval_, byPitch), kokoro_voices: accuracy(kokoroVoice, byPitch) },
-        wrong_by_rule: indices
-          .filter((i) => !byRule(i))
-          .map(
-            (i) =>
-              `${subjects[i]!.id} (${subjects[i]!.gender}, ${Math.round(subjects[i]!.medianHz)} Hz, difference ${round(differences[i]!, 3)})`,
-          ),
-      };
-      process.stdout.write(`${JSON.stringify(row)}\n`);
-      gender.push(row);
-    }
+    // The service's references are the prepared American English voices (SynthesisService.preparedVoiceIds); all 54 beside them.
+    const referenceSets: Record<string, (voice: (typeof builtins)[number]) => boolean> = {
+      'en-us': (voice) => voice.language === 'en-us',
+      all: () => true,
+    };
+    for (const [referenceSet, inSet] of Object.entries(referenceSets))
+      for (const { model } of encoders) {
+        const differences = subjects.map((subject) => {
+          const references = builtins.filter((b) => inSet(b) && b.id !== subject.id);
+          const centre = (g: string) => averageEmbedding(references.filter((b) => b.gender === g).map((b) => b.embeddings.get(model)!));
+          const embedding = subject.embeddings.get(model)!;
+          return cosineSimilarity(embedding, centre('female')) - cosineSimilarity(embedding, centre('male'));
+        });
+        const wrong = (i: number, margin: number): number =>
+          genderByRule(differences[i]!, subjects[i]!.medianHz, margin) === subjects[i]!.gender ? 0 : 1;
+        const indices = subjects.map((_, i) => i);
+        const held = heldOut(indices, margins, (i, margin) => wrong(i, margin));
+        const accuracy = (filter: (i: number) => boolean, right: (i: number) => boolean) => {
+          const chosen = indices.filter(filter);
+          return { right: chosen.filter(right).length, of: chosen.length };
+        };
+        const eval_ = (i: number) => !subjects[i]!.builtin;
+        const kokoroVoice = (i: number) => subjects[i]!.builtin;
+        const byRule = (i: number) => held[i]!.cost === 0;
+        const byEmbedding = (i: number) => (differences[i]! > 0 ? 'female' : 'male') === subjects[i]!.gender;
+        const byPitch = (i: number) =>
+          subjects[i]!.medianHz > 0 && (subjects[i]!.medianHz < 165 ? 'male' : 'female') === subjects[i]!.gender;
+        const row = {
+          model,
+          references: referenceSet,
+          margin_best_on_all: bestOnAll(indices, margins, (i, margin) => wrong(i, margin)),
+          held_out_margins: { min: Math.min(...held.map((h) => h.value)), max: Math.max(...held.map((h) => h.value)) },
+          rule_held_out: { eval_speakers: accuracy(eval_, byRule), kokoro_voices: accuracy(kokoroVoice, byRule) },
+          embedding_alone: { eval_speakers: accuracy(eval_, byEmbedding), kokoro_voices: accuracy(kokoroVoice, byEmbedding) },
+          pitch_alone: { eval_speakers: accuracy(eval_, byPitch), kokoro_voices: accuracy(kokoroVoice, byPitch) },
+          wrong_by_rule: indices
+            .filter((i) => !byRule(i))
+            .map(
+              (i) =>
+                `${subjects[i]!.id} (${subjects[i]!.gender}, ${Math.round(subjects[i]!.medianHz)} Hz, difference ${round(differences[i]!, 3)})`,
+            ),
+        };
+        process.stdout.write(`${JSON.stringify(row)}\n`);
+        gender.push(row);
+      }
 
     const text =
       'She sells sea shells by the sea shore, and the shells she sells are surely sea shells. Please call Stella and ask her to bring these things with her from the store.';

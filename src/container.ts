@@ -121,8 +121,8 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const separator = load(separationEngine);
   const converter = load(conversionEngine(() => speakerEncoder.get()));
   const synthesizers = new Map(synthesisEngines.map((entry) => [entry.id, load(entry)]));
-  // Built-in voices' analyses depend only on model files: normally prepared at pull time, else here once (as a model
-  // "loads": readiness waits for it) so that no request has to analyse a built-in voice.
+  // Built-in voices' analyses depend only on model files: those of the default language are normally prepared at pull
+  // time, else here once (as a model "loads": readiness waits for it) so that the first requests analyse none of them.
   const preparation = new AbortController();
   const builtinAnalysis = new LoadedModel('builtin-voice-analysis', ['tts', 'vc'], [], async () => {
     const prepared = await synthesis.prepareBuiltinVoices({
@@ -166,7 +166,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     vad: () => vad.get(),
     analyzers: [
       speakerAnalyzer(() => speakerEncoder.get(), campplus, diarizer),
-      genderAnalyzer(async () => voices.builtinEmbeddings(await synthesis.blendingEngines())),
+      genderAnalyzer(async () => voices.builtinEmbeddings(await synthesis.preparedVoiceIds())),
     ],
     derivedAtCreation: [conversionTargetAtCreation(() => converter.get())],
     builtins: [builtinVoices],

@@ -437,15 +437,15 @@ export class VoiceService {
   }
 
   /**
-   * The speaker embeddings of the given engines' built-in voices whose gender is known, as far as they are prepared (read
-   * only: a request never waits for their computation).
+   * The speaker embeddings of the given built-in voices whose gender is known, as far as they are prepared (read only: a
+   * request never waits for their computation).
    */
   async builtinEmbeddings(
-    engines: readonly string[],
+    voiceIds: readonly string[],
   ): Promise<Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }>> {
     const found: Array<{ voiceId: string; gender: 'female' | 'male'; embedding: Float32Array }> = [];
     for (const voice of await this.builtinVoices()) {
-      if (!engines.includes(voice.engine) || !voice.gender_estimate) continue;
+      if (!voiceIds.includes(voice.voice_id) || !voice.gender_estimate) continue;
       const embedding = embeddingOf((await this.deps.builtinStore.read(voice.voice_id, 'speaker'))?.analysis);
       if (embedding) found.push({ voiceId: voice.voice_id, gender: voice.gender_estimate, embedding });
     }

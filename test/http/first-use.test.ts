@@ -36,8 +36,8 @@ describe('first use: built-in voices are analysed once, never twice', () => {
       modelFile('kokoro-voices', ''),
       worldAddon(),
     ]);
-    // What `voxd models pull` does for all voices (here the ones these requests use: the cloned voice is a female reader
-    // speaking English, blended from American English female voices).
+    // What `voxd models pull` does for the default language's voices (here the ones these requests use: the cloned voice
+    // is a female reader speaking English, blended from American English female voices).
     const modelsDir = modelsDirWithoutDerived();
     const setup = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
     try {
@@ -95,6 +95,21 @@ describe('first use: built-in voices are analysed once, never twice', () => {
       const metrics = (await t.app.inject({ method: 'GET', url: '/metrics', headers: auth })).body;
       assert.match(metrics, /^voxd_builtin_voice_analyses_total\{analysis="world-dsp"\} 1$/m);
       assert.doesNotMatch(metrics, /^voxd_builtin_voice_analyses_total\{analysis="speaker"\} [1-9]/m);
+
+      // Outside the default language, the first cloned speech in a language analyses that language's voices, once.
+      const kokoro = await t.container.synthesizers.get('kokoro-82m')!.get();
+      const spanish = kokoro.voices().filter((v) => v.languages.includes('es'));
+      const speakSpanish = () =>
+        t.app.inject({
+          method: 'POST',
+          url: '/v1/audio/tts',
+          headers: auth,
+          payload: { text: 'Por favor, deje su mensaje.', voice_id: created.json().voice_id, language: 'es', format: 'wav' },
+        });
+      assert.equal((await speakSpanish()).statusCode, 200);
+      assert.equal(t.container.voices.builtinAnalysesComputed, 1 + spanish.length, 'the Spanish voices were analysed');
+      assert.equal((await speakSpanish()).statusCode, 200);
+      assert.equal(t.container.voices.builtinAnalysesComputed, 1 + spanish.length, 'and kept');
     } finally {
       await t.close();
     }
