@@ -2,8 +2,8 @@
  * First use (issue 32): how long a new user waits, on this machine.
  * - setup: `scripts/setup.sh` into an empty models directory (the other steps, system packages, npm and the native
  *   builds, already done: they are skipped when done), then a second run of it.
- * - the built-in voices' analysis alone (the speaker embeddings of the 20 American English Kokoro voices, the set
- *   prepared with the models) into an empty analysis store.
+ * - the built-in voices' analysis alone (the speaker embeddings of the 28 English Kokoro voices, the set prepared
+ *   with the models) into an empty analysis store.
  * - on a fresh data dir, once /v1/ready: creating a cloned voice (two clips), its first TTS, the first conversion to a
  *   built-in voice (which computes that voice's conversion statistics from its kept reference speech) and a second one,
  *   then the first and second cloned-voice TTS in Spanish (the first analyses the Spanish voices).

@@ -426,7 +426,7 @@ function genderByRule(difference: number, medianHz: number, margin: number): 'fe
  * their embeddings and pitch are the service's), and the 54 Kokoro voices (embedding and pitch of the speech the
  * service synthesises to analyse a built-in voice).
  * - gender: each subject's female-minus-male similarity uses the mean embeddings of the Kokoro voices of each gender
- *   (the American English ones, as the service does, and all 54), without the subject; the margin from which the embedding overrules pitch is chosen on the other subjects (leave one
+ *   (the English ones, as the service does, the American ones and all 54), without the subject; the margin from which the embedding overrules pitch is chosen on the other subjects (leave one
  *   out). Accuracy of the rule, of the embedding alone and of pitch alone.
  * - blend: the Kokoro blend each eval profile gets (the service's choice: same language and gender, three closest,
  *   closestVoicesBlend) when built-in voices and profile are compared under each model; Kokoro reads a text with that blend and
@@ -513,8 +513,10 @@ async function voicesSection() {
     const gender = [];
     const margins = range(0, 0.3, 0.005);
     const subjects = [...profiles.map((p) => ({ ...p, builtin: false })), ...builtins.map((b) => ({ ...b, builtin: true }))];
-    // The service's references are the prepared American English voices (SynthesisService.preparedVoiceIds); all 54 beside them.
+    // The service's references are the prepared English voices (SynthesisService.preparedVoiceIds); the American ones alone
+    // and all 54 beside them.
     const referenceSets: Record<string, (voice: (typeof builtins)[number]) => boolean> = {
+      en: (voice) => voice.language.startsWith('en-'),
       'en-us': (voice) => voice.language === 'en-us',
       all: () => true,
     };

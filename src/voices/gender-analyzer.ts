@@ -1,7 +1,7 @@
 /**
  * A rough gender estimate of a voice profile, used to narrow the built-in voices a cloned voice is matched against.
  * Two cues: the speaker embedding (is the profile closer to the mean embedding of the built-in female voices or of the
- * male ones: Kokoro's, whose gender is known, prepared with the models) and the median F0 (YIN; 165 Hz separates typical
+ * male ones: Kokoro's English voices, whose gender is known, prepared with the models) and the median F0 (YIN; 165 Hz separates typical
  * adult speaking pitch). The embedding decides when it is clear; otherwise pitch does. Pitch alone misleads (a male
  * orator's speech sat at a median of 255 Hz; his embedding was 0.115 closer to the male voices), and so does a weak
  * embedding difference (a female VCTK reader at 225 Hz was 0.02 closer to the male voices). The embedding is GE2E's:
