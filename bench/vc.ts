@@ -29,9 +29,9 @@ import { World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { speakerF0Range, WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
+import { firstSeconds, phoneBand } from './lib/phone-band.js';
 import { errorRate } from './lib/wer.js';
 import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
-import { ffmpegBaseArgs, runProcess } from '../src/audio/ffmpeg.js';
 import { CamppEncoder } from '../src/speakers/campplus.js';
 import { buildTestApp, makeTempDir, multipartBody } from '../test/helpers/app.js';
 import { camppModelPath, ge2eModelPath, modelFile } from '../test/helpers/models.js';
@@ -189,27 +189,6 @@ interface ConditionPair {
   wer: { source: string; output: string; wer: number } | null;
 }
 
-/** 8 kHz G.711 mu-law and back to 16 kHz PCM: what a telephone line leaves of a clip. */
-async function phoneBand(file: string, dir: string): Promise<string> {
-  const narrow = path.join(dir, `${path.basename(file, '.wav')}.8k.wav`);
-  const back = path.join(dir, `${path.basename(file, '.wav')}.phone.wav`);
-  for (const args of [
-    ['-i', file, '-ar', '8000', '-ac', '1', '-c:a', 'pcm_mulaw', narrow],
-    ['-i', narrow, '-ar', '16000', '-c:a', 'pcm_s16le', back],
-  ]) {
-    const result = await runProcess('ffmpeg', [...ffmpegBaseArgs, ...args]);
-    if (result.exitCode !== 0) throw new Error(`ffmpeg: ${result.stderr}`);
-  }
-  return back;
-}
-
-async function firstSeconds(file: string, seconds: number, dir: string): Promise<string> {
-  const out = path.join(dir, `${path.basename(file, '.wav')}.first${seconds}s.wav`);
-  const result = await runProcess('ffmpeg', [...ffmpegBaseArgs, '-i', file, '-t', String(seconds), '-c:a', 'pcm_s16le', out]);
-  if (result.exitCode !== 0) throw new Error(`ffmpeg: ${result.stderr}`);
-  return out;
-}
-
 /**
  * The named conditions through the real service: per target speaker one cloned profile, every other speaker's first clip
  * converted to it. See the header.
@@ -258,7 +237,11 @@ export async function runServiceConditions(
           { name: targetSpeaker, consent: 'true' },
           {
             files: await Promise.all(
-              enrollmentFiles.map(async (file) => ({ filename: path.basename(file), content: await readFile(file), contentType: 'audio/wav' })),
+              enrollmentFiles.map(async (file) => ({
+                filename: path.basename(file),
+                content: await readFile(file),
+                contentType: 'audio/wav',
+              })),
             ),
           },
         );
@@ -432,7 +415,8 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 
   let report: Record<string, unknown>;
   if (values.conditions) {
     const names = values.conditions.split(',') as ConditionName[];
-    for (const name of names) if (!conditionNames.includes(name)) throw new Error(`unknown condition ${name}: ${conditionNames.join(', ')}`);
+    for (const name of names)
+      if (!conditionNames.includes(name)) throw new Error(`unknown condition ${name}: ${conditionNames.join(', ')}`);
     const results = await runServiceConditions(names, {
       every: values.every ? Number(values.every) : undefined,
       transcribe,
