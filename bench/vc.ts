@@ -16,9 +16,14 @@
  * against its other clips) or `long` (all its clips, 10.5-19 s; no clip is left to judge against, so the target is the mean
  * of the enrollment clips). Judged by GE2E (the encoder the engine's warp search also uses) and CAM++ (which the engine
  * never sees). Results go under `conditions.<label>.<condition>` of the results file; other entries are kept.
+ * Issue 36's slip, looked for with phone-short on all 55 pairs at d1a6bcf (24 Nov), e939641 (before CAM++ and the
+ * diarizer check) and 6e8c194: the same figures at all three (GE2E 0.697 to the target, +0.114, closer to the target than
+ * to the source 51%; CAM++ 0.341, +0.102, 24%); the diffs from the engine's merge (1af9144, which does not start against
+ * today's native build) to d1a6bcf change nothing the conversion path computes. The engine alone on the raw clips (runVcBench's way) does no better in this condition (every 3rd pair:
+ * GE2E closer 47%, CAM++ 21%): the gap to the wideband figures is the condition and the judge, not the profile path.
  *
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--wer] [--limit N] [--every N] [--dio] [--out FILE]
- *      [--conditions phone-short,phone-long,wideband-short,wideband-long --label after-fix]
+ *      [--conditions phone-short,phone-long,wideband-short,wideband-long --label head]
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
