@@ -8,9 +8,24 @@
  * Words: with `--wer`, whisper base (the transcription engine) transcribes source and output, and the output's WER
  * against the source's transcript is reported (the `transcribe` hook of `runVcBench`); without it, `wer` is null.
  *
+ * Conditions through the service (`--conditions`, issue 36): the real app (test/helpers/app.ts) clones each target with
+ * POST /v1/voices and converts with POST /v1/audio/vc (preserve_emotion=true), so the whole voice-profile path (clip
+ * preparation, checks, the statistics made at creation) is measured, not only the engine. A condition is
+ * `<band>-<enrollment>`: band `wideband` (the eval clips) or `phone` (ffmpeg `-ar 8000 -c:a pcm_mulaw` and back to 16 kHz,
+ * source, enrollment and judging clips alike); enrollment `short` (the target's first clip cut to its first 5.5 s, judged
+ * against its other clips) or `long` (all its clips, 10.5-19 s; no clip is left to judge against, so the target is the mean
+ * of the enrollment clips). Judged by GE2E (the encoder the engine's warp search also uses) and CAM++ (which the engine
+ * never sees). Results go under `conditions.<label>.<condition>` of the results file; other entries are kept.
+ * Issue 36's slip, looked for with phone-short on all 55 pairs at d1a6bcf (24 Nov), e939641 (before CAM++ and the
+ * diarizer check) and 6e8c194: the same figures at all three (GE2E 0.697 to the target, +0.114, closer to the target than
+ * to the source 51%; CAM++ 0.341, +0.102, 24%); the diffs from the engine's merge (1af9144, which does not start against
+ * today's native build) to d1a6bcf change nothing the conversion path computes. The engine alone on the raw clips (runVcBench's way) does no better in this condition (every 3rd pair:
+ * GE2E closer 47%, CAM++ 21%): the gap to the wideband figures is the condition and the judge, not the profile path.
+ *
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--wer] [--limit N] [--every N] [--dio] [--out FILE]
+ *      [--conditions phone-short,phone-long,wideband-short,wideband-long --label head]
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,9 +34,12 @@ import { World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
 import { speakerF0Range, WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
+import { firstSeconds, phoneBand } from './lib/phone-band.js';
 import { errorRate } from './lib/wer.js';
 import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
-import { ge2eModelPath, modelFile } from '../test/helpers/models.js';
+import { CamppEncoder } from '../src/speakers/campplus.js';
+import { buildTestApp, makeTempDir, multipartBody } from '../test/helpers/app.js';
+import { camppModelPath, ge2eModelPath, modelFile } from '../test/helpers/models.js';
 import { repoRoot, sharedDir, worldAddon } from '../test/helpers/vc-assets.js';
 
 interface Clip {
@@ -158,6 +176,181 @@ export async function runVcBench(options: VcBenchOptions = {}) {
   };
 }
 
+export type Band = 'wideband' | 'phone';
+export type Enrollment = 'short' | 'long';
+export const conditionNames = ['wideband-short', 'wideband-long', 'phone-short', 'phone-long'] as const;
+export type ConditionName = (typeof conditionNames)[number];
+/** The short enrollment: one clip, cut to this (the issue's telephone check enrolled from 3.5-5.5 s). */
+const shortEnrollmentSeconds = 5.5;
+
+interface ConditionPair {
+  source: string;
+  target: string;
+  crossGender: boolean;
+  ge2e: { outputToTarget: number; sourceToTarget: number; outputToSource: number };
+  campplus: { outputToTarget: number; sourceToTarget: number; outputToSource: number };
+  f0Correlation: number;
+  sameDuration: boolean;
+  wer: { source: string; output: string; wer: number } | null;
+}
+
+/**
+ * The named conditions through the real service: per target speaker one cloned profile, every other speaker's first clip
+ * converted to it. See the header.
+ */
+export async function runServiceConditions(
+  conditions: readonly ConditionName[],
+  options: { every?: number; transcribe?: Transcribe } = {},
+) {
+  const manifest = JSON.parse(await readFile(path.join(sharedDir, 'eval', 'manifest.json'), 'utf8')) as { vc: Clip[] };
+  const bySpeaker = new Map<string, Clip[]>();
+  for (const clip of manifest.vc) bySpeaker.set(clip.speaker, [...(bySpeaker.get(clip.speaker) ?? []), clip]);
+  const world = World.load(await worldAddon());
+  const [ge2e, campplus] = await Promise.all([
+    SpeakerEncoder.load(await ge2eModelPath(), { threads: 2 }),
+    CamppEncoder.load(await camppModelPath(), { threads: 2 }),
+  ]);
+  const dir = makeTempDir('vc-conditions');
+  const app = await buildTestApp();
+  const auth = { authorization: `Bearer ${app.key}` };
+  const embeddings = new Map<string, { ge2e: Float32Array; campplus: Float32Array }>();
+  const embed = async (file: string, waveform?: Waveform) => {
+    if (!embeddings.has(file)) {
+      const audio = waveform ?? (await decodeFile(file, { sampleRate: 16000, channels: 1 }));
+      embeddings.set(file, { ge2e: await ge2e.embedUtterance(audio), campplus: await campplus.embedUtterance(audio) });
+    }
+    return embeddings.get(file)!;
+  };
+  const results: Record<string, ReturnType<typeof summariseCondition>> = {};
+  try {
+    for (const condition of conditions) {
+      const [band, enrollment] = condition.split('-') as [Band, Enrollment];
+      const fileOf = async (clip: Clip) => {
+        const file = path.join(sharedDir, 'eval', clip.audio);
+        return band === 'phone' ? phoneBand(file, dir) : file;
+      };
+      const pairs: ConditionPair[] = [];
+      let pairIndex = 0;
+      for (const [targetSpeaker, clips] of bySpeaker) {
+        if (clips.length < 2) continue;
+        const enrollmentFiles =
+          enrollment === 'short'
+            ? [await firstSeconds(await fileOf(clips[0]!), shortEnrollmentSeconds, dir)]
+            : await Promise.all(clips.map(fileOf));
+        const judgeFiles = await Promise.all((enrollment === 'short' ? clips.slice(1) : clips).map(fileOf));
+        const form = multipartBody(
+          { name: targetSpeaker, consent: 'true' },
+          {
+            files: await Promise.all(
+              enrollmentFiles.map(async (file) => ({
+                filename: path.basename(file),
+                content: await readFile(file),
+                contentType: 'audio/wav',
+              })),
+            ),
+          },
+        );
+        const created = await app.app.inject({
+          method: 'POST',
+          url: '/v1/voices',
+          headers: { ...auth, 'content-type': form.contentType },
+          payload: form.body,
+        });
+        if (created.statusCode !== 201) throw new Error(`${condition} ${targetSpeaker}: ${created.body}`);
+        const voiceId = (created.json() as { voice_id: string }).voice_id;
+        const targets = await Promise.all(judgeFiles.map((file) => embed(file)));
+        const target = { ge2e: averageEmbedding(targets.map((e) => e.ge2e)), campplus: averageEmbedding(targets.map((e) => e.campplus)) };
+        for (const [sourceSpeaker, sourceClips] of bySpeaker) {
+          if (sourceSpeaker === targetSpeaker) continue;
+          if (options.every && pairIndex++ % options.every !== 0) continue;
+          const sourceClip = sourceClips[0]!;
+          const sourceFile = await fileOf(sourceClip);
+          const convertForm = multipartBody(
+            { target_voice_id: voiceId, preserve_emotion: 'true' },
+            { audio: { filename: 'source.wav', content: await readFile(sourceFile), contentType: 'audio/wav' } },
+          );
+          const converted = await app.app.inject({
+            method: 'POST',
+            url: '/v1/audio/vc',
+            headers: { ...auth, 'content-type': convertForm.contentType },
+            payload: convertForm.body,
+          });
+          if (converted.statusCode !== 200) throw new Error(`${condition} ${sourceClip.id} -> ${targetSpeaker}: ${converted.body}`);
+          const outputFile = path.join(dir, `${condition}-${targetSpeaker}-${sourceSpeaker}.wav`);
+          await writeFile(outputFile, converted.rawPayload);
+          const [source16k, output16k, sourceNative, outputNative] = await Promise.all([
+            decodeFile(sourceFile, { sampleRate: 16000, channels: 1 }),
+            decodeFile(outputFile, { sampleRate: 16000, channels: 1 }),
+            decodeFile(sourceFile, { channels: 1 }),
+            decodeFile(outputFile, { channels: 1 }),
+          ]);
+          const source = await embed(sourceFile, source16k);
+          const output = await embed(outputFile, output16k);
+          let wer: ConditionPair['wer'] = null;
+          if (options.transcribe) {
+            const [a, b] = [await options.transcribe(source16k), await options.transcribe(output16k)];
+            wer = { source: a, output: b, wer: errorRate(a, b, 'en').rate };
+          }
+          const similarities = (key: 'ge2e' | 'campplus') => ({
+            outputToTarget: cosineSimilarity(output[key], target[key]),
+            sourceToTarget: cosineSimilarity(source[key], target[key]),
+            outputToSource: cosineSimilarity(output[key], source[key]),
+          });
+          const pair: ConditionPair = {
+            source: sourceClip.id,
+            target: targetSpeaker,
+            crossGender: Boolean(sourceClip.gender && clips[0]!.gender && sourceClip.gender !== clips[0]!.gender),
+            ge2e: similarities('ge2e'),
+            campplus: similarities('campplus'),
+            f0Correlation: await harvestCorrelation(world, source16k.samples, output16k.samples),
+            sameDuration: outputNative.samples.length / outputNative.sampleRate === sourceNative.samples.length / sourceNative.sampleRate,
+            wer,
+          };
+          pairs.push(pair);
+          process.stderr.write(
+            `${condition} ${pair.source} -> ${pair.target}: GE2E ${pair.ge2e.outputToTarget.toFixed(3)} (source ${pair.ge2e.sourceToTarget.toFixed(3)}), ` +
+              `CAM++ ${pair.campplus.outputToTarget.toFixed(3)} (source ${pair.campplus.sourceToTarget.toFixed(3)}, output to source ` +
+              `${pair.campplus.outputToSource.toFixed(3)})${wer ? `, wer ${wer.wer.toFixed(2)}` : ''}\n`,
+          );
+        }
+      }
+      results[condition] = summariseCondition(pairs, Boolean(options.transcribe));
+    }
+  } finally {
+    await app.close();
+    await Promise.all([ge2e.close(), campplus.close()]);
+    await rm(dir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+function summariseCondition(pairs: ConditionPair[], withWer: boolean) {
+  const average = (f: (p: ConditionPair) => number) => pairs.reduce((s, p) => s + f(p), 0) / pairs.length;
+  const judged = (key: 'ge2e' | 'campplus') => ({
+    meanOutputToTarget: average((p) => p[key].outputToTarget),
+    meanSourceToTarget: average((p) => p[key].sourceToTarget),
+    meanGain: average((p) => p[key].outputToTarget - p[key].sourceToTarget),
+    /** Output nearer the target than the source was. */
+    rose: average((p) => (p[key].outputToTarget > p[key].sourceToTarget ? 1 : 0)),
+    /** Output nearer the target than to its own source. */
+    closerToTargetThanToSource: average((p) => (p[key].outputToTarget > p[key].outputToSource ? 1 : 0)),
+  });
+  return {
+    summary: {
+      pairs: pairs.length,
+      crossGenderPairs: pairs.filter((p) => p.crossGender).length,
+      ge2e: judged('ge2e'),
+      campplus: judged('campplus'),
+      meanF0Correlation: average((p) => p.f0Correlation),
+      minF0Correlation: Math.min(...pairs.map((p) => p.f0Correlation)),
+      durationIdentity: average((p) => (p.sameDuration ? 1 : 0)),
+      /** Output transcript against the source's (both by whisper base): the WER the conversion adds. */
+      meanWer: withWer ? average((p) => p.wer?.wer ?? 0) : null,
+    },
+    pairs,
+  };
+}
+
 /** Whisper base through the transcription engine, greedy, English. */
 async function whisperTranscribe(): Promise<Transcribe> {
   const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
@@ -217,16 +410,37 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 
       every: { type: 'string' },
       dio: { type: 'boolean' },
       out: { type: 'string' },
+      conditions: { type: 'string' },
+      label: { type: 'string' },
     },
   });
-  const report = await runVcBench({
-    limit: values.limit ? Number(values.limit) : undefined,
-    every: values.every ? Number(values.every) : undefined,
-    harvest: !values.dio,
-    transcribe: values.wer ? await whisperTranscribe() : undefined,
-  });
   const out = values.out ?? path.join(repoRoot, 'bench', 'results', 'vc.json');
+  const previous = JSON.parse(await readFile(out, 'utf8').catch(() => '{}')) as Record<string, unknown>;
+  const transcribe = values.wer ? await whisperTranscribe() : undefined;
+  let report: Record<string, unknown>;
+  if (values.conditions) {
+    const names = values.conditions.split(',') as ConditionName[];
+    for (const name of names)
+      if (!conditionNames.includes(name)) throw new Error(`unknown condition ${name}: ${conditionNames.join(', ')}`);
+    const results = await runServiceConditions(names, {
+      every: values.every ? Number(values.every) : undefined,
+      transcribe,
+    });
+    const label = values.label ?? 'current';
+    const conditions = (previous.conditions ?? {}) as Record<string, Record<string, unknown>>;
+    conditions[label] = { ...conditions[label], ...results };
+    report = { ...previous, conditions };
+    console.log(JSON.stringify(Object.fromEntries(Object.entries(results).map(([k, v]) => [k, v.summary])), null, 2));
+  } else {
+    const engineReport = await runVcBench({
+      limit: values.limit ? Number(values.limit) : undefined,
+      every: values.every ? Number(values.every) : undefined,
+      harvest: !values.dio,
+      transcribe,
+    });
+    report = { ...engineReport, conditions: previous.conditions };
+    console.log(JSON.stringify(engineReport.summary, null, 2));
+  }
   await mkdir(path.dirname(out), { recursive: true });
   await writeFile(out, `${JSON.stringify(report, null, 2)}\n`);
-  console.log(JSON.stringify(report.summary, null, 2));
 }
