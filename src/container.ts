@@ -13,7 +13,7 @@ import type { Synthesizer } from './operations/synthesize/synthesizer.js';
 import { conversionEngine } from './operations/convert/engines/registry.js';
 import { separationEngine } from './operations/separate/engines/registry.js';
 import { transcriptionEngine } from './operations/transcribe/engines/registry.js';
-import { diarizationEngine, speakerEncoderEngine, vadEngine } from './speakers/registry.js';
+import { audioEventEngine, diarizationEngine, speakerEncoderEngine, vadEngine } from './speakers/registry.js';
 import type { VoiceConverter } from './operations/convert/voice-converter.js';
 import type { Separator } from './operations/separate/separator.js';
 import type { SpeakerEncoder } from './speakers/embedding.js';
@@ -114,6 +114,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   // One LoadedModel per registered engine; each operation's registry says what it loads.
   const load = <T>(entry: EngineEntry<T>): LoadedModel<T> => loadedFromCatalog(models, entry, config.inferenceThreads);
   const vad = load(vadEngine);
+  const audioEvents = load(audioEventEngine);
   const asr = load(transcriptionEngine({ model: config.asrModel, encoder: config.asrEncoder }));
   // GE2E: voice profiles (blend search, gender estimate) and conversion metrics; transcription's speakers are CAM++'s.
   const speakerEncoder = load(speakerEncoderEngine(() => vad.get()));
@@ -133,6 +134,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   });
   const loadedModels: Array<Pick<LoadedModel<unknown>, 'get' | 'state' | 'close' | 'operations' | 'modelIds' | 'retryFailed'>> = [
     vad,
+    audioEvents,
     asr,
     speakerEncoder,
     diarization,
@@ -188,6 +190,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
       scheduler,
       metrics,
       vad: () => vad.get(),
+      audioEvents: () => audioEvents.get(),
       transcriber: () => asr.get(),
       diarizer,
       speakerNaming: { voices, encoder: campplus },

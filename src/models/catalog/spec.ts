@@ -1,5 +1,14 @@
 /** What a catalog entry says: the files a model installs (verified by hash) and where they can come from, in order. */
-export type ModelTask = 'vad' | 'asr' | 'speaker-embedding' | 'speaker-segmentation' | 'tts' | 'speech-enhancement' | 'source-separation';
+export type ModelTask =
+  | 'vad'
+  /** Speech, singing and music per stretch of audio. */
+  | 'audio-events'
+  | 'asr'
+  | 'speaker-embedding'
+  | 'speaker-segmentation'
+  | 'tts'
+  | 'speech-enhancement'
+  | 'source-separation';
 
 /** What is known of a file's content: its size and digests, as its publisher gives them (every one given is checked). */
 export interface FileDigests {

@@ -27,6 +27,14 @@ export const transcribeContract = Type.Object({
     ),
   ),
   diarize: Type.Optional(Type.Boolean({ default: false, description: 'Label speakers.' })),
+  tag_audio_events: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        'Add music and singing stretches as segments of kind event, text (music) or (singing), among the speech (which gets ' +
+        'kind speech); their labels join the text where they start.',
+    }),
+  ),
   num_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   max_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),

@@ -13,6 +13,8 @@ export interface TranscriptWord {
 
 export interface TranscriptSegment {
   id: number;
+  /** With tag_audio_events: `event` for a music or singing stretch (text `(music)` / `(singing)`, no words). */
+  kind?: 'speech' | 'event';
   start: number;
   end: number;
   text: string;
@@ -92,6 +94,7 @@ export function toVtt(segments: Cue[]): string {
 export function toJson(transcript: Transcript, granularities: { word: boolean; segment: boolean }, verbose: boolean): unknown {
   const segments = transcript.segments.map((s) => ({
     id: s.id,
+    ...(s.kind ? { kind: s.kind } : {}),
     start: round(s.start),
     end: round(s.end),
     text: s.text,

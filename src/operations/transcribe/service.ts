@@ -1,5 +1,6 @@
 /** POST /v1/audio/transcribe and the OpenAI-compatible /v1/audio/transcriptions and /v1/audio/translations. */
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
+import type { AudioEventDetector } from '../../audio/audio-events.js';
 import type { SileroVad } from '../../audio/vad.js';
 import { unsupportedValue, VoxError } from '../../core/errors.js';
 import type { OperationContext, OperationResult } from '../../core/operation-context.js';
@@ -8,6 +9,7 @@ import type { Metrics } from '../../core/metrics.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
+import { detectEvents, withAudioEvents } from './audio-events.js';
 import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
 import { parseKeyterms } from './keyterms.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
@@ -39,6 +41,8 @@ export interface TranscriptionDependencies {
   scheduler: Scheduler;
   metrics: Metrics;
   vad: () => Promise<SileroVad>;
+  /** For tag_audio_events (not installed: 503 naming the model to pull). */
+  audioEvents: () => Promise<AudioEventDetector>;
   /** Undefined when no ASR engine is installed: the route answers 501. */
   transcriber?: () => Promise<Transcriber>;
   /** Undefined when no speaker-embedding model is installed: diarize=true answers 501. */
@@ -110,6 +114,7 @@ export class TranscriptionService {
       });
     // Unknown, another key's or built-in voices fail before the upload is looked at.
     const speakerProfiles = speakerVoices.length > 0 ? await naming!.voices.identificationProfiles(speakerVoices, context.apiKey) : [];
+    const tagEvents = fields.tag_audio_events ?? false;
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
     const task = fields.task ?? 'transcribe';
@@ -156,10 +161,21 @@ export class TranscriptionService {
           ...(signal ? { signal } : {}),
         },
       );
-      const transcript =
+      const named =
         speakerProfiles.length > 0
           ? await this.nameSpeakers(result, naming!, speakerProfiles, { path: input.path, turns, signal })
           : result;
+      const transcript = tagEvents
+        ? withAudioEvents(
+            named,
+            await detectEvents(await this.deps.audioEvents(), {
+              path: input.path,
+              maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+              param: uploadField,
+              ...(signal ? { signal } : {}),
+            }),
+          )
+        : named;
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
       this.deps.metrics.recordInference(
         { operation: 'transcribe', engine: transcriber.engine, model: transcriber.modelId },
