@@ -168,7 +168,7 @@ const container = await createContainer(config);
 const [transcriber, vad] = await Promise.all([container.asr.get(), container.vad.get()]);
 const rows: Array<Record<string, unknown>> = [];
 // Held-out files first: a run stopped part way has measured those.
-for (const { name, part, parts } of [...files].sort((a, b) => Number(a.part === "tuning") - Number(b.part === "tuning"))) {
+for (const { name, part, parts } of [...files].sort((a, b) => Number(a.part === 'tuning') - Number(b.part === 'tuning'))) {
   if (args.only && !`${part}: ${name}`.includes(args.only)) continue;
   const file = build(`${part}-${name}`, parts);
   const reference = parts.map((p) => p.transcript).join(' ');
