@@ -335,9 +335,33 @@ const unsureLanguageProbability = 0.5;
  * The text a chunk passes on as the next chunk's prompt. A decoding accepted only at a high temperature (after
  * fallback) is unreliable, and conditioning on it invites repetition loops: the prompt is reset instead, as in
  * faster-whisper (prompt_reset_on_temperature 0.5).
+ * Nor is text that says a sentence twice passed on (issue 35): the speech repeats itself, and Whisper conditioned on
+ * those sentences passes over the audio's next sayings of them. A clip said 12 times (0.5 s apart) came back 8 times,
+ * each prompted chunk of four sayings as two, and the skipped ones could not be recovered as speech without words
+ * (their text is already in the chunk).
  */
 export function conditioningText(result: ChunkTranscript): string {
-  return result.temperature < unreliableTemperature ? result.segments.map((s) => s.text).join('') : '';
+  const text = result.segments.map((s) => s.text).join('');
+  return result.temperature < unreliableTemperature && !saysASentenceTwice(text) ? text : '';
+}
+
+/** Sentences of at least this many words count for saysASentenceTwice: "Hello?" twice is a greeting, not a repeat. */
+const repeatedSentenceMinWords = 3;
+
+/** Text in which one sentence (of repeatedSentenceMinWords or more, case and punctuation aside) occurs twice. */
+export function saysASentenceTwice(text: string): boolean {
+  const seen = new Set<string>();
+  for (const sentence of text.split(/[.?!。？！]+/u)) {
+    const words = sentence
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}']+/u)
+      .filter(Boolean);
+    if (words.length < repeatedSentenceMinWords) continue;
+    const key = words.join(' ');
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
 }
 
 export interface TranscriptFacts {

@@ -105,3 +105,24 @@ test('the six English utterances once (no repetition): the quiet LDC93S1 between
     'words in time order',
   );
 });
+
+test('one sentence said 12 times (54 s) comes back 12 times', async () => {
+  // Before (issue 35): each chunk's text, the sentence four times, was the next chunk's prompt, and Whisper so prompted
+  // said the next chunk's four sayings as two: 8 of 12 came back, and of those several with their words in another
+  // saying's time.
+  const audio = concatenate([arctic], 12);
+  const transcript = await transcribeConcatenation('one-sentence', audio);
+  const sayings = transcript.text.match(/chiefly induced/gi) ?? [];
+  assert.equal(sayings.length, 12, transcript.text);
+  assert.ok(errorRate(audio.transcript, transcript.text, 'en').rate <= 0.05, transcript.text);
+  // Each saying has words in its own time (DTW alone put the first two sayings' words on the next ones).
+  const sayingSeconds = utterances.get(arctic)!.samples.length / asrSampleRate;
+  const words = transcript.segments.flatMap((s) => s.words);
+  for (let i = 0; i < 12; i++) {
+    const start = i * (sayingSeconds + 0.5);
+    assert.ok(
+      words.some((w) => w.start < start + sayingSeconds && w.end > start),
+      `no word in saying ${i + 1} (${start.toFixed(1)} s)`,
+    );
+  }
+});

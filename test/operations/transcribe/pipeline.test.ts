@@ -5,6 +5,7 @@ import type { SpeechChunk } from '../../../src/operations/transcribe/chunks.js';
 import {
   conditioningText,
   isRecoveredSpeech,
+  saysASentenceTwice,
   skippedSpeech,
   splitAt,
   transcriptWarnings,
@@ -32,6 +33,20 @@ test('a chunk decoded at a low temperature conditions the next one; one accepted
   assert.equal(conditioningText(chunk(0.4)), ' Ask not what your country can do.');
   assert.equal(conditioningText(chunk(0.6)), '');
   assert.equal(conditioningText(chunk(1)), '');
+});
+
+test('text that says a sentence twice does not condition the next chunk (issue 35); a short greeting twice does', () => {
+  const said = (...texts: string[]): ChunkTranscript => ({
+    ...chunk(0),
+    segments: texts.map((text) => ({ ...chunk(0).segments[0]!, text })),
+  });
+  assert.equal(conditioningText(said(' It was my reports.', ' Hello.', ' It was my Reports!')), '');
+  assert.equal(saysASentenceTwice(' The horizon seems distant. Mr. Quilter. The horizon seems distant.'), true);
+  assert.equal(
+    conditioningText(said(' Hello?', ' Hello?', ' I did not know you were there.')),
+    ' Hello? Hello? I did not know you were there.',
+  );
+  assert.equal(saysASentenceTwice(' Ask not what your country can do for you, ask what you can do for your country.'), false);
 });
 
 const clean: TranscriptFacts = {

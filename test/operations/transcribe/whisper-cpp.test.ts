@@ -14,6 +14,7 @@ import {
   maxTokens,
   WhisperCppTranscriber,
   withoutRunOn,
+  wordsWithinSegment,
 } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import type { WhisperResult } from '../../../src/operations/transcribe/engines/whisper-native.js';
 import { evalDir } from '../../helpers/app.js';
@@ -199,4 +200,25 @@ test("with its ONNX encoder the engine says so and transcribes as with whisper.c
     /^And so, my fellow Americans, ask not what your country can do for you, ?ask what you can do for your country\.$/,
   );
   await onnx.close();
+});
+
+test('words DTW put outside their segment, or at one instant, are spread over the segment (issue 35); others keep their DTW times', () => {
+  const word = (text: string, startSeconds: number) => ({ text, startSeconds, endSeconds: startSeconds, probability: 0.9 });
+  const outside = wordsWithinSegment([word(' It', 9.2), word(' is', 9.5), word(' me', 9.9)], 0, 4.5);
+  assert.deepEqual(
+    outside.map((w) => [w.startSeconds, w.endSeconds]),
+    [
+      [0, 1.5],
+      [1.5, 3],
+      [3, 4.5],
+    ],
+  );
+  const stacked = wordsWithinSegment(
+    [word(' It', 13.4), word(' was', 17), word(' mine.', 17), word(' Yes', 17), word(' no.', 17)],
+    13.4,
+    18.2,
+  );
+  assert.ok(stacked.every((w, i) => i === 0 || w.startSeconds > stacked[i - 1]!.startSeconds));
+  const fine = [word(' It', 0.3), word(' was', 0.6), word(' mine.', 0.9)];
+  assert.deepEqual(wordsWithinSegment(fine, 0, 4.5), fine);
 });

@@ -325,12 +325,37 @@ export class WhisperCppTranscriber implements Transcriber {
   }
 }
 
+/** How far outside its segment's timestamps a word's DTW time may fall before the segment's DTW times are not believed. */
+const dtwSegmentToleranceSeconds = 1;
+
+/**
+ * A segment's words with times spread over the segment's own timestamps (by characters) where DTW put a word well
+ * outside them. On speech that repeats itself the cross-attention does not tell the sayings apart (issue 35): a clip said
+ * four times in a chunk came back as four segments at 0, 4.5, 9 and 13.4 s, right, but with their words at 9.2, 13.7, 17
+ * and 17 s, so the first two sayings looked like speech without words and the last two shared one instant. Words of
+ * which most start at the instant of the word before are spread the same way.
+ */
+export function wordsWithinSegment(words: RecognizedWord[], startSeconds: number, endSeconds: number): RecognizedWord[] {
+  const outside = words.some(
+    (w) => w.startSeconds < startSeconds - dtwSegmentToleranceSeconds || w.startSeconds > endSeconds + dtwSegmentToleranceSeconds,
+  );
+  const stacked = words.filter((w, i) => i > 0 && w.startSeconds === words[i - 1]!.startSeconds).length > words.length / 2;
+  if (!(outside || stacked) || words.length === 0 || endSeconds <= startSeconds) return words;
+  const characters = words.reduce((n, w) => n + w.text.length, 0);
+  let at = 0;
+  return words.map((w) => {
+    const from = startSeconds + ((endSeconds - startSeconds) * at) / characters;
+    at += w.text.length;
+    return { ...w, startSeconds: from, endSeconds: startSeconds + ((endSeconds - startSeconds) * at) / characters };
+  });
+}
+
 function chunkTranscript(result: WhisperResult): ChunkTranscript {
   const segments: RecognizedSegment[] = result.segments.map((segment) => ({
     startSeconds: segment.startSeconds,
     endSeconds: segment.endSeconds,
     text: segment.text,
-    words: tokensToWords(segment.tokens, segment.endSeconds, result.language),
+    words: wordsWithinSegment(tokensToWords(segment.tokens, segment.endSeconds, result.language), segment.startSeconds, segment.endSeconds),
     averageLogProbability: segment.averageLogProbability,
     noSpeechProbability: segment.noSpeechProbability,
   }));
