@@ -150,7 +150,7 @@ export class SynthesisService {
     );
   }
 
-  /** The engines whose voices cloned voices blend: their voices' speaker embeddings are prepared with the models. */
+  /** The engines whose voices cloned voices blend: their voices' embeddings (gender known) estimate a new profile's gender. */
   async blendingEngines(): Promise<string[]> {
     return (await this.engines()).filter((engine) => engine.blends).map((engine) => engine.engine);
   }
@@ -352,8 +352,8 @@ export class SynthesisService {
     if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
     const { language } = languages;
     const warnings: string[] = [];
-    // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another one in its
-    // voice for the language; voice conversion then moves that speech to the profile's voice. After Kokoro it lifts the
+    // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another neural one
+    // (Piper) in its voice of the language closest to the profile, espeak-ng in its voice for the language; voice conversion then moves that speech to the profile's voice. After Kokoro it lifts the
     // output's similarity to its own profile (bench: closer to its own than to another profile in 95.5% of pairs instead
     // of 78%) for two words in 231 lost.
     const first = firstSpeaking(languages.engines, language)!;
@@ -362,7 +362,9 @@ export class SynthesisService {
       language: first.language,
       voice: first.synthesizer.blends
         ? await this.clonedStyle(profile.voice_id, first.language, first.synthesizer, caller)
-        : { id: first.voice },
+        : first.synthesizer.neural
+          ? { id: await this.closestVoice(profile.voice_id, first.language, first.synthesizer, caller) }
+          : { id: first.voice },
     };
     if (!this.deps.converter) {
       warnings.push(
@@ -389,7 +391,7 @@ export class SynthesisService {
     const profile = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
     if (!profile) throw new VoxError('internal', `'${voiceId}' is not a built-in voice.`);
     const plan = this.builtinPlan(profile, await this.languages(profile, profile.languages[0]));
-    const text = matchingSentences[plan.language] ?? matchingSentences['en-us']!;
+    const text = matchingSentences[plan.language] ?? matchingSentences[plan.language.split('-')[0]!] ?? matchingSentences['en-us']!;
     const speech = await collect(
       speak(plan, { text, language: plan.language, voice: plan.voice, ...(signal ? { signal } : {}) }),
       plan.synthesizer.sampleRate,
@@ -398,8 +400,8 @@ export class SynthesisService {
   }
 
   /**
-   * Computes the speaker embedding of each voice of the blending engines (Kokoro; what cloned voices' blends and gender
-   * estimates read) into the built-in analysis store with the reference speech it came from, skipping those already
+   * Computes the speaker embedding of each voice of the neural engines (Kokoro, Piper; what cloned voices' blends and
+   * closest voices, and gender estimates, read) into the built-in analysis store with the reference speech it came from, skipping those already
    * there: at pull time, and at start for models pulled before. Two voices are in flight, so one's embedding overlaps the next one's
    * synthesis. What
    * a converter needs of a voice as its target is computed from the kept speech on first use (conversionTarget) and kept
@@ -409,7 +411,7 @@ export class SynthesisService {
     options: { voiceIds?: string[]; onVoice?: (done: number, total: number, message: string) => void; signal?: AbortSignal } = {},
   ): Promise<number> {
     const voiceIds =
-      options.voiceIds ?? (await this.engines()).filter((engine) => engine.blends).flatMap((engine) => engine.voices().map((v) => v.id));
+      options.voiceIds ?? (await this.engines()).filter((engine) => engine.neural).flatMap((engine) => engine.voices().map((v) => v.id));
     const queue = new PQueue({ concurrency: 2 });
     let done = 0;
     let prepared = 0;
@@ -454,6 +456,23 @@ export class SynthesisService {
       return { analysis: { blend: closestVoicesBlend(scored) }, files: {} };
     });
     return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
+  }
+
+  /**
+   * A cloned voice in a language of a neural engine that cannot blend (Piper) speaks in that engine's voice of the
+   * language closest to the profile by speaker embedding (the built-in voices' embeddings are prepared as Kokoro's are).
+   * Chosen on each plan, not kept with the profile: the voices installed change when one is pulled.
+   */
+  private async closestVoice(voiceId: string, language: string, engine: Synthesizer, caller: ApiKeyRecord): Promise<string> {
+    const target = await this.deps.voices.speakerEmbedding(voiceId, caller);
+    if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
+    let closest: { id: string; similarity: number } | undefined;
+    for (const voice of engine.voices().filter((v) => v.languages.includes(language))) {
+      const embedding = await this.deps.voices.speakerEmbedding(voice.id, caller);
+      const similarity = embedding ? cosineSimilarity(embedding, target) : -Infinity;
+      if (!closest || similarity > closest.similarity) closest = { id: voice.id, similarity };
+    }
+    return closest?.id ?? engine.voiceFor(language);
   }
 }
 

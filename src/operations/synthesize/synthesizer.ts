@@ -51,7 +51,10 @@ export interface Synthesizer {
   readonly sampleRate: number;
   /** What its voices are, for voice listings ('Kokoro-82M neural voice'). */
   readonly description: string;
-  /** Natural (neural) speech rather than rules: capabilities list its languages as `neural_languages`. */
+  /**
+   * Natural (neural) speech rather than rules: capabilities list its languages as `neural_languages`; its voices' speaker
+   * embeddings are prepared with the models, and a cloned voice speaks in (a blend of) those closest to it.
+   */
   readonly neural: boolean;
   /** Its voices can be blended (`{ blend }`): a cloned voice then speaks with the blend of the voices closest to it. */
   readonly blends: boolean;
