@@ -114,6 +114,7 @@ export class SynthesisService {
     const engines = (await Promise.all(this.deps.engines.map((engine) => engine().catch(() => undefined)))).filter(
       (engine) => engine !== undefined,
     );
+    await Promise.all(engines.map((engine) => engine.refresh?.()));
     const languages = [...new Set(engines.flatMap((engine) => engine.languages()))].sort();
     return {
       available: languages.length > 0,
@@ -155,8 +156,11 @@ export class SynthesisService {
     return (await this.engines()).filter((engine) => engine.blends).map((engine) => engine.engine);
   }
 
-  private engines(): Promise<Synthesizer[]> {
-    return Promise.all(this.deps.engines.map((engine) => engine()));
+  /** The engines, with the voices installed since they loaded. */
+  private async engines(): Promise<Synthesizer[]> {
+    const engines = await Promise.all(this.deps.engines.map((engine) => engine()));
+    await Promise.all(engines.map((engine) => engine.refresh?.()));
+    return engines;
   }
 
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */

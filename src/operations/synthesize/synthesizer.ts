@@ -66,6 +66,8 @@ export interface Synthesizer {
   voices(): BuiltinVoice[];
   /** Voices of its catalog that are not installed, best first: what capabilities offer to pull (absent: none). */
   pullable?(): PullableVoice[];
+  /** Picks up voices installed since it loaded (a `voxd models pull` while the server runs); cheap when none were. */
+  refresh?(): Promise<void>;
   /** Audio chunk by chunk (sentences; a long first sentence is split at a clause so audio starts early). */
   synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk>;
   close(): Promise<void>;
