@@ -14,7 +14,7 @@
  *   python3 -m venv ~/venvs/piper-tts
  *   ~/venvs/piper-tts/bin/pip install piper-tts==1.8.0 speechmos==0.0.1.1 librosa==0.11.0
  *   VOXD_PIPER_PYTHON=~/venvs/piper-tts/bin/python npm run bench piper
- * `--rounds N` (default 3): CPU rounds per side. `--first-audio`: measures first audio again and replaces that section of
+ * `--rounds N` (default 3): CPU rounds per side. `--dnsmos-texts N` (default all): DNSMOS on the first N texts only. `--first-audio`: measures first audio again and replaces that section of
  * the results file (wall-clock figures depend on what else runs on the machine; the load average is kept beside them).
  */
 import { execFile, spawn } from 'node:child_process';
@@ -86,6 +86,15 @@ print(json.dumps({"cpuSeconds": cpu, "wallSeconds": wall, "audioSeconds": sample
 const dnsmosScript = `
 import json, os, sys
 import librosa
+import onnxruntime
+# One thread per session: on a shared, loaded machine onnxruntime's spinning thread pool is many times slower.
+_Session = onnxruntime.InferenceSession
+def _one_thread(path, *args, **kwargs):
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return _Session(path, sess_options=options, providers=["CPUExecutionProvider"])
+onnxruntime.InferenceSession = _one_thread
 from speechmos import dnsmos
 folder = sys.argv[1]
 scores = {}
@@ -176,6 +185,8 @@ async function main(): Promise<void> {
   }
   const roundsArgument = process.argv.indexOf('--rounds');
   const rounds = roundsArgument >= 0 ? Number(process.argv[roundsArgument + 1]) : 3;
+  const dnsmosArgument = process.argv.indexOf('--dnsmos-texts');
+  const dnsmosTexts = dnsmosArgument >= 0 ? Number(process.argv[dnsmosArgument + 1]) : texts.length;
   const referenceVersion = (
     await promisify(execFile)(python, ['-c', 'from importlib.metadata import version; print(version("piper-tts"))'])
   ).stdout.trim();
@@ -238,15 +249,16 @@ async function main(): Promise<void> {
       const audio = await collect(system.engine.synthesize({ text, language: 'en-us', voice: { id: system.voice } }));
       const waveform = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
       waveforms.push(waveform);
-      await encodeWaveformToFile(waveform, { format: 'wav' }, path.join(dnsmosDir, `${s}-${String(i).padStart(3, '0')}.wav`));
+      if (i < dnsmosTexts)
+        await encodeWaveformToFile(waveform, { format: 'wav' }, path.join(dnsmosDir, `${s}-${String(i).padStart(3, '0')}.wav`));
     }
     speech.set(system.name, waveforms);
   }
   const referenceSpeech: Waveform[] = [];
-  for (const name of readdirSync(referenceAudioDir).sort()) {
+  for (const [i, name] of readdirSync(referenceAudioDir).sort().entries()) {
     const waveform = await decodeFile(path.join(referenceAudioDir, name), { sampleRate: 16000, channels: 1 });
     referenceSpeech.push(waveform);
-    await encodeWaveformToFile(waveform, { format: 'wav' }, path.join(dnsmosDir, `${systems.length}-${name}`));
+    if (i < dnsmosTexts) await encodeWaveformToFile(waveform, { format: 'wav' }, path.join(dnsmosDir, `${systems.length}-${name}`));
   }
   speech.set('piper-tts (reference, joe)', referenceSpeech);
   await app.close();
@@ -278,26 +290,10 @@ async function main(): Promise<void> {
   }
   await transcriber.close();
 
-  // DNSMOS, per system: mean over the texts.
-  const scores = lastJson<Record<string, { ovrl: number; sig: number; bak: number; p808: number }>>(
-    await runProcess(python, ['-c', dnsmosScript, dnsmosDir]),
-  );
-  const names = [...systems.map((s) => s.name), 'piper-tts (reference, joe)'];
-  const dnsmos = Object.fromEntries(
-    names.map((name, s) => {
-      const rows = Object.entries(scores)
-        .filter(([file]) => file.startsWith(`${s}-`))
-        .map(([, score]) => score);
-      const mean = (key: 'ovrl' | 'sig' | 'bak' | 'p808') => round(rows.reduce((total, row) => total + row[key], 0) / rows.length);
-      return [name, { files: rows.length, ovrl: mean('ovrl'), sig: mean('sig'), bak: mean('bak'), p808: mean('p808') }];
-    }),
-  );
-  process.stdout.write(`dnsmos ${JSON.stringify(dnsmos)}\n`);
-
   const oursWer = roundTrip['piper (ours, joe)']!.wer;
   const results = {
     description:
-      'Our Piper engine (onnxruntime-node, espeak-ng 1.51 phonemes) beside PyPI piper-tts, voice en_US-joe-medium, the TTS bench English sentences (bench/lib/sentences.ts: roundTripKokoro en-us and en-gb, firstWordEnglish). CPU: process CPU seconds over all texts after a warm-up sentence, one process per side and round, rounds alternated. First audio: first byte of a streamed pcm request to POST /v1/audio/tts (in-process server, joe). Round trip: whisper base, language en, temperature 0. DNSMOS: speechmos P.835 at 16 kHz, mean over the texts.',
+      'Our Piper engine (onnxruntime-node, espeak-ng 1.51 phonemes) beside PyPI piper-tts, voice en_US-joe-medium, the TTS bench English sentences (bench/lib/sentences.ts: roundTripKokoro en-us and en-gb, firstWordEnglish). CPU: process CPU seconds over all texts after a warm-up sentence, one process per side and round, rounds alternated. First audio: first byte of a streamed pcm request to POST /v1/audio/tts (in-process server, joe). Round trip: whisper base, language en, temperature 0. DNSMOS: speechmos P.835 at 16 kHz (one onnxruntime thread), mean over the first dnsmos.texts texts.',
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, threads, loadAverage: { start: loadAtStart, end: loadavg() } },
     reference: { package: 'piper-tts', version: referenceVersion },
@@ -318,9 +314,27 @@ async function main(): Promise<void> {
     },
     firstAudio,
     roundTrip: { ...roundTrip, target: 0.03, met: oursWer <= 0.03 },
-    dnsmos,
   };
-  writeFileSync(path.join(benchDir, 'results', 'piper.json'), `${JSON.stringify(results, null, 2)}\n`);
+  // Written before DNSMOS too (the slowest part on a loaded machine), then again with it.
+  const resultsFile = path.join(benchDir, 'results', 'piper.json');
+  writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
+  // DNSMOS, per system: mean over the first dnsmosTexts texts.
+  const scores = lastJson<Record<string, { ovrl: number; sig: number; bak: number; p808: number }>>(
+    await runProcess(python, ['-c', dnsmosScript, dnsmosDir]),
+  );
+  const names = [...systems.map((s) => s.name), 'piper-tts (reference, joe)'];
+  const dnsmos = Object.fromEntries(
+    names.map((name, s) => {
+      const rows = Object.entries(scores)
+        .filter(([file]) => file.startsWith(`${s}-`))
+        .map(([, score]) => score);
+      const mean = (key: 'ovrl' | 'sig' | 'bak' | 'p808') => round(rows.reduce((total, row) => total + row[key], 0) / rows.length);
+      return [name, { files: rows.length, ovrl: mean('ovrl'), sig: mean('sig'), bak: mean('bak'), p808: mean('p808') }];
+    }),
+  );
+  process.stdout.write(`dnsmos ${JSON.stringify(dnsmos)}\n`);
+
+  writeFileSync(resultsFile, `${JSON.stringify({ ...results, dnsmos: { texts: dnsmosTexts, ...dnsmos } }, null, 2)}\n`);
   process.stdout.write(
     `cpu ratio ${cpuRatio.toFixed(3)} (per audio second ${cpuPerAudioRatio.toFixed(3)}); written bench/results/piper.json\n`,
   );
