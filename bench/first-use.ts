@@ -56,7 +56,10 @@ async function convertTo(t: TestApp, voiceId: string): Promise<number> {
   );
 }
 
-const results: Record<string, unknown> = { date: new Date().toISOString(), load_average_1min_at_start: Math.round(loadavg()[0]! * 100) / 100 };
+const results: Record<string, unknown> = {
+  date: new Date().toISOString(),
+  load_average_1min_at_start: Math.round(loadavg()[0]! * 100) / 100,
+};
 
 if (!options['no-setup']) {
   const modelsDir = mkdtempSync(path.join(tmpdir(), 'voxd-bench-models-'));

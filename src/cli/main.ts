@@ -253,7 +253,7 @@ models
       }
       steps.stop(`models: ${wanted.length} installed and verified`);
       // What depends only on these models (built-in voices' speaker embeddings) is computed now, not by the first requests.
-      if (wanted.some((id) => builtinAnalysisModels.includes(id))) {
+      if (wanted.some((id) => builtinAnalysisModels.includes(id) || manager.spec(id).voice)) {
         const installed = new Set((await manager.list()).filter((m) => m.installed).map((m) => m.id));
         const missing = builtinAnalysisModels.filter((id) => !installed.has(id));
         if (missing.length > 0)

@@ -1,13 +1,18 @@
 /** Text-to-speech through HTTP with a Piper voice installed (joe, US English): routing by voice and language, listings. */
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeFile } from '../../src/audio/decode.js';
+import { resample } from '../../src/audio/resample.js';
 import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.js';
-import { buildTestApp, makeTempDir, type TestApp } from '../helpers/app.js';
+import type { ApiKeyRecord } from '../../src/core/records.js';
+import { SynthesisService } from '../../src/operations/synthesize/service.js';
+import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../../src/speakers/embedding.js';
+import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
+import { worldAddon } from '../helpers/vc-assets.js';
 
 async function decoded(bytes: Buffer, extension: string): Promise<Waveform> {
   const file = path.join(makeTempDir('tts-piper'), `out.${extension}`);
@@ -19,7 +24,10 @@ describe('POST /v1/audio/tts with a Piper voice installed', () => {
   let t: TestApp;
   before(async () => {
     // joe is pulled before the app starts: the engine loads the voices installed then.
-    await Promise.all([joeModelId, 'kokoro-82m', 'kokoro-voices', 'misaki-lexicon'].map((id) => modelFile(id, '')));
+    await Promise.all([
+      ...[joeModelId, 'kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'silero-vad', 'resemblyzer-ge2e'].map((id) => modelFile(id, '')),
+      worldAddon(),
+    ]);
     t = await buildTestApp();
   });
   after(async () => t?.close());
@@ -142,5 +150,77 @@ describe('POST /v1/audio/tts with a Piper voice installed', () => {
     assert.equal(new Set(neural.map((n) => n.language.split('-')[0])).size, 32);
     // The espeak-ng languages are not neural.
     assert.equal(entry('af'), undefined);
+  });
+
+  test("a cloned voice in a Piper language speaks in the closest installed Piper voice, converted to the profile; joe's embedding is kept", {
+    timeout: 300_000,
+  }, async () => {
+    const clips = ['3080-5032-0001.wav', '3080-5032-0004.wav'].map((name) => path.join(evalDir, 'vc/resemblyzer_librispeech', name));
+    const form = multipartBody(
+      { name: 'Reader', consent: 'true', language: 'en-us' },
+      { files: clips.map((clip) => ({ filename: path.basename(clip), content: readFileSync(clip) })) },
+    );
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const voiceId = created.json().voice_id as string;
+    // Built-in analyses include the Piper voices': joe's embedding is computed once (at start, or here) and then read.
+    const { synthesis } = t.container.operations;
+    await synthesis.prepareBuiltinVoices({ voiceIds: [joeVoiceId] });
+    assert.equal(await synthesis.prepareBuiltinVoices(), 0, 'every neural voice, joe included, analysed and kept');
+    // English is Kokoro's here; the same service with the engines after Kokoro (as on a host without Kokoro) routes it to Piper.
+    const engines = t.container.synthesizers;
+    // Which voices' embeddings the plan compares with the profile's.
+    const compared: string[] = [];
+    const voices = t.container.voices;
+    const watchedVoices = new Proxy(voices, {
+      get: (target, property) =>
+        property === 'speakerEmbedding'
+          ? (id: string, ...rest: [ApiKeyRecord]) => {
+              compared.push(id);
+              return target.speakerEmbedding(id, ...rest);
+            }
+          : Reflect.get(target, property, target),
+    });
+    const piperFirst = new SynthesisService({
+      scheduler: t.container.scheduler,
+      metrics: t.container.metrics,
+      voices: watchedVoices,
+      engines: ['piper', 'espeak-ng'].map((id) => () => engines.get(id)!.get()),
+      converter: () => t.container.converter.get(),
+    });
+    const apiKey = (await t.container.apiKeys.verify(t.key))!;
+    const text = 'Good evening, and welcome to the reading of the new book tonight.';
+    const computedBefore = t.container.voices.builtinAnalysesComputed;
+    const result = await piperFirst.synthesize(
+      { text, voice_id: voiceId, format: 'wav' },
+      { requestId: 'piper-clone', apiKey, signal: new AbortController().signal, inputs: new Map(), log: t.app.log },
+    );
+    assert.deepEqual(compared, [voiceId, joeVoiceId], 'the profile is compared with each installed Piper voice of its language');
+    assert.equal(t.container.voices.builtinAnalysesComputed, computedBefore, "joe's kept embedding was read, not computed again");
+    assert.equal(result.kind, 'audio');
+    if (result.kind !== 'audio') return;
+    assert.equal(result.headers?.['x-voxd-engine'], 'piper+world-dsp');
+    assert.equal(result.headers?.['x-voxd-warnings'], undefined);
+    const plain = await tts({ text, voice_id: joeVoiceId, format: 'wav' });
+    assert.equal(plain.statusCode, 200, plain.body);
+    const [convertedAudio, plainAudio] = [await decoded(result.bytes, 'wav'), await decoded(plain.rawPayload, 'wav')];
+    assert.ok(rmsDb(convertedAudio.samples) > -35, `level ${rmsDb(convertedAudio.samples)}`);
+    // joe's speech, converted: the same words at about the same pace (Piper draws durations at random: noise_w).
+    const paceRatio = durationSeconds(convertedAudio) / durationSeconds(plainAudio);
+    assert.ok(paceRatio > 0.8 && paceRatio < 1.25, `converted ${durationSeconds(convertedAudio)} s, joe ${durationSeconds(plainAudio)} s`);
+    const encoder = await SpeakerEncoder.load(await modelFile('resemblyzer-ge2e', 'ge2e.onnx'));
+    const embed = async (w: Waveform) => encoder.embedUtterance(await resample(w, 16000));
+    const reference = averageEmbedding(await Promise.all(clips.map(async (clip) => embed(await decodeFile(clip)))));
+    const [toConverted, toPlain] = [
+      cosineSimilarity(await embed(convertedAudio), reference),
+      cosineSimilarity(await embed(plainAudio), reference),
+    ];
+    await encoder.close();
+    assert.ok(toConverted > toPlain + 0.05, `similarity to the profile: converted ${toConverted.toFixed(3)}, joe ${toPlain.toFixed(3)}`);
   });
 });

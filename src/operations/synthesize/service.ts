@@ -117,6 +117,7 @@ export class SynthesisService {
     const engines = (await Promise.all(this.deps.engines.map((engine) => engine().catch(() => undefined)))).filter(
       (engine) => engine !== undefined,
     );
+    await Promise.all(engines.map((engine) => engine.refresh?.()));
     const languages = [...new Set(engines.flatMap((engine) => engine.languages()))].sort();
     return {
       available: languages.length > 0,
@@ -153,8 +154,11 @@ export class SynthesisService {
     );
   }
 
-  private engines(): Promise<Synthesizer[]> {
-    return Promise.all(this.deps.engines.map((engine) => engine()));
+  /** The engines, with the voices installed since they loaded. */
+  private async engines(): Promise<Synthesizer[]> {
+    const engines = await Promise.all(this.deps.engines.map((engine) => engine()));
+    await Promise.all(engines.map((engine) => engine.refresh?.()));
+    return engines;
   }
 
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
@@ -350,8 +354,8 @@ export class SynthesisService {
     if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
     const { language } = languages;
     const warnings: string[] = [];
-    // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another one in its
-    // voice for the language; voice conversion then moves that speech to the profile's voice. After Kokoro it lifts the
+    // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another neural one
+    // (Piper) in its voice of the language closest to the profile, espeak-ng in its voice for the language; voice conversion then moves that speech to the profile's voice. After Kokoro it lifts the
     // output's similarity to its own profile (bench: closer to its own than to another profile in 95.5% of pairs instead
     // of 78%) for two words in 231 lost.
     const first = firstSpeaking(languages.engines, language)!;
@@ -360,7 +364,9 @@ export class SynthesisService {
       language: first.language,
       voice: first.synthesizer.blends
         ? await this.clonedStyle(profile.voice_id, first.language, first.synthesizer, caller)
-        : { id: first.voice },
+        : first.synthesizer.neural
+          ? { id: await this.closestVoice(profile.voice_id, first.language, first.synthesizer, caller) }
+          : { id: first.voice },
     };
     if (!this.deps.converter) {
       warnings.push(
@@ -387,7 +393,7 @@ export class SynthesisService {
     const profile = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
     if (!profile) throw new VoxError('internal', `'${voiceId}' is not a built-in voice.`);
     const plan = this.builtinPlan(profile, await this.languages(profile, profile.languages[0]));
-    const text = matchingSentences[plan.language] ?? matchingSentences[defaultLanguage]!;
+    const text = matchingSentences[plan.language] ?? matchingSentences[plan.language.split('-')[0]!] ?? matchingSentences[defaultLanguage]!;
     const speech = await collect(
       speak(plan, { text, language: plan.language, voice: plan.voice, ...(signal ? { signal } : {}) }),
       plan.synthesizer.sampleRate,
@@ -397,7 +403,8 @@ export class SynthesisService {
 
   /**
    * The built-in voices analysed with the models: the blending engines' (Kokoro's) English voices (American and British,
-   * 28), English being the default language. They are what the gender estimate of every profile reads (a fixed set, so
+   * 28), English being the default language, and every installed voice of the other neural engines (Piper voices, each
+   * pulled to be spoken). Kokoro's are what the gender estimate of every profile reads (a fixed set, so
    * an estimate does not depend on which other voices happen to be analysed; at its 0.06 margin the eval speakers of known
    * gender come out 11 of 11 right against these references, as against all 54, and 10 of 11 against the 20 American ones)
    * and what a first cloned voice speaking English blends from. Analysing all 54 voices took 113 s on 2 cores (Kokoro's
@@ -406,8 +413,10 @@ export class SynthesisService {
    */
   async preparedVoiceIds(): Promise<string[]> {
     return (await this.engines())
-      .filter((engine) => engine.blends)
-      .flatMap((engine) => engine.voices().filter((v) => v.languages.some((language) => language.startsWith('en-'))))
+      .filter((engine) => engine.neural)
+      .flatMap((engine) =>
+        engine.blends ? engine.voices().filter((v) => v.languages.some((language) => language.startsWith('en-'))) : engine.voices(),
+      )
       .map((v) => v.id);
   }
 
@@ -469,6 +478,23 @@ export class SynthesisService {
       return { analysis: { blend: closestVoicesBlend(scored) }, files: {} };
     });
     return { blend: (analysis.blend as Array<{ id: string; weight: number }>).map(({ id, weight }) => ({ id, weight })) };
+  }
+
+  /**
+   * A cloned voice in a language of a neural engine that cannot blend (Piper) speaks in that engine's voice of the
+   * language closest to the profile by speaker embedding (the built-in voices' embeddings are prepared as Kokoro's are).
+   * Chosen on each plan, not kept with the profile: the voices installed change when one is pulled.
+   */
+  private async closestVoice(voiceId: string, language: string, engine: Synthesizer, caller: ApiKeyRecord): Promise<string> {
+    const target = await this.deps.voices.speakerEmbedding(voiceId, caller);
+    if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);
+    let closest: { id: string; similarity: number } | undefined;
+    for (const voice of engine.voices().filter((v) => v.languages.includes(language))) {
+      const embedding = await this.deps.voices.speakerEmbedding(voice.id, caller);
+      const similarity = embedding ? cosineSimilarity(embedding, target) : -Infinity;
+      if (!closest || similarity > closest.similarity) closest = { id: voice.id, similarity };
+    }
+    return closest?.id ?? engine.voiceFor(language);
   }
 }
 

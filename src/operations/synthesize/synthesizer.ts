@@ -51,7 +51,10 @@ export interface Synthesizer {
   readonly sampleRate: number;
   /** What its voices are, for voice listings ('Kokoro-82M neural voice'). */
   readonly description: string;
-  /** Natural (neural) speech rather than rules: capabilities list its languages as `neural_languages`. */
+  /**
+   * Natural (neural) speech rather than rules: capabilities list its languages as `neural_languages`; its voices' speaker
+   * embeddings are prepared with the models, and a cloned voice speaks in (a blend of) those closest to it.
+   */
   readonly neural: boolean;
   /** Its voices can be blended (`{ blend }`): a cloned voice then speaks with the blend of the voices closest to it. */
   readonly blends: boolean;
@@ -63,6 +66,8 @@ export interface Synthesizer {
   voices(): BuiltinVoice[];
   /** Voices of its catalog that are not installed, best first: what capabilities offer to pull (absent: none). */
   pullable?(): PullableVoice[];
+  /** Picks up voices installed since it loaded (a `voxd models pull` while the server runs); cheap when none were. */
+  refresh?(): Promise<void>;
   /** Audio chunk by chunk (sentences; a long first sentence is split at a clause so audio starts early). */
   synthesize(request: SynthesisRequest): AsyncIterable<SynthesizedChunk>;
   close(): Promise<void>;

@@ -64,10 +64,13 @@ describe('Kokoro engine (real model)', () => {
     assert.ok(join <= 0.25, `silence at the cut ${join} s`);
   });
 
-  test('a first plosive keeps its onset: only silence before the model\'s first sound is trimmed, 30 ms of it kept', async () => {
+  test("a first plosive keeps its onset: only silence before the model's first sound is trimmed, 30 ms of it kept", async () => {
     // Issue 32: first words heard wrong ("Put" as "but", "Do you know" as "You know") on some voices; the trim was suspected.
     const lexicons = { us: await EnglishLexicon.load(await modelManager().pull('misaki-lexicon'), 'us') };
-    for (const [voice, text] of [['af_bella', 'Put the milk back in the fridge, please.'], ['af_kore', 'Do you know where the station is?']] as const) {
+    for (const [voice, text] of [
+      ['af_bella', 'Put the milk back in the fridge, please.'],
+      ['af_kore', 'Do you know where the station is?'],
+    ] as const) {
       const ids = kokoro.tokenize(await kokoroPhonemes(text, 'en-us', { lexicons }));
       const raw = await kokoro.run(ids, await kokoro.style({ id: voice }, ids.length), 1);
       const served = (await collect(kokoro.synthesize({ text, language: 'en-us', voice: { id: voice } }))).samples;
@@ -77,7 +80,8 @@ describe('Kokoro engine (real model)', () => {
       assert.equal(differing, 0, `${voice}: served audio is the model's own from sample ${cut}`);
       const frame = 120; // 5 ms
       const firstSound = (samples: Float32Array): number => {
-        for (let start = 0; start + frame <= samples.length; start += frame) if (rmsDb(samples.subarray(start, start + frame)) > -60) return start;
+        for (let start = 0; start + frame <= samples.length; start += frame)
+          if (rmsDb(samples.subarray(start, start + frame)) > -60) return start;
         return samples.length;
       };
       assert.ok(firstSound(raw) >= cut, `${voice}: sound above -60 dBFS at ${firstSound(raw) / 24} ms was cut (cut at ${cut / 24} ms)`);

@@ -108,6 +108,15 @@ interface PiperSpeaker {
   speakerId?: number;
 }
 
+/** What is installed: the voices, and the catalog's voices that are not, best first. */
+export interface PiperInstalled {
+  voices: PiperVoiceFiles[];
+  pullable: PullableVoice[];
+}
+
+/** Installed voices are looked for again at most this often (refresh()). */
+const rescanIntervalMilliseconds = 5_000;
+
 export class PiperSynthesizer implements Synthesizer {
   readonly engine = 'piper';
   readonly modelId = 'piper';
@@ -115,26 +124,57 @@ export class PiperSynthesizer implements Synthesizer {
   readonly description = 'Piper neural voice';
   readonly neural = true;
   readonly blends = false;
+  /** Best first: by quality, then in the order found. */
+  private speakers: readonly PiperSpeaker[] = [];
+  private notInstalled: readonly PullableVoice[] = [];
+  /** Loaded voices, in the order found. */
+  private readonly loaded: PiperVoice[] = [];
+  private lastScanAt = 0;
+  private scanning: Promise<void> | undefined;
 
   private constructor(
-    /** Best first: by quality, then in the order given. */
-    private readonly speakers: readonly PiperSpeaker[],
     private readonly threads: number,
-    private readonly notInstalled: readonly PullableVoice[],
+    private readonly discover: (() => Promise<PiperInstalled>) | undefined,
   ) {}
 
   /**
    * Reads the voices' configs; each voice's model is loaded on its first use. No voice: an engine that speaks nothing.
-   * `pullable`: the catalog's voices that are not installed, best first.
+   * `pullable`: the catalog's voices that are not installed, best first. `discover`: what is installed now, looked at
+   * again by refresh().
    */
-  static async load(options: { voices: PiperVoiceFiles[]; threads: number; pullable?: PullableVoice[] }): Promise<PiperSynthesizer> {
-    const voices = await Promise.all(options.voices.map(loadVoice));
+  static async load(
+    options: { threads: number; discover?: () => Promise<PiperInstalled> } & Partial<PiperInstalled>,
+  ): Promise<PiperSynthesizer> {
+    const synthesizer = new PiperSynthesizer(options.threads, options.discover);
+    await synthesizer.add({ voices: options.voices ?? [], pullable: options.pullable ?? [] });
+    synthesizer.lastScanAt = Date.now();
+    return synthesizer;
+  }
+
+  /**
+   * Voices installed since it loaded (`voxd models pull` while the server runs) are added: looked for at most every
+   * few seconds, on use. A voice removed meanwhile stays until a restart (a request may be speaking with it).
+   */
+  async refresh(): Promise<void> {
+    if (!this.discover || Date.now() - this.lastScanAt < rescanIntervalMilliseconds) return;
+    this.scanning ??= this.discover()
+      .then((installed) => this.add(installed))
+      .finally(() => {
+        this.lastScanAt = Date.now();
+        this.scanning = undefined;
+      });
+    return this.scanning;
+  }
+
+  private async add(installed: PiperInstalled): Promise<void> {
+    const known = new Set(this.loaded.map((voice) => voice.key));
+    this.loaded.push(...(await Promise.all(installed.voices.filter((files) => !known.has(files.key)).map(loadVoice))));
     const rank = (voice: PiperVoice): number => qualities.indexOf(voice.quality);
-    const speakers = voices
+    this.speakers = this.loaded
       .map((voice, order) => ({ voice, order }))
       .sort((a, b) => rank(b.voice) - rank(a.voice) || a.order - b.order)
       .flatMap(({ voice }) => speakersOf(voice));
-    return new PiperSynthesizer(speakers, options.threads, options.pullable ?? []);
+    this.notInstalled = installed.pullable;
   }
 
   pullable(): PullableVoice[] {
@@ -255,7 +295,8 @@ export class PiperSynthesizer implements Synthesizer {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...new Set(this.speakers.map((s) => s.voice))].map((voice) => voice.close()));
+    await this.scanning?.catch(() => undefined);
+    await Promise.all(this.loaded.map((voice) => voice.close()));
   }
 
   private speaker(voiceId: string): PiperSpeaker {

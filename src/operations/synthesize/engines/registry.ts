@@ -26,21 +26,21 @@ export const synthesisEngines: ReadonlyArray<EngineEntry<Synthesizer>> = [
     // No voice is required: the installed ones are loaded (none installed: it speaks no language).
     modelIds: [],
     load: async ({ installedDir, threads }) => {
-      const voices: Array<{ key: string; dir: string }> = [];
-      const pullable: Array<{ model: string; language: string; rank: number }> = [];
-      for (const { id, voice } of catalog.filter((spec) => spec.id.startsWith(piperModelPrefix))) {
-        // A damaged voice is left out (`voxd models verify` names it) rather than silencing every engine with it.
-        const dir = await installedDir(id).catch(() => undefined);
-        if (dir) voices.push({ key: id.slice(piperModelPrefix.length), dir });
-        else if (voice) pullable.push({ model: id, language: voice.language, rank: voiceQualities.indexOf(voice.quality) });
-      }
-      // Best first: by quality, then in the catalog's order (a stable sort).
-      pullable.sort((a, b) => b.rank - a.rank);
-      return (await import('./piper.js')).PiperSynthesizer.load({
-        voices,
-        threads,
-        pullable: pullable.map(({ model, language }) => ({ model, language })),
-      });
+      // What is installed now: at load, and again when the engine looks for voices pulled since (refresh()).
+      const discover = async () => {
+        const voices: Array<{ key: string; dir: string }> = [];
+        const pullable: Array<{ model: string; language: string; rank: number }> = [];
+        for (const { id, voice } of catalog.filter((spec) => spec.id.startsWith(piperModelPrefix))) {
+          // A damaged voice is left out (`voxd models verify` names it) rather than silencing every engine with it.
+          const dir = await installedDir(id).catch(() => undefined);
+          if (dir) voices.push({ key: id.slice(piperModelPrefix.length), dir });
+          else if (voice) pullable.push({ model: id, language: voice.language, rank: voiceQualities.indexOf(voice.quality) });
+        }
+        // Best first: by quality, then in the catalog's order (a stable sort).
+        pullable.sort((a, b) => b.rank - a.rank);
+        return { voices, pullable: pullable.map(({ model, language }) => ({ model, language })) };
+      };
+      return (await import('./piper.js')).PiperSynthesizer.load({ ...(await discover()), threads, discover });
     },
     release: async (engine) => engine.close(),
   },
