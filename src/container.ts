@@ -122,8 +122,8 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const separator = load(separationEngine);
   const converter = load(conversionEngine(() => speakerEncoder.get()));
   const synthesizers = new Map(synthesisEngines.map((entry) => [entry.id, load(entry)]));
-  // Built-in voices' analyses depend only on model files: those of the default language are normally prepared at pull
-  // time, else here once (as a model "loads": readiness waits for it) so that the first requests analyse none of them.
+  // Built-in voices' analyses depend only on model files: those the first requests read (preparedVoiceIds) are normally
+  // prepared at pull time, else here once (as a model "loads": readiness waits for it) so that the first requests analyse none of them.
   const preparation = new AbortController();
   const builtinAnalysis = new LoadedModel('builtin-voice-analysis', ['tts', 'vc'], [], async () => {
     const prepared = await synthesis.prepareBuiltinVoices({

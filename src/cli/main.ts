@@ -265,8 +265,8 @@ models
             onVoice: (done, total, message) => voices.update(done, message, total),
           });
           voices.stop(
-            `built-in voices of the default language: ${analysed} analysed in ${((performance.now() - startedAt) / 1000).toFixed(0)} s, ` +
-              `the others already were (other languages' voices: on first use)`,
+            `built-in voices (Kokoro's English ones, installed Piper voices): ${analysed} analysed in ${((performance.now() - startedAt) / 1000).toFixed(0)} s, ` +
+              `the others already were (Kokoro's other languages: on first use)`,
           );
         }
       }
