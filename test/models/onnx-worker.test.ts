@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { onnxWorkersIdle, WorkerSession } from '../../src/models/onnx-worker.js';
+import { onnxWorkersIdle, SessionPool, WorkerSession } from '../../src/models/onnx-worker.js';
 import { camppModelPath } from '../helpers/models.js';
 
 const melBins = 80;
@@ -68,4 +68,30 @@ test('onnxWorkersIdle resolves once no model is loading or running, and an exit 
   // A worker being closed keeps the process alive until it has exited, even once its last run has answered.
   assert.equal(await exitDuringRun('close'), 4);
   assert.equal(await exitDuringRun('now'), 'SIGABRT', 'the hazard this guards against');
+});
+
+test('a session pool answers as one session does, runs side by side up to its size, and opens again after closing when idle', async () => {
+  const modelPath = await camppModelPath();
+  const single = await WorkerSession.create('CAM++', modelPath, { intraOpNumThreads: 1 });
+  const pool = new SessionPool('CAM++ (pool)', modelPath, 2, 50);
+  try {
+    const inputs = [0.37, 0.11, 0.53].map((step) =>
+      single.tensor(
+        'float32',
+        Float32Array.from({ length: 300 * melBins }, (_, i) => Math.sin(i * step)),
+        [1, 300, melBins],
+      ),
+    );
+    const expected = await Promise.all(
+      inputs.map(async (fbank) => [...(Object.values(await single.run({ fbank }))[0]!.data as Float32Array)]),
+    );
+    // Three runs on a pool of two: the third waits for a session.
+    const pooled = await Promise.all(inputs.map(async (fbank) => [...(Object.values(await pool.run({ fbank }))[0]!.data as Float32Array)]));
+    assert.deepEqual(pooled, expected);
+    await sleep(200);
+    const again = Object.values(await pool.run({ fbank: inputs[0]! }))[0]!.data as Float32Array;
+    assert.deepEqual([...again], expected[0], 'a run after the idle sessions closed opens a new one');
+  } finally {
+    await Promise.all([single.close(), pool.close()]);
+  }
 });

@@ -34,6 +34,11 @@ export interface SynthesisRequest {
   emotion?: Emotion;
   /** Speaking-rate multiplier (0.25-4), applied on top of the emotion's rate. */
   speed?: number;
+  /**
+   * Nobody waits on this speech piece by piece (a built-in voice's analysis): an engine may favour throughput over the
+   * latency of one run (Kokoro runs it on one-thread sessions side by side).
+   */
+  background?: boolean;
   signal?: AbortSignal;
 }
 

@@ -157,6 +157,28 @@ describe('Kokoro engine (real model)', () => {
     assert.ok(longestGapMs < elapsedMs / 4, `the event loop stalled for ${longestGapMs.toFixed(0)} ms of ${elapsedMs.toFixed(0)} ms`);
   });
 
+  test('background requests (one-thread sessions side by side) speak as foreground ones do', async () => {
+    const request = { text: 'Papers, please.', language: 'en-us', voice: { id: 'am_adam' } } as const;
+    const foreground = (await collect(kokoro.synthesize(request))).samples;
+    const background = await Promise.all([
+      collect(kokoro.synthesize({ ...request, background: true })),
+      collect(kokoro.synthesize({ ...request, voice: { id: 'af_heart' }, background: true })),
+    ]);
+    assert.equal(background[0]!.samples.length, foreground.length);
+    // Threads change the order of float sums, not the speech.
+    let differenceEnergy = 0;
+    let energy = 0;
+    for (const [i, sample] of foreground.entries()) {
+      differenceEnergy += (sample - background[0]!.samples[i]!) ** 2;
+      energy += sample ** 2;
+    }
+    assert.ok(
+      differenceEnergy < energy * 1e-4,
+      `background speech differs by ${(10 * Math.log10(differenceEnergy / energy)).toFixed(1)} dB`,
+    );
+    assert.ok(background[1]!.samples.length > 0);
+  });
+
   test('a run after close fails instead of waiting', async () => {
     const closed = await loadKokoro();
     await closed.close();

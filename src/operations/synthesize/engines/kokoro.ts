@@ -19,7 +19,7 @@ import { speechPieces } from '../text/sentences.js';
 import { EnglishLexicon } from './english-lexicon.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
-import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
+import { SessionPool, sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 
 export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
@@ -135,6 +135,8 @@ export class KokoroSynthesizer implements Synthesizer {
 
   private constructor(
     private readonly session: WorkerSession,
+    /** For background requests: one-thread sessions side by side (see SessionPool). */
+    private readonly backgroundSessions: SessionPool,
     private readonly vocab: Map<string, number>,
     private readonly voicesDir: string,
     private readonly lexiconDir: string,
@@ -143,11 +145,19 @@ export class KokoroSynthesizer implements Synthesizer {
 
   static async load(options: KokoroOptions): Promise<KokoroSynthesizer> {
     const vocabJson = JSON.parse(await readFile(path.join(options.modelDir, 'vocab.json'), 'utf8')) as { vocab: Record<string, number> };
+    const modelPath = path.join(options.modelDir, 'kokoro-v1.0-int8.onnx');
     const [session, americanLexicon] = await Promise.all([
-      WorkerSession.create('Kokoro', path.join(options.modelDir, 'kokoro-v1.0-int8.onnx'), sleepingThreadsOptions(options.threads)),
+      WorkerSession.create('Kokoro', modelPath, sleepingThreadsOptions(options.threads)),
       EnglishLexicon.load(options.lexiconDir, 'us'),
     ]);
-    return new KokoroSynthesizer(session, new Map(Object.entries(vocabJson.vocab)), options.voicesDir, options.lexiconDir, americanLexicon);
+    return new KokoroSynthesizer(
+      session,
+      new SessionPool('Kokoro (background)', modelPath, options.threads),
+      new Map(Object.entries(vocabJson.vocab)),
+      options.voicesDir,
+      options.lexiconDir,
+      americanLexicon,
+    );
   }
 
   languages(): string[] {
@@ -233,6 +243,7 @@ export class KokoroSynthesizer implements Synthesizer {
           emotion.f0Semitones,
           emotion.f0Range,
           emotion.voiced,
+          request.background,
         );
         const samples = trimEdgeSilence(audio, kokoroSampleRate, {
           leadingSeconds: joinSilenceSeconds.leading,
@@ -247,13 +258,21 @@ export class KokoroSynthesizer implements Synthesizer {
   }
 
   async close(): Promise<void> {
-    await this.session.close();
+    await Promise.all([this.session.close(), this.backgroundSessions.close()]);
   }
 
   /** One model run: ids without pads -> 24 kHz samples. */
-  async run(ids: number[], style: Float32Array, speed: number, f0Semitones = 0, f0Range = 1, voiced = true): Promise<Float32Array> {
+  async run(
+    ids: number[],
+    style: Float32Array,
+    speed: number,
+    f0Semitones = 0,
+    f0Range = 1,
+    voiced = true,
+    background = false,
+  ): Promise<Float32Array> {
     const tokens = BigInt64Array.from([0, ...ids, 0].map(BigInt));
-    const outputs = await this.session.run({
+    const outputs = await (background ? this.backgroundSessions : this.session).run({
       tokens: new ort.Tensor('int64', tokens, [1, tokens.length]),
       style: new ort.Tensor('float32', style, [1, style.length]),
       speed: new ort.Tensor('float32', Float32Array.of(speed), [1]),
