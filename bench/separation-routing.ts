@@ -4,8 +4,9 @@
  * side in one run on eval/sep (DnR-style), the DnR-style generated set (./separation-mixtures.ts) and the unseen kinds
  * (./separation-unseen-mixtures.ts: music-free, tonal effects, babble, sung music), reported apart.
  * The threshold is chosen on the tuning part of the generated sets (mixtures marked `tuning`) and reported on the
- * held-out part; on eval/sep by leave-one-out (chosen on the other two mixtures).
- * Run: node --import tsx bench/separation-routing.ts [--sets eval,generated,unseen]
+ * held-out part; on eval/sep by leave-one-out (chosen on the other two mixtures). Each threshold run costs a full pass;
+ * how many stretches each of several thresholds would send to Spleeter is counted from the detector alone.
+ * Run: [ROUTING_THRESHOLDS=0.3,0.5] node --import tsx bench/separation-routing.ts [--sets eval,generated,unseen]
  * Writes bench/results/separation-routing.json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
