@@ -29,7 +29,10 @@ const clips = manifest.asr.filter((c) => c.language === 'en').slice(0, values.li
 
 const vocoder = await HifiganVocoder.load(await modelFile('hifigan-universal', 'hifigan.onnx'), { threads: Number(values.threads) });
 const encoder = await SpeakerEncoder.load(await ge2eModelPath());
-const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), { modelId: 'whisper-base', threads: 2 });
+const transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
+  modelId: 'whisper-base',
+  threads: 2,
+});
 const transcribe = async (waveform: Waveform): Promise<string> => {
   const result = await transcriber.transcribe((await resample(waveform, 16000)).samples, { language: 'en', temperature: 0 });
   return result.segments
