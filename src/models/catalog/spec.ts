@@ -8,7 +8,9 @@ export type ModelTask =
   | 'speaker-segmentation'
   | 'tts'
   | 'speech-enhancement'
-  | 'source-separation';
+  | 'source-separation'
+  /** Mel frames to waveform. */
+  | 'vocoder';
 
 /** What is known of a file's content: its size and digests, as its publisher gives them (every one given is checked). */
 export interface FileDigests {
