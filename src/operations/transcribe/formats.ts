@@ -222,13 +222,16 @@ export function buildCues(segments: CueSource[], rules: SubtitleRules = defaultS
   }
   if (current.length > 0) groups.push(current);
 
-  const cues = groups.map((units) => ({
-    start: units[0]!.start,
-    end: units.at(-1)!.end,
-    speaker: units[0]!.speaker,
-    lines: layout([...labelAtom(units[0]!.speaker), ...units], rules.maxLineChars),
-  }));
-  // A short cue stays up for the minimum time where the next one leaves room; cues never overlap.
+  // Segments of speakers talking at once overlap: their cues are put in time order.
+  const cues = groups
+    .map((units) => ({
+      start: units[0]!.start,
+      end: units.at(-1)!.end,
+      speaker: units[0]!.speaker,
+      lines: layout([...labelAtom(units[0]!.speaker), ...units], rules.maxLineChars),
+    }))
+    .sort((a, b) => a.start - b.start);
+  // A short cue stays up for the minimum time where the next one leaves room: the extension never covers the next cue.
   cues.forEach((cue, i) => {
     const nextStart = cues[i + 1]?.start ?? Number.POSITIVE_INFINITY;
     cue.end = Math.min(Math.max(cue.end, cue.start + rules.minCueSeconds), Math.max(nextStart, cue.end));

@@ -94,6 +94,27 @@ describe('subtitle cues', () => {
     assert.equal(vtt, 'WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nYes.\n');
   });
 
+  test('speakers talking at once: each keeps its own cue and the cues come in time order', () => {
+    // SPEAKER_1's segment spans SPEAKER_2's reply, with a long pause in it.
+    const a = segment(
+      [
+        [' I think so,', 0, 1.5],
+        [' yes.', 3.5, 4],
+      ],
+      'SPEAKER_1',
+    );
+    const b = segment([[' Sure.', 2, 2.5]], 'SPEAKER_2');
+    const cues = buildCues([a, b]);
+    assert.deepEqual(
+      cues.map((c) => [c.start, c.lines.join(' ')]),
+      [
+        [0, '[SPEAKER_1] I think so,'],
+        [2, '[SPEAKER_2] Sure.'],
+        [3.5, '[SPEAKER_1] yes.'],
+      ],
+    );
+  });
+
   test('a segment without words (an audio event) is one cue with its text', () => {
     const cues = buildCues([{ start: 0, end: 4, text: '(music)', speaker: null, words: [] }]);
     assert.deepEqual(cues, [{ start: 0, end: 4, speaker: null, lines: ['(music)'] }]);
