@@ -73,7 +73,7 @@ function clock(seconds: number, decimalSeparator: ',' | '.'): string {
 }
 
 /** What a subtitle cue needs of a segment: the web studio renders its exports from the JSON response with these too. */
-export type CueSource = Pick<TranscriptSegment, 'start' | 'end' | 'text' | 'speaker' | 'speaker_name'> & {
+export type CueSource = Pick<TranscriptSegment, 'kind' | 'start' | 'end' | 'text' | 'speaker' | 'speaker_name'> & {
   words?: Array<Pick<TranscriptWord, 'word' | 'start' | 'end' | 'speaker' | 'speaker_name'>>;
 };
 
@@ -104,6 +104,8 @@ interface Unit {
   speaker: string | null;
   /** The last word of a segment: its end is a natural break. */
   segmentEnd: boolean;
+  /** An audio event's label, e.g. (music): a cue of its own, under the speech it may span. */
+  event: boolean;
 }
 
 /** A pause this long between words always ends the cue: a subtitle should not stay up over silence. */
@@ -119,7 +121,16 @@ function unitsOf(segments: CueSource[]): Unit[] {
     const words = segment.words?.filter((w) => w.word.trim()) ?? [];
     if (words.length === 0)
       return segment.text.trim()
-        ? [{ text: segment.text, start: segment.start, end: segment.end, speaker: segmentSpeaker, segmentEnd: true }]
+        ? [
+            {
+              text: segment.text,
+              start: segment.start,
+              end: segment.end,
+              speaker: segmentSpeaker,
+              segmentEnd: true,
+              event: segment.kind === 'event',
+            },
+          ]
         : [];
     return words.map((w, i) => ({
       text: w.word,
@@ -128,6 +139,7 @@ function unitsOf(segments: CueSource[]): Unit[] {
       // A word's own speaker wins where diarization split the segment.
       speaker: w.speaker !== undefined && w.speaker !== segment.speaker ? (w.speaker_name ?? w.speaker) : segmentSpeaker,
       segmentEnd: i === words.length - 1,
+      event: false,
     }));
   });
 }
@@ -163,7 +175,7 @@ function layout(atoms: Unit[], maxLineChars: number): string[] {
 }
 
 const labelAtom = (speaker: string | null): Unit[] =>
-  speaker ? [{ text: `[${speaker}]`, start: 0, end: 0, speaker, segmentEnd: false }] : [];
+  speaker ? [{ text: `[${speaker}]`, start: 0, end: 0, speaker, segmentEnd: false, event: false }] : [];
 
 function fits(units: Unit[], rules: SubtitleRules): boolean {
   const first = units[0];
@@ -196,7 +208,7 @@ export function buildCues(segments: CueSource[], rules: SubtitleRules = defaultS
   let current: Unit[] = [];
   for (const unit of unitsOf(segments)) {
     const last = current.at(-1);
-    if (last && (unit.speaker !== last.speaker || unit.start - last.end >= breakingPauseSeconds)) {
+    if (last && (unit.speaker !== last.speaker || unit.event || last.event || unit.start - last.end >= breakingPauseSeconds)) {
       groups.push(current);
       current = [];
     }

@@ -115,8 +115,15 @@ describe('subtitle cues', () => {
     );
   });
 
-  test('a segment without words (an audio event) is one cue with its text', () => {
-    const cues = buildCues([{ start: 0, end: 4, text: '(music)', speaker: null, words: [] }]);
-    assert.deepEqual(cues, [{ start: 0, end: 4, speaker: null, lines: ['(music)'] }]);
+  test('an audio event is a cue of its own, even under speech it spans', () => {
+    const music: CueSource = { kind: 'event', start: 0, end: 9, text: '(music)', speaker: null, words: [] };
+    const cues = buildCues([music, segment(evenly('He was not an ill-disposed young man.', 0.5, 0.3))]);
+    assert.deepEqual(
+      cues.map((c) => [c.start, Math.round(c.end * 100) / 100, c.lines.join(' ')]),
+      [
+        [0, 9, '(music)'],
+        [0.5, 2.55, 'He was not an ill-disposed young man.'],
+      ],
+    );
   });
 });
