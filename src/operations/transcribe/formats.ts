@@ -116,7 +116,7 @@ const preferredPauseSeconds = 0.4;
 const characters = (text: string): number => [...text].length;
 
 function unitsOf(segments: CueSource[]): Unit[] {
-  return segments.flatMap((segment) => {
+  return segments.flatMap((segment): Unit[] => {
     const segmentSpeaker = segment.speaker_name ?? segment.speaker;
     const words = segment.words?.filter((w) => w.word.trim()) ?? [];
     if (words.length === 0)
