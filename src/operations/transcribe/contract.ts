@@ -15,6 +15,28 @@ const granularities = Type.Union([Type.String({ maxLength: 20 }), Type.Array(Typ
 });
 const responseFormat = closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.');
 
+/** How srt and vtt cues are cut; the defaults are defaultSubtitleRules. */
+const subtitleFields = {
+  max_line_chars: Type.Optional(
+    Type.Integer({ minimum: 10, maximum: 200, default: 42, description: 'srt/vtt: characters per subtitle line at most.' }),
+  ),
+  max_lines: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 2, description: 'srt/vtt: lines per cue at most.' })),
+  max_cue_seconds: Type.Optional(
+    Type.Number({ minimum: 1, maximum: 60, default: 7, description: 'srt/vtt: longest time a cue stays on screen.' }),
+  ),
+  min_cue_seconds: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      maximum: 10,
+      default: 1,
+      description:
+        'srt/vtt: shortest time a cue stays on screen where the next cue leaves room. Cues are cut at word times, preferably ' +
+        'at sentence or clause ends and pauses; a change of speaker always starts a new cue, labelled [speaker] (its name when ' +
+        'matched).',
+    }),
+  ),
+};
+
 export const transcribeContract = Type.Object({
   audio: fileField('Audio or video file in any format ffmpeg decodes.'),
   language: Type.Optional(
@@ -39,6 +61,7 @@ export const transcribeContract = Type.Object({
   min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   max_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   response_format: Type.Optional(responseFormat),
+  ...subtitleFields,
   timestamp_granularities: Type.Optional(granularities),
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt: spelling and vocabulary hints.' })),
   // Bounds against abuse only: the service checks the limits, so a 400 names keyterms whichever form the list came in.
@@ -74,6 +97,7 @@ export const openaiTranscriptionContract = Type.Object({
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength })),
   prompt: Type.Optional(Type.String({ maxLength: 2000 })),
   response_format: Type.Optional(responseFormat),
+  ...subtitleFields,
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
   'timestamp_granularities[]': Type.Optional(granularities),
   timestamp_granularities: Type.Optional(granularities),
@@ -85,6 +109,7 @@ export const openaiTranslationContract = Type.Object({
   model: compatibleModel,
   prompt: Type.Optional(Type.String({ maxLength: 2000, description: 'Initial prompt, in English.' })),
   response_format: Type.Optional(responseFormat),
+  ...subtitleFields,
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
 });
 

@@ -10,7 +10,7 @@ import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
 import { detectEvents, withAudioEvents } from './audio-events.js';
-import { toJson, toSrt, toVtt, type Transcript } from './formats.js';
+import { defaultSubtitleRules, toJson, toSrt, toVtt, type SubtitleRules, type Transcript } from './formats.js';
 import { parseKeyterms } from './keyterms.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
@@ -62,6 +62,19 @@ function parseGranularities(value: string | string[] | undefined, openaiCompatib
   // OpenAI returns segments only unless words are asked for; our own format returns both.
   if (list.length === 0) return { word: !openaiCompatible, segment: true };
   return { word: list.includes('word'), segment: list.includes('segment') };
+}
+
+/** The request's subtitle limits over the defaults; a minimum above the maximum is refused. */
+function subtitleRules(fields: TranscribeFields): SubtitleRules {
+  const rules: SubtitleRules = {
+    maxLineChars: fields.max_line_chars ?? defaultSubtitleRules.maxLineChars,
+    maxLines: fields.max_lines ?? defaultSubtitleRules.maxLines,
+    maxCueSeconds: fields.max_cue_seconds ?? defaultSubtitleRules.maxCueSeconds,
+    minCueSeconds: fields.min_cue_seconds ?? defaultSubtitleRules.minCueSeconds,
+  };
+  if (rules.minCueSeconds > rules.maxCueSeconds)
+    throw new VoxError('invalid_request', 'min_cue_seconds must not exceed max_cue_seconds.', { param: 'min_cue_seconds' });
+  return rules;
 }
 
 export class TranscriptionService {
@@ -117,6 +130,7 @@ export class TranscriptionService {
     const tagEvents = fields.tag_audio_events ?? false;
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
     const format = fields.response_format ?? 'json';
+    const rules = subtitleRules(fields);
     const task = fields.task ?? 'transcribe';
     const keyterms = parseKeyterms(fields.keyterms);
     const uploadField = options.uploadField ?? 'audio';
@@ -195,7 +209,7 @@ export class TranscriptionService {
       );
       return transcript;
     });
-    return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task);
+    return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task, rules);
   }
 
   private async nameSpeakers(
@@ -224,14 +238,15 @@ export class TranscriptionService {
     granularities: { word: boolean; segment: boolean },
     openaiCompatible: boolean,
     task: TranscriptionTask,
+    rules: SubtitleRules,
   ): OperationResult {
     switch (format) {
       case 'text':
         return { kind: 'text', body: `${transcript.text}\n`, contentType: 'text/plain; charset=utf-8' };
       case 'srt':
-        return { kind: 'text', body: toSrt(transcript.segments), contentType: 'application/x-subrip; charset=utf-8' };
+        return { kind: 'text', body: toSrt(transcript.segments, rules), contentType: 'application/x-subrip; charset=utf-8' };
       case 'vtt':
-        return { kind: 'text', body: toVtt(transcript.segments), contentType: 'text/vtt; charset=utf-8' };
+        return { kind: 'text', body: toVtt(transcript.segments, rules), contentType: 'text/vtt; charset=utf-8' };
       case 'json':
         return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
       case 'verbose_json': {

@@ -58,8 +58,9 @@ describe('segments and speakers from overlapping turns', () => {
       ],
     );
     const srt = toSrt(segments);
-    assert.match(srt, /00:00:00,200 --> 00:00:06,000\n\[SPEAKER_1\] one two/);
-    assert.match(srt, /00:00:05,000 --> 00:00:08,500\n\[SPEAKER_2\] three four/);
+    // Cues follow the words' times, not the segments' reach into the overlap.
+    assert.match(srt, /00:00:00,200 --> 00:00:02,500\n\[SPEAKER_1\] one two/);
+    assert.match(srt, /00:00:05,200 --> 00:00:08,500\n\[SPEAKER_2\] three four/);
   });
 
   test('without overlapping turns segments stay within their words', () => {
