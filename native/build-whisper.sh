@@ -57,7 +57,7 @@ jobs="${VOXD_BUILD_JOBS:-2}"
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}/build/whisper"
 tarball="$cache/nodejs-whisper-0.3.1.tgz"
 source_dir="$cache/src/package/cpp/whisper.cpp"
-patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch" "$here/ggml-amx-f16-only.patch" "$here/whisper-int8-projection.patch" "$here/whisper-end-of-audio-margin.patch")
+patch_files=("$here/whisper-dtw-short-window.patch" "$here/whisper-temperature.patch" "$here/whisper-encoder-flash-attention.patch" "$here/whisper-asked-logits.patch" "$here/whisper-reusable-state.patch" "$here/whisper-sampled-loop.patch" "$here/whisper-encoder-input.patch" "$here/ggml-amx-f16-only.patch" "$here/whisper-int8-projection.patch" "$here/whisper-end-of-audio-margin.patch" "$here/whisper-detection-audio-ctx.patch")
 patch_id="$(cat "${patch_files[@]}" | sha256sum | cut -c1-12)"
 # The directory name carries the build flavour and the patch: a cache from an older one is not reused.
 lib_build="$cache/lib-$whisper_version-openblas-openmp-llamafile-$patch_id"

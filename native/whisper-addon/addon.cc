@@ -31,6 +31,9 @@ namespace {
     }                                                                     \
   } while (0)
 
+// Encoder frames (50 a second) language detection sees at least when the transcription's context is cut (see transcribe).
+constexpr int minDetectionAudioContext = 256;
+
 // States kept idle per model: as many as calls usually overlap (one per engine slot); more are freed when they finish.
 constexpr size_t maxIdleStates = 2;
 
@@ -393,6 +396,11 @@ void transcribeExecute(napi_env, void* data) {
       language = "en";
     } else {
       std::vector<float> probabilities(whisper_lang_max_id() + 1, 0.0f);
+      // On the context the transcription encodes with, but at least about 5 s: a short clip is then not also encoded as a
+      // full 30 s window (1.5 s of CPU for a 1 s clip), and a 1 s clip is not detected on 2.5 s alone (the first second of
+      // LDC93S1 came back as Hungarian; right with 256 frames, as were as many 1-2 s excerpts of ../shared/eval/asr, 28
+      // of 38, as with the cut context).
+      whisper_state_set_detection_audio_ctx(state, job->audioContext > 0 ? std::max(job->audioContext, minDetectionAudioContext) : 0);
       if (whisper_pcm_to_mel_with_state(ctx, state, job->samples.data(), n, job->threads) != 0) {
         job->error = "whisper.cpp could not compute the mel spectrogram";
         job->model->releaseState(state);
