@@ -286,7 +286,8 @@ export class KokoroSynthesizer implements Synthesizer {
       f0_range: new ort.Tensor('float32', Float32Array.of(f0Range), [1]),
     });
     const durations = outputs[durationsOutput];
-    if (!durations) throw new VoxError('internal', 'The Kokoro model predates word timestamps: pull it again (voxd models pull kokoro-82m).');
+    if (!durations)
+      throw new VoxError('internal', 'The Kokoro model predates word timestamps: pull it again (voxd models pull kokoro-82m).');
     return { audio: outputs.audio!.data as Float32Array, durations: durations.data as Float32Array };
   }
 

@@ -23,27 +23,28 @@ export function spokenWords(text: string): string[] {
 }
 
 /** A word's weight when laid along the text: its spoken characters (at least one, so no word vanishes). */
-const weightOf = (word: string): number => Math.max(1, [...word].filter((ch) => spoken.test(ch)).length);
+export const spokenWeight = (word: string): number => Math.max(1, [...word].filter((ch) => spoken.test(ch)).length);
 
 /**
- * Times for `words` from `spans` (in order, not overlapping). `spanWeights` are the spans' shares of the text (default:
- * equal); with as many spans as words they pair up directly.
+ * Times for `words` from `spans` (in order, not overlapping); with as many spans as words they pair up directly, else
+ * both are laid along the text by their weights (words: their spoken characters; spans: equal).
  */
-export function mapWordTimes(words: string[], spans: TimedSpan[], spanWeights?: number[]): TimedWord[] {
+export function mapWordTimes(words: string[], spans: TimedSpan[], weights: { words?: number[]; spans?: number[] } = {}): TimedWord[] {
   if (words.length === 0) return [];
   if (spans.length === 0) return words.map((word) => ({ word, startSeconds: 0, endSeconds: 0 }));
-  if (spans.length === words.length) return words.map((word, i) => ({ word, startSeconds: spans[i]!.startSeconds, endSeconds: spans[i]!.endSeconds }));
-  const weights = spanWeights ?? spans.map(() => 1);
-  const spanEnds = cumulative(weights);
+  if (spans.length === words.length)
+    return words.map((word, i) => ({ word, startSeconds: spans[i]!.startSeconds, endSeconds: spans[i]!.endSeconds }));
+  const spanWeights = weights.spans ?? spans.map(() => 1);
+  const spanEnds = cumulative(spanWeights);
   const spanTotal = spanEnds.at(-1)!;
-  const wordEnds = cumulative(words.map(weightOf));
+  const wordEnds = cumulative(weights.words ?? words.map(spokenWeight));
   const wordTotal = wordEnds.at(-1)!;
   /** The time at a position along the spans; a position on a boundary belongs to the span after it for a start. */
   const timeAt = (position: number, side: 'start' | 'end'): number => {
     let j = 0;
     while (j < spans.length - 1 && (side === 'start' ? spanEnds[j + 1]! <= position : spanEnds[j + 1]! < position)) j++;
     const span = spans[j]!;
-    const within = Math.min(1, Math.max(0, (position - spanEnds[j]!) / Math.max(weights[j]!, 1e-9)));
+    const within = Math.min(1, Math.max(0, (position - spanEnds[j]!) / Math.max(spanWeights[j]!, 1e-9)));
     return span.startSeconds + within * (span.endSeconds - span.startSeconds);
   };
   return words.map((word, i) => ({
@@ -80,7 +81,9 @@ export function characterAlignment(text: string, times: TimedSpan[]): CharacterA
     const token = match[0];
     const characters = [...token];
     const isWord = spoken.test(token) && !/^\s/u.test(token);
-    const span: TimedSpan = isWord ? times[w++] ?? { startSeconds: gapStart, endSeconds: gapStart } : { startSeconds: gapStart, endSeconds: times[w]?.startSeconds ?? gapStart };
+    const span: TimedSpan = isWord
+      ? (times[w++] ?? { startSeconds: gapStart, endSeconds: gapStart })
+      : { startSeconds: gapStart, endSeconds: times[w]?.startSeconds ?? gapStart };
     const step = (span.endSeconds - span.startSeconds) / characters.length;
     for (const [i, ch] of characters.entries()) {
       alignment.characters.push(ch);
