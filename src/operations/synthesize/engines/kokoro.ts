@@ -351,6 +351,12 @@ export class KokoroSynthesizer implements Synthesizer {
 }
 
 /**
+ * Word times read 0.1 s earlier than the predicted frames place them: against faster-whisper's word times on the same
+ * audio the frames came 0.11 s late (median over the English eval sentences, the tuning part of bench/tts-timestamps.ts).
+ */
+const wordLeadSeconds = 0.1;
+
+/**
  * The seconds of a run's (trimmed) audio a word's tokens cover. Token k sits at position k + 1 (after the leading pad),
  * and the decoder dropped all but decoderLeadingPadFrames of that pad.
  */
@@ -366,8 +372,8 @@ function tokenSpan(durations: Float32Array, positions: number[], trimmedSeconds:
   const last = positions.at(-1)! + 1;
   const clamp = (seconds: number): number => Math.min(Math.max(seconds, 0), lengthSeconds);
   return {
-    startSeconds: clamp(startFrame(first) * frameSeconds - trimmedSeconds),
-    endSeconds: clamp((startFrame(last) + durations[last]!) * frameSeconds - trimmedSeconds),
+    startSeconds: clamp(startFrame(first) * frameSeconds - trimmedSeconds - wordLeadSeconds),
+    endSeconds: clamp((startFrame(last) + durations[last]!) * frameSeconds - trimmedSeconds - wordLeadSeconds),
   };
 }
 
