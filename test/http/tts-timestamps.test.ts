@@ -4,7 +4,9 @@
  * Needs a kokoro-82m pulled with its durations output (src/models/convert/kokoro.ts).
  */
 import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
 import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
@@ -108,6 +110,36 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
       [...starts].sort((a, b) => a - b),
     );
     for (const line of lines) assert.ok(Buffer.from(line.audio_base64, 'base64').length > 1000);
+  });
+
+  test("the official OpenAI SDK: /v1/audio/speech with stream_format 'sse' sends speech.audio events", { timeout: 300_000 }, async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const client = new OpenAI({ apiKey: t.key, baseURL: `http://127.0.0.1:${port}/v1` });
+    const response = await client.audio.speech.create({
+      model: 'gpt-4o-mini-tts',
+      voice: 'coral',
+      input: 'The first sentence is short. The second one follows it.',
+      response_format: 'pcm',
+      stream_format: 'sse',
+    });
+    assert.match(String(response.headers.get('content-type')), /text\/event-stream/);
+    const events = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: '))
+      .map((block) => JSON.parse(block.slice('data: '.length)) as { type: string; audio?: string });
+    assert.equal(events.at(-1)?.type, 'speech.audio.done');
+    const deltas = events.filter((e) => e.type === 'speech.audio.delta');
+    assert.ok(deltas.length >= 1);
+    const pcmSeconds = deltas.reduce((sum, e) => sum + Buffer.from(e.audio!, 'base64').length, 0) / 2 / 24000;
+    assert.ok(pcmSeconds > 1.5 && pcmSeconds < 8, `${pcmSeconds} s of audio`);
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/speech',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { model: 'tts-1', voice: 'coral', input: 'Hello.', stream_format: 'chunks' },
+    });
+    assert.equal(bad.statusCode, 422, bad.body);
   });
 
   test('bad input answers a JSON 4xx', { timeout: 120_000 }, async () => {

@@ -3,7 +3,7 @@
  * sentence by sentence, and encodes once (or streams as sentences are ready).
  */
 import { once } from 'node:events';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder } from '../../audio/encode.js';
 import { concatSamples, type Waveform } from '../../audio/waveform.js';
@@ -166,16 +166,28 @@ export class SynthesisService {
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
   async synthesizeOpenai(fields: OpenaiSpeechFields, context: OperationContext): Promise<OperationResult> {
     const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
-    return this.synthesize(
+    const streamFormat = fields.stream_format ?? 'audio';
+    if (streamFormat !== 'audio' && streamFormat !== 'sse') throw unsupportedValue('stream_format', streamFormat, ['audio', 'sse']);
+    const result = await this.synthesize(
       {
         text: fields.input,
         voice_id: openaiVoiceId(fields.voice),
         ...(emotion ? { emotion } : {}),
         ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
         format: fields.response_format ?? 'mp3',
+        ...(streamFormat === 'sse' ? { stream: true } : {}),
       },
       context,
     );
+    if (streamFormat !== 'sse' || result.kind !== 'stream') return result;
+    // OpenAI's speech events: the encoded audio as it comes, base64 in speech.audio.delta, then speech.audio.done.
+    const audio = result.stream;
+    const events = async function* () {
+      for await (const bytes of audio)
+        yield `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: Buffer.from(bytes as Uint8Array).toString('base64') })}\n\n`;
+      yield `data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } })}\n\n`;
+    };
+    return { kind: 'stream', stream: Readable.from(events()), contentType: 'text/event-stream', headers: result.headers ?? {} };
   }
 
   /** A short sample of a voice in its first language. */
