@@ -29,7 +29,7 @@ export interface OperationRunner {
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
-export const runnerNames = ['transcribe', 'transcriptions', 'translations', 'tts', 'speech', 'vc', 'separate'] as const;
+export const runnerNames = ['transcribe', 'transcriptions', 'translations', 'tts', 'tts-timestamps', 'speech', 'vc', 'separate'] as const;
 export type RunnerName = (typeof runnerNames)[number];
 
 export interface OperationServices {
@@ -74,6 +74,12 @@ export function operationRunners(services: OperationServices): Record<RunnerName
       audioFields: [],
       voiceOf: (params) => ({ voiceId: contractFields(synthesizeContract, params).voice_id, param: 'voice_id' }),
       run: (params, context) => services.synthesis.synthesize(contractFields(synthesizeContract, params), context),
+    },
+    'tts-timestamps': {
+      operation: 'tts',
+      audioFields: [],
+      voiceOf: (params) => ({ voiceId: contractFields(synthesizeContract, params).voice_id, param: 'voice_id' }),
+      run: (params, context) => services.synthesis.synthesizeWithTimestamps(contractFields(synthesizeContract, params), context),
     },
     speech: {
       operation: 'tts',

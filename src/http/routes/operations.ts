@@ -8,6 +8,7 @@ import { acceptedJob } from '../schemas/jobs.js';
 import {
   separateResponse,
   speechAudio,
+  timedSpeechResponse,
   transcriptionResponse,
   vcResponse,
   openaiSpeechBody,
@@ -65,6 +66,21 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
       },
     },
     operationHandler(options, 'tts'),
+  );
+
+  app.post(
+    '/v1/audio/tts/with-timestamps',
+    {
+      config: { scope: 'tts' },
+      schema: {
+        summary: 'Speech from text with the time of every word',
+        tags: ['audio'],
+        security,
+        body: ttsBody,
+        response: { 200: timedSpeechResponse, 202: acceptedJob, ...voiceOperationErrors },
+      },
+    },
+    operationHandler(options, 'tts-timestamps'),
   );
 
   app.post(

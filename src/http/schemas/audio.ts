@@ -27,6 +27,36 @@ export const separateBody = withJobFields(separateContract);
 
 export const speechAudio = { description: 'Speech in the requested format', content: binaryContent(Object.values(contentTypes)) };
 
+const characterTimes = openObject(
+  {
+    characters: Type.Array(Type.String()),
+    character_start_times_seconds: Type.Array(Type.Number()),
+    character_end_times_seconds: Type.Array(Type.Number()),
+  },
+  "Every character of the text with the times of the word it belongs to (ElevenLabs' alignment); spaces span the gap",
+);
+const timedSpeech = openObject(
+  {
+    audio_base64: Type.String({ description: 'The speech, encoded as `format`' }),
+    format: Type.String(),
+    sample_rate: Type.Integer(),
+    words: Type.Array(
+      openObject(
+        { word: Type.String(), start: Type.Number({ description: 'Seconds' }), end: Type.Number({ description: 'Seconds' }) },
+        'A word as written, with its seconds in the audio',
+      ),
+    ),
+    characters: characterTimes,
+  },
+  'Speech with the times of its words and characters',
+);
+export const timedSpeechResponse = {
+  description:
+    'The speech (base64) with word and character times; with stream=true newline-delimited JSON, one such object per chunk ' +
+    '(its audio, its words; times from the start of the whole speech)',
+  content: { 'application/json': { schema: timedSpeech }, 'application/x-ndjson': { schema: timedSpeech } },
+};
+
 const vcJson = openObject(
   {
     url: Type.String({ description: 'Download of the converted audio (GET, same key)' }),

@@ -68,11 +68,11 @@ const kokoroModel: ModelSpec = {
   task: 'tts',
   description:
     'Kokoro-82M v1.0 int8 (24 kHz, 9 languages), ConvInteger rewritten to im2col + MatMulInteger, trailing pad capped, F0 controls ' +
-    'added and the leading pad shortened for the decoder at pull time; phoneme vocabulary',
+    'added, the leading pad shortened for the decoder and the predicted durations exposed at pull time; phoneme vocabulary',
   license: 'Apache-2.0',
   pulledWith: ['misaki-lexicon'],
   files: [
-    { name: 'kokoro-v1.0-int8.onnx', bytes: 92841900, sha256: '3740c4d8d419afedf9481f60e440c7bfb94c125d466328712b0e2c0e0fa2663b' },
+    { name: 'kokoro-v1.0-int8.onnx', bytes: 92841999, sha256: 'e7b7fd79890280f2962602cc8acd63a3445d35a6b620acadec321fad5848eda4' },
     { name: 'vocab.json', bytes: 1155, sha256: 'ba536e2187cf4a12827b4e6138f29c17b795fcc3f8155386408d8d4edc229a41' },
   ],
   sources: [

@@ -14,10 +14,13 @@
  *   f0_scale [1]: multiplies F0 (1 = unchanged; 0 = no voicing at all: the harmonic source is silent and only the
  *                 noise source remains, which is how `whisper` is rendered)
  *   f0_range [1]: expands/compresses voiced F0 around its voiced mean (1 = unchanged)
+ * - the predicted durations as a second output, `durations` (float [1, tokens], frames of 25 ms per token, pads
+ *   included, the trailing pad capped): what speech with word timestamps reads its word times from.
  */
 import { rewriteConvInteger } from './conv-integer.js';
 import {
   floatTensor,
+  floatValueInfo,
   graphOf,
   int64Tensor,
   intAttribute,
@@ -36,6 +39,10 @@ const voicedFloorHz = 40;
 const f0Tensor = '/encoder/Squeeze_output_0';
 /** Predicted durations per token (frames of 25 ms, float [1, tokens], pads included), after rounding and the floor of 1. */
 const durationTensor = '/encoder/Clip_output_0';
+/** The graph output of the durations (see exposeDurations). */
+export const durationsOutput = 'durations';
+/** Samples of 24 kHz audio per duration frame. */
+export const kokoroSamplesPerFrame = 600;
 /** Frames kept for the trailing pad: enough for the last phoneme's release. */
 export const trailingPadFrames = 3;
 /**
@@ -60,6 +67,7 @@ export async function convertKokoro(inputPath: string, outputPath: string): Prom
   capTrailingPad(model, trailingPadFrames);
   addF0Control(model);
   trimDecoderLeadingPad(model, decoderLeadingPadFrames);
+  exposeDurations(model);
   await writeModel(model, outputPath);
   return { rewritten };
 }
@@ -85,6 +93,14 @@ export function capTrailingPad(model: ModelProto, frames: number): void {
     node('Concat', [p('tokens'), p('pad_capped')], [capped], p('Concat'), [intAttribute('axis', 1)]),
   ];
   graph.node.splice(producer + 1, 0, ...edit);
+}
+
+/** The durations the decoder is given (after the trailing pad's cap) as the graph output `durations`. */
+export function exposeDurations(model: ModelProto): void {
+  const graph = graphOf(model);
+  if (graph.output.some((output) => output.name === durationsOutput)) return;
+  graph.node.push(node('Identity', ['trailing_pad/output'], [durationsOutput], 'durations/Identity'));
+  graph.output.push(floatValueInfo(durationsOutput, [1, 'tokens']));
 }
 
 /** Drops all but `frames` frames of the leading pad from the decoder's inputs. */

@@ -35,6 +35,12 @@ export const openaiSpeechContract = Type.Object({
   instructions: Type.Optional(
     Type.String({ maxLength: 2000, description: 'Mapped to an emotion by keywords (e.g. cheerful -> happy, whisper -> whisper).' }),
   ),
-  stream_format: Type.Optional(Type.String({ maxLength: 20, description: 'Accepted for compatibility; audio is sent as one response.' })),
+  stream_format: Type.Optional(
+    Type.String({
+      maxLength: 20,
+      description:
+        "audio (default): the audio as one response; sse: OpenAI's speech.audio.delta events as the audio is made, then speech.audio.done.",
+    }),
+  ),
 });
 export type OpenaiSpeechFields = Static<typeof openaiSpeechContract>;

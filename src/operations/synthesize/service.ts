@@ -2,7 +2,8 @@
  * POST /v1/audio/tts (and OpenAI's /v1/audio/speech): picks the engine for the voice and language, synthesizes
  * sentence by sentence, and encodes once (or streams as sentences are ready).
  */
-import type { Readable } from 'node:stream';
+import { once } from 'node:events';
+import { PassThrough, Readable } from 'node:stream';
 import PQueue from 'p-queue';
 import { audioFormats, contentTypes, encodeWaveform, outputSampleRate, startEncoder } from '../../audio/encode.js';
 import { concatSamples, type Waveform } from '../../audio/waveform.js';
@@ -20,6 +21,7 @@ import { emotions, isEmotion, type Emotion } from './emotion.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
+import { characterAlignment, mapWordTimes, spokenWeight, spokenWords, type TimedWord } from './text/word-times.js';
 import { maxTextCharacters, type OpenaiSpeechFields, type SynthesizeFields } from './contract.js';
 
 export { emotions, type Emotion } from './emotion.js';
@@ -164,16 +166,28 @@ export class SynthesisService {
   /** OpenAI's /v1/audio/speech: voice names mapped, instructions read for an emotion. */
   async synthesizeOpenai(fields: OpenaiSpeechFields, context: OperationContext): Promise<OperationResult> {
     const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
-    return this.synthesize(
+    const streamFormat = fields.stream_format ?? 'audio';
+    if (streamFormat !== 'audio' && streamFormat !== 'sse') throw unsupportedValue('stream_format', streamFormat, ['audio', 'sse']);
+    const result = await this.synthesize(
       {
         text: fields.input,
         voice_id: openaiVoiceId(fields.voice),
         ...(emotion ? { emotion } : {}),
         ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
         format: fields.response_format ?? 'mp3',
+        ...(streamFormat === 'sse' ? { stream: true } : {}),
       },
       context,
     );
+    if (streamFormat !== 'sse' || result.kind !== 'stream') return result;
+    // OpenAI's speech events: the encoded audio as it comes, base64 in speech.audio.delta, then speech.audio.done.
+    const audio = result.stream;
+    const events = async function* () {
+      for await (const bytes of audio)
+        yield `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: Buffer.from(bytes as Uint8Array).toString('base64') })}\n\n`;
+      yield `data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } })}\n\n`;
+    };
+    return { kind: 'stream', stream: Readable.from(events()), contentType: 'text/event-stream', headers: result.headers ?? {} };
   }
 
   /** A short sample of a voice in its first language. */
@@ -184,7 +198,8 @@ export class SynthesisService {
     return this.synthesize({ text, voice_id: voiceId, language, format: 'mp3' }, context);
   }
 
-  async synthesize(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
+  /** A request checked and planned: the voice's engine, the language, what is spoken. */
+  private async prepareRequest(fields: SynthesizeFields, context: OperationContext) {
     const text = fields.text.trim();
     if (text.length === 0) throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
     if ([...text].length > maxTextCharacters) {
@@ -213,21 +228,16 @@ export class SynthesisService {
     const engine = plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine;
     const headers = { 'x-voxd-engine': engine, ...(plan.warnings.length > 0 ? { 'x-voxd-warnings': plan.warnings.join(' | ') } : {}) };
     const model = plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId;
-    const record = (elapsedSeconds: number, audioSeconds: number, streamed: boolean): void => {
-      this.deps.metrics.recordInference({ operation: 'tts', engine, model }, elapsedSeconds, audioSeconds);
-      context.log.info(
-        {
-          op: 'tts',
-          engine,
-          model,
-          streamed,
-          audio_seconds: audioSeconds,
-          elapsed_ms: Math.round(elapsedSeconds * 1000),
-          rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9),
-        },
-        'synthesized',
-      );
-    };
+    return { text, plan, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model };
+  }
+
+  async synthesize(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
+    const { plan, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } = await this.prepareRequest(
+      fields,
+      context,
+    );
+    const record = (elapsedSeconds: number, audioSeconds: number, streamed: boolean): void =>
+      recordSynthesis(this.deps.metrics, context, { engine, model }, elapsedSeconds, audioSeconds, streamed);
 
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
@@ -288,6 +298,113 @@ export class SynthesisService {
       contentType: contentTypes[format],
       headers,
     };
+  }
+
+  /**
+   * POST /v1/audio/tts/with-timestamps: the speech as base64 with the times of the words as written (and of their
+   * characters, as ElevenLabs' `alignment`), from the engine's predicted durations; `stream` answers NDJSON, a line per
+   * chunk with its audio and the alignment of its words (times from the start of the whole speech).
+   */
+  async synthesizeWithTimestamps(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
+    const { text, plan, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } = await this.prepareRequest(
+      fields,
+      context,
+    );
+    const written = writtenWords(text, plan.language);
+    const timed = async function* (chunks: AsyncIterable<SynthesizedChunk>) {
+      let offsetSeconds = 0;
+      for await (const chunk of chunks) {
+        if (!chunk.words) {
+          throw new VoxError('unsupported_value', `The ${engine} voice gives no word timestamps; a Kokoro voice does.`, {
+            param: 'voice_id',
+          });
+        }
+        const words = chunk.words.map((w) => ({
+          ...w,
+          startSeconds: w.startSeconds + offsetSeconds,
+          endSeconds: w.endSeconds + offsetSeconds,
+        }));
+        offsetSeconds += chunk.waveform.samples.length / chunk.waveform.sampleRate;
+        yield { chunk, words };
+      }
+    };
+    const answer = (audio: Buffer, words: TimedWord[], characterText: string) => ({
+      audio_base64: audio.toString('base64'),
+      format,
+      sample_rate: sampleRate,
+      words: words.map((w) => ({ word: w.word, start: roundMs(w.startSeconds), end: roundMs(w.endSeconds) })),
+      characters: characterAlignment(characterText, words),
+    });
+    if (fields.stream) {
+      return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
+        const startedAt = performance.now();
+        const chunks = timed(speak(plan, { ...request, ...(signal ? { signal } : {}) }));
+        let writtenDone = 0;
+        let audioSeconds = 0;
+        const lines = async function* () {
+          for await (const { chunk, words } of chunks) {
+            // A line carries the written words its spoken words stand for (what is left, with the last chunk).
+            const upTo = writtenDone + writtenShare(written.slice(writtenDone), words.length, plan.language);
+            const share = written.slice(writtenDone, upTo);
+            writtenDone = upTo;
+            audioSeconds += chunk.waveform.samples.length / chunk.waveform.sampleRate;
+            const lineWords = mapWordTimes(
+              share.map((w) => w.word),
+              words,
+              { words: share.map((w) => w.weight), spans: words.map((w) => spokenWeight(w.word)) },
+            );
+            const bytes = await encodeWaveform(chunk.waveform, { format, sampleRate, signal: context.signal });
+            yield `${JSON.stringify(answer(bytes, lineWords, share.map((w) => w.word).join(' ')))}\n`;
+          }
+        };
+        const iterator = lines();
+        // The first line is made before answering, so errors still get a JSON envelope and a status code.
+        const first = await iterator.next();
+        if (first.done) throw nothingSpoken(plan.language);
+        const output = new PassThrough();
+        output.write(first.value);
+        const pump = async (): Promise<void> => {
+          try {
+            for await (const line of { [Symbol.asyncIterator]: () => iterator }) if (!output.write(line)) await once(output, 'drain');
+            output.end();
+            recordSynthesis(this.deps.metrics, context, { engine, model }, (performance.now() - startedAt) / 1000, audioSeconds, true);
+          } catch (error) {
+            context.log.warn({ err: error }, 'streamed synthesis stopped');
+            output.destroy(error as Error);
+          }
+        };
+        keepSlotUntil(pump());
+        return { kind: 'stream', stream: output, contentType: 'application/x-ndjson', headers };
+      });
+    }
+    return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
+      const startedAt = performance.now();
+      const spoken: TimedWord[] = [];
+      const parts: Float32Array[] = [];
+      for await (const { chunk, words } of timed(
+        reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress),
+      )) {
+        spoken.push(...words);
+        parts.push(chunk.waveform.samples);
+      }
+      const audio: Waveform = { samples: concatSamples(parts), sampleRate: plan.synthesizer.sampleRate, channels: 1 };
+      if (audio.samples.length === 0) throw nothingSpoken(plan.language);
+      recordSynthesis(
+        this.deps.metrics,
+        context,
+        { engine, model },
+        (performance.now() - startedAt) / 1000,
+        audio.samples.length / audio.sampleRate,
+        false,
+      );
+      const words = mapWordTimes(
+        written.map((w) => w.word),
+        spoken,
+        { words: written.map((w) => w.weight), spans: spoken.map((w) => spokenWeight(w.word)) },
+      );
+      const bytes = await encodeWaveform(audio, { format, sampleRate, signal: context.signal });
+      return { kind: 'json', body: answer(bytes, words, text), headers } satisfies OperationResult;
+    });
   }
 
   /**
@@ -564,9 +681,55 @@ async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<Synt
       preserveEmotion: true,
       ...(request.signal ? { signal: request.signal } : {}),
     });
-    yield { ...chunk, waveform: converted.waveform };
+    // Conversion keeps timing; any change of length stretches the word times with it.
+    const stretch =
+      converted.waveform.samples.length / converted.waveform.sampleRate / (chunk.waveform.samples.length / chunk.waveform.sampleRate);
+    const words = chunk.words?.map((w) => ({ ...w, startSeconds: w.startSeconds * stretch, endSeconds: w.endSeconds * stretch }));
+    yield { ...chunk, waveform: converted.waveform, ...(words ? { words } : {}) };
   }
 }
+
+function recordSynthesis(
+  metrics: Metrics,
+  context: OperationContext,
+  { engine, model }: { engine: string; model: string },
+  elapsedSeconds: number,
+  audioSeconds: number,
+  streamed: boolean,
+): void {
+  metrics.recordInference({ operation: 'tts', engine, model }, elapsedSeconds, audioSeconds);
+  context.log.info(
+    {
+      op: 'tts',
+      engine,
+      model,
+      streamed,
+      audio_seconds: audioSeconds,
+      elapsed_ms: Math.round(elapsedSeconds * 1000),
+      rtf: elapsedSeconds / Math.max(audioSeconds, 1e-9),
+    },
+    'synthesized',
+  );
+}
+
+/** The words as written, each weighed by what it is spoken as ("3" as "three"). */
+function writtenWords(text: string, language: string): Array<{ word: string; weight: number }> {
+  return spokenWords(text).map((word) => ({
+    word,
+    weight: spokenWords(normalizeText(word, language)).reduce((sum, w) => sum + spokenWeight(w), 0) || spokenWeight(word),
+  }));
+}
+
+/** How many of the remaining written words a chunk of `spokenCount` spoken words stands for (by the spoken words each makes). */
+function writtenShare(remaining: Array<{ word: string }>, spokenCount: number, language: string): number {
+  let spoken = 0;
+  let n = 0;
+  while (n < remaining.length && spoken < spokenCount)
+    spoken += Math.max(1, spokenWords(normalizeText(remaining[n++]!.word, language)).length);
+  return n;
+}
+
+const roundMs = (seconds: number): number => Math.round(seconds * 1000) / 1000;
 
 /** Progress by the share of the (normalised) text spoken so far. */
 async function* reportSpoken(

@@ -1,6 +1,7 @@
 /** The capability every speech synthesis engine implements; the service picks an engine per language and voice. */
 import type { Waveform } from '../../audio/waveform.js';
 import type { Emotion } from './emotion.js';
+import type { TimedWord } from './text/word-times.js';
 
 export interface BuiltinVoice {
   /** Stable id, unique across engines (`af_heart`, `espeak-de`). */
@@ -47,6 +48,8 @@ export interface SynthesizedChunk {
   waveform: Waveform;
   /** The (normalised) text this chunk speaks. */
   text: string;
+  /** Its spoken words (of `text`, normalised) with seconds from the chunk's start, from engines that predict durations. */
+  words?: TimedWord[];
 }
 
 export interface Synthesizer {

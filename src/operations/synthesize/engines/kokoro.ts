@@ -16,6 +16,8 @@ import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
 import { speechPieces } from '../text/sentences.js';
+import { mapWordTimes, spokenWords, type TimedSpan } from '../text/word-times.js';
+import { decoderLeadingPadFrames, durationsOutput, kokoroSamplesPerFrame } from '../../../models/convert/kokoro.js';
 import { EnglishLexicon } from './english-lexicon.js';
 import { kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
@@ -132,6 +134,7 @@ export class KokoroSynthesizer implements Synthesizer {
   readonly blends = true;
   private readonly voiceTables = new Map<string, Promise<Float32Array>>();
   private britishLexicon: Promise<EnglishLexicon> | undefined;
+  private punctuation: Set<number> | undefined;
 
   private constructor(
     private readonly session: WorkerSession,
@@ -234,9 +237,13 @@ export class KokoroSynthesizer implements Synthesizer {
       next?.catch(() => undefined);
       if (prepared.ids.length === 0) continue;
       const runs = splitTokens(prepared.ids, prepared.breaks);
+      const runWords = shareWords(
+        spokenWords(pieces[i]!.text),
+        runs.map((ids) => this.wordGroups(ids).length),
+      );
       for (const [r, ids] of runs.entries()) {
         const endsSentence = r === runs.length - 1 && pieces[i]!.endsSentence;
-        const audio = await this.run(
+        const { audio, durations } = await this.runTimed(
           ids,
           await this.style(request.voice, ids.length),
           speed,
@@ -249,10 +256,16 @@ export class KokoroSynthesizer implements Synthesizer {
           leadingSeconds: joinSilenceSeconds.leading,
           trailingSeconds: endsSentence ? Infinity : joinSilenceSeconds.trailing,
         });
+        const trimmedSeconds = (samples.byteOffset - audio.byteOffset) / audio.BYTES_PER_ELEMENT / kokoroSampleRate;
+        const spans = this.wordGroups(ids).map((group) => tokenSpan(durations, group, trimmedSeconds, samples.length / kokoroSampleRate));
         applySpectralTilt(samples, kokoroSampleRate, emotion.tiltDb);
         applyGainDb(samples, emotion.gainDb);
         guardPeak(samples);
-        yield { waveform: { samples, sampleRate: kokoroSampleRate, channels: 1 }, text: pieces[i]!.text };
+        yield {
+          waveform: { samples, sampleRate: kokoroSampleRate, channels: 1 },
+          text: pieces[i]!.text,
+          words: mapWordTimes(runWords[r]!, spans),
+        };
       }
     }
   }
@@ -262,7 +275,12 @@ export class KokoroSynthesizer implements Synthesizer {
   }
 
   /** One model run: ids without pads -> 24 kHz samples. */
-  async run(
+  async run(ids: number[], style: Float32Array, speed: number, f0Semitones = 0, f0Range = 1, voiced = true): Promise<Float32Array> {
+    return (await this.runTimed(ids, style, speed, f0Semitones, f0Range, voiced)).audio;
+  }
+
+  /** One model run with the frames (25 ms) the model gave each token, pads included. */
+  async runTimed(
     ids: number[],
     style: Float32Array,
     speed: number,
@@ -270,7 +288,7 @@ export class KokoroSynthesizer implements Synthesizer {
     f0Range = 1,
     voiced = true,
     background = false,
-  ): Promise<Float32Array> {
+  ): Promise<{ audio: Float32Array; durations: Float32Array }> {
     const tokens = BigInt64Array.from([0, ...ids, 0].map(BigInt));
     const outputs = await (background ? this.backgroundSessions : this.session).run({
       tokens: new ort.Tensor('int64', tokens, [1, tokens.length]),
@@ -279,7 +297,33 @@ export class KokoroSynthesizer implements Synthesizer {
       f0_scale: new ort.Tensor('float32', Float32Array.of(voiced ? 2 ** (f0Semitones / 12) : 0), [1]),
       f0_range: new ort.Tensor('float32', Float32Array.of(f0Range), [1]),
     });
-    return outputs.audio!.data as Float32Array;
+    const durations = outputs[durationsOutput];
+    if (!durations)
+      throw new VoxError('internal', 'The Kokoro model predates word timestamps: pull it again (voxd models pull kokoro-82m).');
+    return { audio: outputs.audio!.data as Float32Array, durations: durations.data as Float32Array };
+  }
+
+  /** Token positions (in ids) of each spoken word: runs between spaces, punctuation left out. */
+  wordGroups(ids: number[]): number[][] {
+    const groups: number[][] = [];
+    let current: number[] = [];
+    for (const [k, id] of ids.entries()) {
+      if (id === this.spaceId) {
+        if (current.length > 0) groups.push(current);
+        current = [];
+      } else if (!this.punctuationIds.has(id)) current.push(k);
+    }
+    if (current.length > 0) groups.push(current);
+    return groups;
+  }
+
+  private get spaceId(): number | undefined {
+    return this.vocab.get(' ');
+  }
+
+  private get punctuationIds(): Set<number> {
+    this.punctuation ??= new Set([...this.vocab].filter(([ch]) => /[\p{P}\p{S}]/u.test(ch)).map(([, id]) => id));
+    return this.punctuation;
   }
 
   private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
@@ -316,6 +360,44 @@ export class KokoroSynthesizer implements Synthesizer {
     }
     return table;
   }
+}
+
+/**
+ * Word times read 0.1 s earlier than the predicted frames place them: against faster-whisper's word times on the same
+ * audio the frames came 0.11 s late (median over the English eval sentences, the tuning part of bench/tts-timestamps.ts).
+ */
+const wordLeadSeconds = 0.1;
+
+/**
+ * The seconds of a run's (trimmed) audio a word's tokens cover. Token k sits at position k + 1 (after the leading pad),
+ * and the decoder dropped all but decoderLeadingPadFrames of that pad.
+ */
+function tokenSpan(durations: Float32Array, positions: number[], trimmedSeconds: number, lengthSeconds: number): TimedSpan {
+  const droppedFrames = Math.max(durations[0]! - decoderLeadingPadFrames, 0);
+  const frameSeconds = kokoroSamplesPerFrame / kokoroSampleRate;
+  const startFrame = (position: number): number => {
+    let frames = -droppedFrames;
+    for (let p = 0; p < position; p++) frames += durations[p]!;
+    return frames;
+  };
+  const first = positions[0]! + 1;
+  const last = positions.at(-1)! + 1;
+  const clamp = (seconds: number): number => Math.min(Math.max(seconds, 0), lengthSeconds);
+  return {
+    startSeconds: clamp(startFrame(first) * frameSeconds - trimmedSeconds - wordLeadSeconds),
+    endSeconds: clamp((startFrame(last) + durations[last]!) * frameSeconds - trimmedSeconds - wordLeadSeconds),
+  };
+}
+
+/** A piece's words shared among its runs by their word counts (exact when the counts agree). */
+function shareWords(words: string[], runGroupCounts: number[]): string[][] {
+  const total = runGroupCounts.reduce((a, b) => a + b, 0);
+  let before = 0;
+  return runGroupCounts.map((count) => {
+    const from = Math.round((before / Math.max(total, 1)) * words.length);
+    before += count;
+    return words.slice(from, Math.round((before / Math.max(total, 1)) * words.length));
+  });
 }
 
 /** Cuts ids into runs of at most maxTokens, preferring the last break position inside each run. */

@@ -1,0 +1,158 @@
+/**
+ * POST /v1/audio/tts/with-timestamps (issue 38, point 1): Kokoro's speech with the times of the words as written,
+ * checked against where Whisper (our own transcription route, word times) hears those words in the returned audio.
+ * Needs a kokoro-82m pulled with its durations output (src/models/convert/kokoro.ts).
+ */
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
+import { modelFile } from '../helpers/models.js';
+import { joeModelId, joeVoiceId } from '../helpers/tts.js';
+
+interface TimedWord {
+  word: string;
+  start: number;
+  end: number;
+}
+interface TimedSpeech {
+  audio_base64: string;
+  format: string;
+  sample_rate: number;
+  words: TimedWord[];
+  characters: { characters: string[]; character_start_times_seconds: number[]; character_end_times_seconds: number[] };
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+const bare = (word: string): string => word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+
+describe('POST /v1/audio/tts/with-timestamps', () => {
+  let t: TestApp;
+  before(async () => {
+    await Promise.all(
+      ['kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'whisper-base', 'silero-vad', joeModelId].map((id) => modelFile(id, '')),
+    );
+    t = await buildTestApp();
+  });
+  after(async () => t?.close());
+
+  const post = (payload: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/v1/audio/tts/with-timestamps', headers: { authorization: `Bearer ${t.key}` }, payload });
+
+  test('words as written, in order, where Whisper hears them', { timeout: 300_000 }, async () => {
+    const text = 'The meeting starts at 3 pm in room 12. Please bring the quarterly report and your laptop.';
+    const r = await post({ text, voice_id: 'af_heart', format: 'wav' });
+    assert.equal(r.statusCode, 200, r.body);
+    const body = r.json<TimedSpeech>();
+    assert.equal(body.format, 'wav');
+    assert.equal(body.sample_rate, 24000);
+    assert.deepEqual(
+      body.words.map((w) => w.word),
+      text.split(' '),
+    );
+    const audio = Buffer.from(body.audio_base64, 'base64');
+    const seconds = (audio.length - 44) / 2 / body.sample_rate;
+    for (const [i, w] of body.words.entries()) {
+      assert.ok(w.start <= w.end && w.end <= seconds + 1e-3, `${w.word} ${w.start}-${w.end} of ${seconds}`);
+      if (i > 0) assert.ok(w.start >= body.words[i - 1]!.end - 1e-3, `${w.word} starts before the word before ends`);
+    }
+    assert.equal(body.characters.characters.join(''), text);
+    assert.equal(body.characters.character_start_times_seconds.length, [...text].length);
+
+    const form = multipartBody(
+      { model: 'whisper-1', language: 'en', response_format: 'verbose_json', 'timestamp_granularities[]': 'word' },
+      { file: { filename: 'speech.wav', content: audio, contentType: 'audio/wav' } },
+    );
+    const heard = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcriptions',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
+    assert.equal(heard.statusCode, 200, heard.body);
+    const whisperWords = heard.json<{ words: TimedWord[] }>().words;
+    // Each written word against the next word Whisper heard with the same spelling (numbers are heard as digits or words).
+    const differences: number[] = [];
+    let from = 0;
+    for (const w of body.words) {
+      const j = whisperWords.findIndex((h, k) => k >= from && bare(h.word) === bare(w.word));
+      if (j < 0) continue;
+      differences.push(Math.abs(whisperWords[j]!.start - w.start));
+      from = j + 1;
+    }
+    assert.ok(differences.length >= 12, `${differences.length} words matched`);
+    // Loose on purpose: the transcription route's word times run late of faster-whisper's (the reference of
+    // bench/tts-timestamps.ts, where the 0.1 s target is measured); here a misplaced word (a whole word off) fails.
+    assert.ok(median(differences) <= 0.3, `median start difference ${median(differences)} s`);
+  });
+
+  test('stream=true: NDJSON lines, each with its audio and the times of its words', { timeout: 300_000 }, async () => {
+    const text = 'First comes the short sentence. Then a second one follows it. And a third closes the list.';
+    const r = await post({ text, voice_id: 'af_heart', format: 'mp3', stream: true });
+    assert.equal(r.statusCode, 200, r.body);
+    assert.match(String(r.headers['content-type']), /application\/x-ndjson/);
+    const lines = r.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TimedSpeech);
+    assert.ok(lines.length >= 3, `${lines.length} lines`);
+    assert.deepEqual(
+      lines.flatMap((line) => line.words.map((w) => w.word)),
+      text.split(' '),
+    );
+    const starts = lines.flatMap((line) => line.words.map((w) => w.start));
+    assert.deepEqual(
+      starts,
+      [...starts].sort((a, b) => a - b),
+    );
+    for (const line of lines) assert.ok(Buffer.from(line.audio_base64, 'base64').length > 1000);
+  });
+
+  test("the official OpenAI SDK: /v1/audio/speech with stream_format 'sse' sends speech.audio events", { timeout: 300_000 }, async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const client = new OpenAI({ apiKey: t.key, baseURL: `http://127.0.0.1:${port}/v1` });
+    const response = await client.audio.speech.create({
+      model: 'gpt-4o-mini-tts',
+      voice: 'coral',
+      input: 'The first sentence is short. The second one follows it.',
+      response_format: 'pcm',
+      stream_format: 'sse',
+    });
+    assert.match(String(response.headers.get('content-type')), /text\/event-stream/);
+    const events = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: '))
+      .map((block) => JSON.parse(block.slice('data: '.length)) as { type: string; audio?: string });
+    assert.equal(events.at(-1)?.type, 'speech.audio.done');
+    const deltas = events.filter((e) => e.type === 'speech.audio.delta');
+    assert.ok(deltas.length >= 1);
+    const pcmSeconds = deltas.reduce((sum, e) => sum + Buffer.from(e.audio!, 'base64').length, 0) / 2 / 24000;
+    assert.ok(pcmSeconds > 1.5 && pcmSeconds < 8, `${pcmSeconds} s of audio`);
+    const bad = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/speech',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { model: 'tts-1', voice: 'coral', input: 'Hello.', stream_format: 'chunks' },
+    });
+    assert.equal(bad.statusCode, 422, bad.body);
+  });
+
+  test('bad input answers a JSON 4xx', { timeout: 120_000 }, async () => {
+    const missing = await post({ voice_id: 'af_heart' });
+    assert.equal(missing.statusCode, 400, missing.body);
+    assert.ok(missing.json<{ error: unknown }>().error);
+    const nothing = await post({ text: '!!! ...', voice_id: 'af_heart' });
+    assert.equal(nothing.statusCode, 400, nothing.body);
+    const unknown = await post({ text: 'Hello there.', voice_id: 'no_such_voice' });
+    assert.equal(unknown.statusCode, 404, unknown.body);
+    // Piper's voices carry no durations here yet: refused rather than guessed.
+    const piper = await post({ text: 'Hello there.', voice_id: joeVoiceId });
+    assert.equal(piper.statusCode, 422, piper.body);
+    assert.match(piper.json<{ error: { message: string } }>().error.message, /word timestamps/);
+  });
+});
