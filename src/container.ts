@@ -148,7 +148,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const localEngines = config.role !== 'api';
   const published = new PublishedCatalog(store.blobs);
   const builtinVoices: BuiltinVoiceSource = localEngines
-    ? { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, signal) => synthesis.referenceSpeech(voiceId, signal) }
+    ? { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, options) => synthesis.referenceSpeech(voiceId, options) }
     : published;
   // The models this node needs: those of the operations it runs (none on an API-only node).
   const nodeOperations: readonly string[] = localEngines ? config.workerOperations : [];

@@ -68,7 +68,13 @@ export interface BuiltinVoiceSource {
    * Speech in one of these built-in voices (16 kHz mono, speech only), standing in for a cloned profile's reference
    * clips wherever a voice is analysed (its speaker embedding; what an engine needs of it as a voice-conversion target).
    */
-  referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform>;
+  referenceSpeech(voiceId: string, options?: ReferenceSpeechOptions): Promise<Waveform>;
+}
+
+export interface ReferenceSpeechOptions {
+  signal?: AbortSignal;
+  /** Many voices are analysed and nobody waits on one of them: throughput over latency (SynthesisRequest.background). */
+  background?: boolean;
 }
 
 type DeriveFunction = (clips: Waveform[]) => Promise<{ analysis: Record<string, unknown>; files: Record<string, Uint8Array> }>;
@@ -430,10 +436,10 @@ export class VoiceService {
    * The speaker embedding of any voice: made at creation for a cloned profile; for a built-in voice, the mean GE2E
    * embedding of its reference speech, computed once and kept.
    */
-  async speakerEmbedding(voiceId: string, caller: ApiKeyRecord, signal?: AbortSignal): Promise<Float32Array | undefined> {
+  async speakerEmbedding(voiceId: string, caller: ApiKeyRecord, options: ReferenceSpeechOptions = {}): Promise<Float32Array | undefined> {
     const source = await this.builtinSourceOf(voiceId);
     if (!source) return embeddingOf((await this.record(voiceId, caller)).analysis.speaker);
-    return this.builtinSpeakerEmbedding(voiceId, source, signal);
+    return this.builtinSpeakerEmbedding(voiceId, source, options);
   }
 
   /**
@@ -455,20 +461,20 @@ export class VoiceService {
   private async builtinSpeakerEmbedding(
     voiceId: string,
     source: BuiltinVoiceSource,
-    signal?: AbortSignal,
+    options: ReferenceSpeechOptions,
   ): Promise<Float32Array | undefined> {
-    return embeddingOf((await this.builtinSpeakerAnalysis(voiceId, source, signal)).analysis);
+    return embeddingOf((await this.builtinSpeakerAnalysis(voiceId, source, options)).analysis);
   }
 
   /**
    * A built-in voice's speaker analysis: its embedding, and the reference speech it came from, kept with it so that the
    * voice's later analyses (an engine's statistics on first use as a conversion target) need no synthesis.
    */
-  private async builtinSpeakerAnalysis(voiceId: string, source: BuiltinVoiceSource, signal?: AbortSignal): Promise<Derived> {
+  private async builtinSpeakerAnalysis(voiceId: string, source: BuiltinVoiceSource, options: ReferenceSpeechOptions): Promise<Derived> {
     const stored = await this.deps.builtinStore.read(voiceId, 'speaker');
     if (stored?.files.speech) return stored;
-    const speech = await source.referenceSpeech(voiceId, signal);
-    const embedding = await (await this.deps.speakerEncoder()).embedUtterance(speech, signal);
+    const speech = await source.referenceSpeech(voiceId, options);
+    const embedding = await (await this.deps.speakerEncoder()).embedUtterance(speech, options.signal);
     return this.deps.builtinStore.write(voiceId, 'speaker', {
       analysis: { embedding: storedEmbedding(embedding) },
       files: { speech: float32Bytes(speech.samples) },
@@ -489,7 +495,7 @@ export class VoiceService {
   ): Promise<Derived> {
     const stored = await this.deps.builtinStore.read(voiceId, name);
     if (stored) return stored;
-    const { files } = await this.builtinSpeakerAnalysis(voiceId, source, signal);
+    const { files } = await this.builtinSpeakerAnalysis(voiceId, source, signal ? { signal } : {});
     const speech: Waveform = { samples: float32FromBytes(files.speech!), sampleRate: embeddingSampleRate, channels: 1 };
     return this.deps.builtinStore.write(voiceId, name, await compute([speech]));
   }

@@ -120,7 +120,7 @@ export class VoiceConversionService {
       const similarity = await this.similarities(
         source,
         result.waveform,
-        await this.deps.voices.speakerEmbedding(fields.target_voice_id, context.apiKey, signal),
+        await this.deps.voices.speakerEmbedding(fields.target_voice_id, context.apiKey, { signal }),
         signal,
       );
       return { waveform: result.waveform, f0Correlation: result.f0Correlation, warnings: result.warnings, ...similarity };

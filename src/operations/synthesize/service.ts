@@ -14,7 +14,7 @@ import type { Metrics } from '../../core/metrics.js';
 import type { ApiKeyRecord } from '../../core/records.js';
 import { resample } from '../../audio/resample.js';
 import { cosineSimilarity, embeddingSampleRate } from '../../speakers/embedding.js';
-import type { VoiceProfile, VoiceService } from '../../voices/service.js';
+import type { ReferenceSpeechOptions, VoiceProfile, VoiceService } from '../../voices/service.js';
 import { conversionTarget } from '../convert/service.js';
 import type { TargetProfileStats, VoiceConverter } from '../convert/voice-converter.js';
 import { emotions, isEmotion, type Emotion } from './emotion.js';
@@ -506,13 +506,14 @@ export class SynthesisService {
    * 0.986 cosine of the one from that sentence and 13 s more of speech, and conversion statistics from it alone convert
    * as close to the voice (mean similarity 0.642 against 0.643 over 8 voices x 4 eval sources).
    */
-  async referenceSpeech(voiceId: string, signal?: AbortSignal): Promise<Waveform> {
+  async referenceSpeech(voiceId: string, options: ReferenceSpeechOptions = {}): Promise<Waveform> {
+    const { signal, background = false } = options;
     const profile = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
     if (!profile) throw new VoxError('internal', `'${voiceId}' is not a built-in voice.`);
     const plan = this.builtinPlan(profile, await this.languages(profile, profile.languages[0]));
     const text = matchingSentences[plan.language] ?? matchingSentences[plan.language.split('-')[0]!] ?? matchingSentences[defaultLanguage]!;
     const speech = await collect(
-      speak(plan, { text, language: plan.language, voice: plan.voice, background: true, ...(signal ? { signal } : {}) }),
+      speak(plan, { text, language: plan.language, voice: plan.voice, background, ...(signal ? { signal } : {}) }),
       plan.synthesizer.sampleRate,
     );
     return resample(speech, embeddingSampleRate, signal);
@@ -546,7 +547,13 @@ export class SynthesisService {
    * Returns how many voices needed work.
    */
   async prepareBuiltinVoices(
-    options: { voiceIds?: string[]; onVoice?: (done: number, total: number, message: string) => void; signal?: AbortSignal } = {},
+    options: {
+      voiceIds?: string[];
+      onVoice?: (done: number, total: number, message: string) => void;
+      signal?: AbortSignal;
+      /** Default true; false where a request waits on these few voices (one-thread sessions would be slower to start). */
+      background?: boolean;
+    } = {},
   ): Promise<number> {
     const voiceIds = options.voiceIds ?? (await this.preparedVoiceIds());
     const queue = new PQueue({ concurrency: 2 });
@@ -557,7 +564,10 @@ export class SynthesisService {
         options.signal?.throwIfAborted();
         const startedAt = performance.now();
         const computedBefore = this.deps.voices.builtinAnalysesComputed;
-        await this.deps.voices.speakerEmbedding(voiceId, builtinPreparer, options.signal);
+        await this.deps.voices.speakerEmbedding(voiceId, builtinPreparer, {
+          background: options.background ?? true,
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
         done++;
         if (this.deps.voices.builtinAnalysesComputed === computedBefore) return;
         prepared++;
@@ -588,7 +598,7 @@ export class SynthesisService {
       const sameGender = sameLanguage.filter((v) => v.gender === record.genderEstimate);
       const candidates = sameGender.length >= 2 ? sameGender : sameLanguage;
       // Outside the default language, the first cloned speech in a language analyses its voices (two in flight).
-      await this.prepareBuiltinVoices({ voiceIds: candidates.map((v) => v.id) });
+      await this.prepareBuiltinVoices({ voiceIds: candidates.map((v) => v.id), background: false });
       for (const voice of candidates) {
         const embedding = await this.deps.voices.speakerEmbedding(voice.id, caller);
         if (embedding) scored.push({ id: voice.id, similarity: cosineSimilarity(embedding, target) });
