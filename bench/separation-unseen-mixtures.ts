@@ -15,6 +15,7 @@
 import path from 'node:path';
 import { decodeFile } from '../src/audio/decode.js';
 import { pipDownload, unpack } from '../src/models/fetch.js';
+import { random } from './lib/conversations.js';
 import { musicPackage, speechToBackgroundDb } from './separation-mixtures.js';
 
 const sampleRate = 44100;
@@ -75,18 +76,6 @@ function fitted(samples: Float32Array): Float32Array {
   const out = new Float32Array(length);
   for (let at = 0; at < length && samples.length > 0; at += samples.length) out.set(samples.subarray(0, length - at), at);
   return out;
-}
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 /** Two clips, 0.5 s in and 0.6 s apart. */

@@ -17,6 +17,7 @@ import type { Waveform } from '../src/audio/waveform.js';
 import { HifiganVocoder } from '../src/operations/convert/vocoder.js';
 import { WhisperCppTranscriber } from '../src/operations/transcribe/engines/whisper-cpp.js';
 import { cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
+import { compareMels } from '../test/helpers/mel.js';
 import { ge2eModelPath, modelFile } from '../test/helpers/models.js';
 import { repoRoot, sharedDir } from '../test/helpers/vc-assets.js';
 import { errorRate } from './lib/wer.js';
@@ -40,29 +41,6 @@ const transcribe = async (waveform: Waveform): Promise<string> => {
     .join(' ')
     .trim();
 };
-
-function compareMels(a: Float32Array, b: Float32Array): { correlation: number; meanAbsDifference: number } {
-  const n = Math.min(a.length, b.length);
-  let meanA = 0;
-  let meanB = 0;
-  for (let i = 0; i < n; i++) {
-    meanA += a[i]! / n;
-    meanB += b[i]! / n;
-  }
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  let absDifference = 0;
-  for (let i = 0; i < n; i++) {
-    const x = a[i]! - meanA;
-    const y = b[i]! - meanB;
-    ab += x * y;
-    aa += x * x;
-    bb += y * y;
-    absDifference += Math.abs(a[i]! - b[i]!);
-  }
-  return { correlation: ab / Math.sqrt(aa * bb), meanAbsDifference: absDifference / n };
-}
 
 interface ClipResult {
   id: string;

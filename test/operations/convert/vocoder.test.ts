@@ -8,36 +8,13 @@ import { resample } from '../../../src/audio/resample.js';
 import type { Waveform } from '../../../src/audio/waveform.js';
 import { HifiganVocoder } from '../../../src/operations/convert/vocoder.js';
 import { cosineSimilarity, SpeakerEncoder } from '../../../src/speakers/embedding.js';
+import { compareMels } from '../../helpers/mel.js';
 import { ge2eModelPath, modelFile } from '../../helpers/models.js';
 import { sharedDir } from '../../helpers/vc-assets.js';
 
 const clip = (name: string) => path.join(sharedDir, 'eval', name);
 /** Four seconds are enough to judge, and keep the run (slow on a shared two-core machine) short. */
 const clipSeconds = 4;
-
-/** Pearson correlation and mean absolute difference of two log-mel spectrograms over their common frames. */
-function compare(a: Float32Array, b: Float32Array): { correlation: number; meanAbsDifference: number } {
-  const n = Math.min(a.length, b.length);
-  let meanA = 0;
-  let meanB = 0;
-  for (let i = 0; i < n; i++) {
-    meanA += a[i]! / n;
-    meanB += b[i]! / n;
-  }
-  let ab = 0;
-  let aa = 0;
-  let bb = 0;
-  let absDifference = 0;
-  for (let i = 0; i < n; i++) {
-    const x = a[i]! - meanA;
-    const y = b[i]! - meanB;
-    ab += x * y;
-    aa += x * x;
-    bb += y * y;
-    absDifference += Math.abs(a[i]! - b[i]!);
-  }
-  return { correlation: ab / Math.sqrt(aa * bb), meanAbsDifference: absDifference / n };
-}
 
 async function firstSeconds(file: string): Promise<Waveform> {
   const waveform = await decodeFile(file, { sampleRate: 22050, channels: 1 });
@@ -65,8 +42,8 @@ describe('HiFi-GAN vocoder', { timeout: 600_000 }, () => {
 
   it("renders audio whose mel frames are the input's (and not another clip's)", () => {
     const input = vocoderLogMel(speech.samples).data;
-    const same = compare(input, vocoderLogMel(output.samples).data);
-    const different = compare(vocoderLogMel(other.samples).data, vocoderLogMel(output.samples).data);
+    const same = compareMels(input, vocoderLogMel(output.samples).data);
+    const different = compareMels(vocoderLogMel(other.samples).data, vocoderLogMel(output.samples).data);
     assert.ok(same.correlation > 0.97, `mel correlation ${same.correlation}`);
     assert.ok(same.meanAbsDifference < 0.4, `mean log-mel difference ${same.meanAbsDifference}`);
     assert.ok(different.correlation < same.correlation - 0.2, `another clip's mel correlation ${different.correlation}`);
