@@ -78,7 +78,7 @@ export class BuiltinAnalysisStore {
 }
 
 /** Raised when what the analyses compute changes (reference text, analysis steps): stored ones are then computed again. */
-const analysisVersion = 2;
+const analysisVersion = 3;
 
 /** The store's directory for these model files (their catalog hashes) under a models directory. */
 export function builtinAnalysisDir(modelsDir: string, fileHashes: string[]): string {

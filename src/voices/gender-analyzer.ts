@@ -6,9 +6,10 @@
  * orator's speech sat at a median of 255 Hz; his embedding was 0.115 closer to the male voices), and so does a weak
  * embedding difference (a female VCTK reader at 225 Hz was 0.02 closer to the male voices). The embedding is GE2E's:
  * bench/speaker-embeddings.ts (voices) scores the 11 eval speakers of known gender and the 54 Kokoro voices, each against
- * the Kokoro voices other than itself, with the margin chosen on the other 64 (leave one out): GE2E 11/11 and 51/54
- * (margins 0.025-0.06), CAM++ 10/11 and 48/54; the CAM++ embedding alone gets 5 of the 11 eval speakers (GE2E 10): its
- * distances from human speech to Kokoro's do not follow gender.
+ * the prepared (English) Kokoro voices other than itself, with the margin chosen on the other 64 (leave one out): GE2E
+ * 10/11 and 53/54 (margins 0.02-0.025; the missed eval speaker, a VCTK reader at 225 Hz and -0.053, is right at this
+ * 0.06, where pitch decides), CAM++ 10/11 and 47/54; the CAM++ embedding alone gets 6 of the 11 eval speakers (GE2E
+ * 10): its distances from human speech to Kokoro's do not follow gender.
  */
 import { pitchStatistics, trackPitch } from '../audio/pitch.js';
 import { averageEmbedding, cosineSimilarity } from '../speakers/embedding.js';
