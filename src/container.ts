@@ -193,7 +193,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
       audioEvents: () => audioEvents.get(),
       transcriber: () => asr.get(),
       diarizer,
-      speakerNaming: { voices, encoder: campplus },
+      speakerNaming: { voices, encoder: campplus, scratchPath: () => scratch.path('-reference') },
     }),
     synthesis,
     conversion: new VoiceConversionService({

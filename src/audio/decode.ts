@@ -102,6 +102,8 @@ export interface DecodeOptions {
   sampleRate?: number;
   /** Output channel count; default: the file's own. */
   channels?: number;
+  /** Only this channel of the file (0-based), as mono output: `channels` is then 1. */
+  channel?: number;
   /**
    * Stops with 413 past this duration (and ffmpeg stops just after it on its own): the backstop for containers that
    * declare no length or a false one. Every decode of an upload passes it.
@@ -119,8 +121,10 @@ export interface DecodeOptions {
  * Memory stays flat however long the file is. Non-finite samples are replaced by 0.
  */
 export async function* decodeBlocks(path: string, options: DecodeOptions & { blockFrames: number }): AsyncGenerator<Float32Array> {
-  const probe = options.channels && options.sampleRate ? undefined : await probeAudio(path, options.signal);
-  const channels = options.channels ?? probe?.channels ?? 1;
+  const probe =
+    (options.channels || options.channel !== undefined) && options.sampleRate ? undefined : await probeAudio(path, options.signal);
+  const channels = options.channel !== undefined ? 1 : (options.channels ?? probe?.channels ?? 1);
+  const pickChannel = options.channel !== undefined ? ['-af', `pan=mono|c0=c${options.channel}`] : [];
   const sampleRate = options.sampleRate ?? probe?.sampleRate ?? 16000;
   const maxSeconds = options.maxSeconds ?? Infinity;
   const limit = Number.isFinite(maxSeconds) ? ['-t', String(maxSeconds + overrunSeconds)] : [];
@@ -132,6 +136,7 @@ export async function* decodeBlocks(path: string, options: DecodeOptions & { blo
     '0:a:0',
     '-vn',
     ...limit,
+    ...pickChannel,
     '-f',
     'f32le',
     '-acodec',
@@ -197,7 +202,7 @@ function toFloat(bytes: Buffer): Float32Array {
 /** Decodes a whole file into memory. Use `decodeBlocks` for long inputs. */
 export async function decodeFile(path: string, options: DecodeOptions = {}): Promise<Waveform> {
   const probe = await probeAudio(path, options.signal);
-  const channels = options.channels ?? probe.channels;
+  const channels = options.channel !== undefined ? 1 : (options.channels ?? probe.channels);
   const sampleRate = options.sampleRate ?? probe.sampleRate;
   const blocks: Float32Array[] = [];
   for await (const block of decodeBlocks(path, { ...options, channels, sampleRate, blockFrames: sampleRate * 10 })) blocks.push(block);

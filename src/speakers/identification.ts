@@ -80,11 +80,11 @@ function subtract(span: TimeSpan, others: TimeSpan[]): TimeSpan[] {
   return pieces;
 }
 
-/** The samples of the chosen spans of each speaker, in one pass over a decoded file (16 kHz mono). */
+/** The samples of the chosen spans of each speaker, in one pass over a decoded file (16 kHz mono, or one of its channels). */
 export async function speechOfSpeakers(
   path: string,
   spans: Map<string, TimeSpan[]>,
-  options: { maxAudioSeconds: number; signal?: AbortSignal },
+  options: { maxAudioSeconds: number; signal?: AbortSignal; channel?: number },
 ): Promise<Map<string, Float32Array>> {
   const wanted = [...spans].flatMap(([speaker, list]) =>
     list.map((s) => ({ speaker, first: Math.floor(s.startSeconds * camppSampleRate), end: Math.ceil(s.endSeconds * camppSampleRate) })),
@@ -95,6 +95,7 @@ export async function speechOfSpeakers(
   for await (const block of decodeBlocks(path, {
     sampleRate: camppSampleRate,
     channels: 1,
+    ...(options.channel !== undefined ? { channel: options.channel } : {}),
     blockFrames: 10 * camppSampleRate,
     maxSeconds: options.maxAudioSeconds,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -25,6 +25,13 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
     for (const route of ['/v1/health', '/v1/ready', '/v1/capabilities', '/metrics']) assert.ok(doc.paths[route]?.get, route);
     const transcribe = doc.paths['/v1/audio/transcribe']!.post!.requestBody!.content['multipart/form-data']!.schema;
     assert.equal(transcribe.properties.audio?.format, 'binary');
+    // Issue 38: a speaker per channel, OpenAI's diarized format and known speakers, on both transcription routes.
+    const transcriptions = doc.paths['/v1/audio/transcriptions']!.post!.requestBody!.content['multipart/form-data']!.schema;
+    for (const field of ['multichannel', 'known_speaker_names', 'known_speaker_references'])
+      assert.ok(transcribe.properties[field] && transcriptions.properties[field], field);
+    for (const field of ['known_speaker_names[]', 'known_speaker_references[]', 'chunking_strategy'])
+      assert.ok(transcriptions.properties[field], field);
+    assert.ok((transcriptions.properties.response_format as { enum?: string[] }).enum?.includes('diarized_json'));
     assert.ok(doc.paths['/v1/audio/tts']!.post!.requestBody!.content['application/json']);
   });
 

@@ -95,7 +95,9 @@ export const separateResponse = {
 
 const transcriptionJson = openObject(
   { text: Type.String() },
-  'The transcript: text, and per response_format segments, words, speakers, language',
+  'The transcript: text, and per response_format segments, words, speakers (with their channel under multichannel), ' +
+    "language. diarized_json: OpenAI's TranscriptionDiarized, { task, text, segments: [{ type: 'transcript.text.segment', " +
+    'id, start, end, text, speaker (and channel under multichannel) }], duration, usage: { type: duration, seconds } }',
 );
 export const transcriptionResponse = {
   description: 'The transcript in the requested response_format',

@@ -3,17 +3,56 @@ import { Type, type Static } from '@sinclair/typebox';
 import { closedSet, fileField, maxIdLength, maxLanguageLength } from '../../core/contract-fields.js';
 import { maxKeytermCharacters, maxKeyterms } from './keyterms.js';
 
-export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text'] as const;
+export const transcriptionResponseFormats = ['json', 'verbose_json', 'srt', 'vtt', 'text', 'diarized_json'] as const;
 export type TranscriptionResponseFormat = (typeof transcriptionResponseFormats)[number];
 export const transcriptionTasks = ['transcribe', 'translate'] as const;
 export type TranscriptionTask = (typeof transcriptionTasks)[number];
-/** Profiles one transcript may name its speakers after. */
+/** Profiles (or known speaker references) one transcript may name its speakers after. */
 export const maxSpeakerVoices = 20;
+/** Channels multichannel=true transcribes, one speaker each (a call or a small panel, not a mixing desk). */
+export const maxChannels = 8;
 
 const granularities = Type.Union([Type.String({ maxLength: 20 }), Type.Array(Type.String({ maxLength: 20 }), { maxItems: 2 })], {
   description: 'segment and/or word.',
 });
-const responseFormat = closedSet(transcriptionResponseFormats, 'json (default), verbose_json, srt, vtt or text.');
+const responseFormat = closedSet(
+  transcriptionResponseFormats,
+  "json (default), verbose_json, srt, vtt, text or diarized_json (OpenAI's diarized transcript: segments of type " +
+    'transcript.text.segment with speaker A, B, ... or the matched known speaker name; implies diarize=true).',
+);
+
+const knownSpeakerNames = Type.Union(
+  [Type.String({ maxLength: 200 }), Type.Array(Type.String({ maxLength: 200 }), { maxItems: maxSpeakerVoices })],
+  {
+    description:
+      'Names for known_speaker_references, in the same order (OpenAI: known_speaker_names[]). A diarized speaker matched to a ' +
+      'reference gets its name (speaker_name; the speaker label in diarized_json). Needs diarize=true, diarized_json or ' +
+      'multichannel.',
+  },
+);
+const knownSpeakerReferences = Type.Union(
+  [Type.String({ maxLength: 1024 * 1024 }), Type.Array(Type.String({ maxLength: 1024 * 1024 }), { maxItems: maxSpeakerVoices })],
+  {
+    description:
+      'Audio of each known speaker as a base64 data URL (data:audio/wav;base64,...), 1 to 30 s, any format ffmpeg decodes ' +
+      '(OpenAI: known_speaker_references[]). Matched as speaker_voice_ids are; used for this request only, never stored.',
+  },
+);
+
+/** Speakers per channel, and OpenAI's known speakers: on both transcription routes. */
+const speakerFields = {
+  multichannel: Type.Optional(
+    Type.Boolean({
+      default: false,
+      description:
+        `Each channel of the recording (2 to ${maxChannels}) transcribed on its own as one speaker (a call with each party on ` +
+        'its own channel): segments carry channel (0-based) and speaker SPEAKER_<channel>, in time order. Not with diarize; ' +
+        'a mono recording is refused (use diarize).',
+    }),
+  ),
+  known_speaker_names: Type.Optional(knownSpeakerNames),
+  known_speaker_references: Type.Optional(knownSpeakerReferences),
+};
 
 /** How srt and vtt cues are cut; the defaults are defaultSubtitleRules. */
 const subtitleFields = {
@@ -57,6 +96,7 @@ export const transcribeContract = Type.Object({
         'kind speech); their labels join the text where they start.',
     }),
   ),
+  ...speakerFields,
   num_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   min_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
   max_speakers: Type.Optional(Type.Integer({ minimum: 1, maximum: 32 })),
@@ -99,6 +139,17 @@ export const openaiTranscriptionContract = Type.Object({
   response_format: Type.Optional(responseFormat),
   ...subtitleFields,
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+  ...speakerFields,
+  'known_speaker_names[]': Type.Optional(knownSpeakerNames),
+  'known_speaker_references[]': Type.Optional(knownSpeakerReferences),
+  chunking_strategy: Type.Optional(
+    Type.String({
+      maxLength: 1000,
+      description:
+        'Accepted for compatibility (auto, or server_vad as chunking_strategy[type] and its settings): the server always ' +
+        'cuts the audio at the pauses its own voice activity detection finds.',
+    }),
+  ),
   'timestamp_granularities[]': Type.Optional(granularities),
   timestamp_granularities: Type.Optional(granularities),
 });
@@ -114,11 +165,16 @@ export const openaiTranslationContract = Type.Object({
 });
 
 /**
- * Our fields from OpenAI's transcription form: the SDKs send the granularities as `timestamp_granularities[]`; the
+ * Our fields from OpenAI's transcription form: the SDKs send lists as `name[]` (granularities, known speakers); the
  * other fields are ours by name (ours that OpenAI lacks, e.g. diarize, pass through).
  */
 export function fromOpenaiTranscription(form: Record<string, unknown>): Record<string, unknown> {
-  return { ...form, timestamp_granularities: form['timestamp_granularities[]'] ?? form.timestamp_granularities };
+  return {
+    ...form,
+    timestamp_granularities: form['timestamp_granularities[]'] ?? form.timestamp_granularities,
+    known_speaker_names: form['known_speaker_names[]'] ?? form.known_speaker_names,
+    known_speaker_references: form['known_speaker_references[]'] ?? form.known_speaker_references,
+  };
 }
 
 /** Our fields from OpenAI's translation form. */

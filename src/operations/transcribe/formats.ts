@@ -15,6 +15,8 @@ export interface TranscriptSegment {
   id: number;
   /** With tag_audio_events: `event` for a music or singing stretch (text `(music)` / `(singing)`, no words). */
   kind?: 'speech' | 'event';
+  /** With multichannel: the channel (0-based) the segment was said on. */
+  channel?: number;
   start: number;
   end: number;
   text: string;
@@ -48,6 +50,8 @@ export interface Transcript {
    */
   speakers: Array<{
     id: string;
+    /** With multichannel: the speaker's channel. */
+    channel?: number;
     total_speech_seconds: number;
     total_overlap_seconds: number;
     speaker_name?: string | null;
@@ -267,6 +271,7 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
   const segments = transcript.segments.map((s) => ({
     id: s.id,
     ...(s.kind ? { kind: s.kind } : {}),
+    ...(s.channel !== undefined ? { channel: s.channel } : {}),
     start: round(s.start),
     end: round(s.end),
     text: s.text,
@@ -296,5 +301,44 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
           })),
         }
       : {}),
+  };
+}
+
+/** Speaker labels as OpenAI gives unnamed speakers: A, B, ..., Z, AA, AB, ... */
+export function sequentialLabel(index: number): string {
+  const letter = String.fromCharCode(65 + (index % 26));
+  return index < 26 ? letter : sequentialLabel(Math.floor(index / 26) - 1) + letter;
+}
+
+/**
+ * OpenAI's diarized_json (TranscriptionDiarized): segments of type transcript.text.segment, each speaker named after the
+ * known speaker it matched, the others labelled A, B, ... in order of first speech (by channel with multichannel). Audio
+ * event segments are left out: they have no speaker.
+ */
+export function toDiarizedJson(transcript: Transcript, task: 'transcribe' | 'translate'): unknown {
+  const labels = new Map<string | null, string>();
+  const labelOf = (segment: TranscriptSegment): string => {
+    if (segment.speaker_name) return segment.speaker_name;
+    if (segment.channel !== undefined) return sequentialLabel(segment.channel);
+    if (!labels.has(segment.speaker)) labels.set(segment.speaker, sequentialLabel(labels.size));
+    return labels.get(segment.speaker)!;
+  };
+  const duration = round(transcript.duration);
+  return {
+    task,
+    text: transcript.text,
+    segments: transcript.segments
+      .filter((s) => s.kind !== 'event')
+      .map((s, i) => ({
+        type: 'transcript.text.segment',
+        id: `seg_${i}`,
+        start: round(s.start),
+        end: round(s.end),
+        text: s.text,
+        speaker: labelOf(s),
+        ...(s.channel !== undefined ? { channel: s.channel } : {}),
+      })),
+    duration,
+    usage: { type: 'duration', seconds: duration },
   };
 }

@@ -43,6 +43,8 @@ export interface Diarizer {
 
 export interface PipelineRequest {
   path: string;
+  /** Only this channel of the file (0-based; multichannel): by default all channels mixed down. */
+  channel?: number;
   language: string;
   /** The caller's language tag as given (region and script kept, e.g. 'zh-TW'); chooses the script of the output. */
   languageTag?: string;
@@ -77,6 +79,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     decodeBlocks(request.path, {
       sampleRate: asrSampleRate,
       channels: 1,
+      ...(request.channel !== undefined ? { channel: request.channel } : {}),
       blockFrames: asrSampleRate * blockSeconds,
       maxSeconds: request.maxAudioSeconds,
       param: request.param,

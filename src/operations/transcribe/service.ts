@@ -10,13 +10,15 @@ import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
 import { detectEvents, withAudioEvents } from './audio-events.js';
-import { defaultSubtitleRules, toJson, toSrt, toVtt, type SubtitleRules, type Transcript } from './formats.js';
+import { transcribeChannels } from './channels.js';
+import { defaultSubtitleRules, toDiarizedJson, toJson, toSrt, toVtt, type SubtitleRules, type Transcript } from './formats.js';
 import { parseKeyterms } from './keyterms.js';
 import { baseLanguage, languageNames, whisperLanguages } from './languages.js';
 import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
-import { nameSpeakers } from './speaker-names.js';
+import { embedReferences, nameSpeakers, referenceAudio, type KnownSpeaker } from './speaker-names.js';
 import type { Transcriber } from './transcriber.js';
 import {
+  maxChannels,
   maxSpeakerVoices,
   transcriptionResponseFormats,
   transcriptionTasks,
@@ -36,6 +38,9 @@ export function speakerVoiceIds(value: string | string[] | undefined): string[] 
   return [...new Set(list)];
 }
 
+/** A field that may come once or repeated, as a list (known speakers: data URLs hold commas, so no comma lists). */
+const listOf = (value: string | string[] | undefined): string[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]);
+
 export interface TranscriptionDependencies {
   limits: AudioLimits;
   scheduler: Scheduler;
@@ -47,10 +52,14 @@ export interface TranscriptionDependencies {
   transcriber?: () => Promise<Transcriber>;
   /** Undefined when no speaker-embedding model is installed: diarize=true answers 501. */
   diarizer?: () => Promise<Diarizer>;
-  /** Speakers named after voice profiles (speaker_voice_ids): the profiles and the CAM++ encoder. */
+  /**
+   * Speakers named after voice profiles (speaker_voice_ids) or known speaker references: the profiles, the CAM++ encoder,
+   * and scratch files for the references.
+   */
   speakerNaming?: {
     voices: Pick<VoiceService, 'identificationProfiles' | 'identificationEmbedding'>;
     encoder: () => Promise<CamppEncoder>;
+    scratchPath: () => string;
   };
 }
 
@@ -100,7 +109,15 @@ export class TranscriptionService {
     if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) {
       throw unsupportedValue('language', fields.language ?? '', ['auto', ...whisperLanguages]);
     }
-    const diarize = fields.diarize ?? false;
+    const format = fields.response_format ?? 'json';
+    const multichannel = fields.multichannel ?? false;
+    if (multichannel && fields.diarize)
+      throw new VoxError('invalid_request', 'multichannel=true gives each channel one speaker: it is not combined with diarize=true.', {
+        param: 'multichannel',
+      });
+    // OpenAI's diarized format is diarized; with multichannel its speakers are the channels.
+    const diarize = (fields.diarize ?? false) || (format === 'diarized_json' && !multichannel);
+    const speakersKnown = diarize || multichannel;
     const { num_speakers: numSpeakers, min_speakers: minSpeakers, max_speakers: maxSpeakers } = fields;
     if (minSpeakers !== undefined && maxSpeakers !== undefined && minSpeakers > maxSpeakers) {
       throw new VoxError('invalid_request', 'min_speakers must not exceed max_speakers.', { param: 'min_speakers' });
@@ -109,10 +126,12 @@ export class TranscriptionService {
       throw new VoxError('invalid_request', 'num_speakers, min_speakers and max_speakers need diarize=true.', { param: 'diarize' });
     }
     const speakerVoices = speakerVoiceIds(fields.speaker_voice_ids);
-    if (speakerVoices.length > 0 && !diarize)
-      throw new VoxError('invalid_request', 'speaker_voice_ids needs diarize=true: speakers are named after diarization.', {
-        param: 'diarize',
-      });
+    if (speakerVoices.length > 0 && !speakersKnown)
+      throw new VoxError(
+        'invalid_request',
+        'speaker_voice_ids needs diarize=true (or multichannel=true): speakers are named after diarization.',
+        { param: 'diarize' },
+      );
     if (speakerVoices.length > maxSpeakerVoices) {
       throw new VoxError(
         'invalid_request',
@@ -120,21 +139,52 @@ export class TranscriptionService {
         { param: 'speaker_voice_ids' },
       );
     }
+    const knownNames = listOf(fields.known_speaker_names).map((name) => name.trim());
+    const knownReferences = listOf(fields.known_speaker_references);
+    if (knownNames.length !== knownReferences.length)
+      throw new VoxError(
+        'invalid_request',
+        `known_speaker_names and known_speaker_references pair up by position: ${knownNames.length} names, ` +
+          `${knownReferences.length} references.`,
+        { param: knownNames.length < knownReferences.length ? 'known_speaker_names' : 'known_speaker_references' },
+      );
+    // Malformed ones fail before the upload is looked at.
+    knownReferences.forEach(referenceAudio);
+    if (knownNames.some((name) => name === ''))
+      throw new VoxError('invalid_request', 'known_speaker_names holds an empty name.', { param: 'known_speaker_names' });
+    if (knownNames.length > 0 && !speakersKnown)
+      throw new VoxError(
+        'invalid_request',
+        'known_speaker_names needs response_format=diarized_json, diarize=true or multichannel=true: speakers are named after ' +
+          'diarization.',
+        { param: 'response_format' },
+      );
+    if (speakerVoices.length + knownNames.length > maxSpeakerVoices)
+      throw new VoxError('invalid_request', `At most ${maxSpeakerVoices} known speakers and voice profiles are matched.`, {
+        param: 'known_speaker_names',
+      });
     const naming = this.deps.speakerNaming;
-    if (speakerVoices.length > 0 && !naming)
-      throw new VoxError('not_implemented', 'Naming speakers after voice profiles is not available on this server.', {
-        param: 'speaker_voice_ids',
+    if (speakerVoices.length + knownNames.length > 0 && !naming)
+      throw new VoxError('not_implemented', 'Naming speakers after known voices is not available on this server.', {
+        param: speakerVoices.length > 0 ? 'speaker_voice_ids' : 'known_speaker_names',
       });
     // Unknown, another key's or built-in voices fail before the upload is looked at.
     const speakerProfiles = speakerVoices.length > 0 ? await naming!.voices.identificationProfiles(speakerVoices, context.apiKey) : [];
     const tagEvents = fields.tag_audio_events ?? false;
     const granularities = parseGranularities(fields.timestamp_granularities, options.openaiCompatible ?? false);
-    const format = fields.response_format ?? 'json';
     const rules = subtitleRules(fields);
     const task = fields.task ?? 'transcribe';
     const keyterms = parseKeyterms(fields.keyterms);
     const uploadField = options.uploadField ?? 'audio';
     const input = await admitAudio(uploadedFile(context.inputs, uploadField), this.deps.limits, context.signal);
+    const channels = input.probe.channels;
+    if (multichannel && (channels < 2 || channels > maxChannels))
+      throw new VoxError(
+        'invalid_request',
+        `multichannel=true transcribes 2 to ${maxChannels} channels, one speaker each; the audio has ${channels}.` +
+          (channels < 2 ? ' Use diarize=true to tell the speakers of a mono recording apart.' : ''),
+        { param: 'multichannel' },
+      );
     const { transcriber: loadTranscriber, diarizer: makeDiarizer } = this.deps;
     if (!loadTranscriber)
       throw new VoxError('not_implemented', 'Transcription is not available on this server: no ASR model is installed (voxd models pull).');
@@ -143,7 +193,9 @@ export class TranscriptionService {
         param: 'diarize',
       });
 
-    const transcript = await this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
+    // Each channel is a pass of its own.
+    const workSeconds = input.durationSeconds * (multichannel ? channels : 1);
+    const transcript = await this.deps.scheduler.run('transcribe', workSeconds, context.signal, async (signal) => {
       const [transcriber, vad, diarizer] = await Promise.all([loadTranscriber(), this.deps.vad(), diarize ? makeDiarizer!() : undefined]);
       // The turns are kept for naming the speakers afterwards.
       let turns: SpeakerTurn[] = [];
@@ -152,32 +204,53 @@ export class TranscriptionService {
         finish: async (o, s) => (turns = await diarizer.finish(o, s)),
       };
       const startedAt = performance.now();
-      const result = await transcribeFile(
-        { transcriber, vad },
-        {
-          path: input.path,
-          language,
-          languageTag: fields.language || 'auto',
-          task,
-          ...(fields.prompt ? { prompt: fields.prompt } : {}),
-          ...(keyterms.length > 0 ? { keyterms } : {}),
-          ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
-          ...(keepingTurns ? { diarizer: keepingTurns } : {}),
-          speakers: {
-            ...(numSpeakers !== undefined ? { numSpeakers } : {}),
-            ...(minSpeakers !== undefined ? { minSpeakers } : {}),
-            ...(maxSpeakers !== undefined ? { maxSpeakers } : {}),
-          },
-          maxAudioSeconds: this.deps.limits.maxAudioSeconds,
-          param: uploadField,
-          expectedSeconds: input.durationSeconds,
-          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-          ...(signal ? { signal } : {}),
+      // Before the transcription, so that a reference that is not audio fails at once.
+      const known =
+        speakerProfiles.length + knownNames.length > 0
+          ? await this.knownSpeakers(
+              naming!,
+              speakerProfiles,
+              knownNames.map((name, i) => ({ name, dataUrl: knownReferences[i]! })),
+              signal,
+            )
+          : [];
+      const request = {
+        path: input.path,
+        language,
+        languageTag: fields.language || 'auto',
+        task,
+        ...(fields.prompt ? { prompt: fields.prompt } : {}),
+        ...(keyterms.length > 0 ? { keyterms } : {}),
+        ...(fields.temperature !== undefined ? { temperature: fields.temperature } : {}),
+        speakers: {
+          ...(numSpeakers !== undefined ? { numSpeakers } : {}),
+          ...(minSpeakers !== undefined ? { minSpeakers } : {}),
+          ...(maxSpeakers !== undefined ? { maxSpeakers } : {}),
         },
-      );
+        maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+        param: uploadField,
+        expectedSeconds: input.durationSeconds,
+        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+        ...(signal ? { signal } : {}),
+      };
+      let result: Transcript;
+      let channelOf: Map<string, number> | undefined;
+      if (multichannel) {
+        ({ transcript: result, turns, channelOf } = await transcribeChannels({ transcriber, vad }, request, channels));
+      } else {
+        result = await transcribeFile({ transcriber, vad }, { ...request, ...(keepingTurns ? { diarizer: keepingTurns } : {}) });
+      }
       const named =
-        speakerProfiles.length > 0
-          ? await this.nameSpeakers(result, naming!, speakerProfiles, { path: input.path, turns, signal })
+        known.length > 0
+          ? await nameSpeakers(result, {
+              encoder: await naming!.encoder(),
+              known,
+              path: input.path,
+              turns,
+              ...(channelOf ? { channelOf } : {}),
+              maxAudioSeconds: this.deps.limits.maxAudioSeconds,
+              ...(signal ? { signal } : {}),
+            })
           : result;
       const transcript = tagEvents
         ? withAudioEvents(
@@ -212,24 +285,19 @@ export class TranscriptionService {
     return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task, rules);
   }
 
-  private async nameSpeakers(
-    transcript: Transcript,
+  /** The voices to name speakers after: the listed profiles, then the request's own references (embedded, not stored). */
+  private async knownSpeakers(
     naming: NonNullable<TranscriptionDependencies['speakerNaming']>,
     records: VoiceRecord[],
-    recording: { path: string; turns: SpeakerTurn[]; signal: AbortSignal | undefined },
-  ): Promise<Transcript> {
-    const encoder = await naming.encoder();
-    const profiles = [];
+    references: Array<{ name: string; dataUrl: string }>,
+    signal: AbortSignal | undefined,
+  ): Promise<KnownSpeaker[]> {
+    const known: KnownSpeaker[] = [];
     for (const record of records)
-      profiles.push({ record, embedding: await naming.voices.identificationEmbedding(record, recording.signal) });
-    return nameSpeakers(transcript, {
-      encoder,
-      profiles,
-      path: recording.path,
-      turns: recording.turns,
-      maxAudioSeconds: this.deps.limits.maxAudioSeconds,
-      ...(recording.signal ? { signal: recording.signal } : {}),
-    });
+      known.push({ name: record.name, voiceId: record.id, embedding: await naming.voices.identificationEmbedding(record, signal) });
+    const encoder = await naming.encoder();
+    known.push(...(await embedReferences(references, { encoder, scratchPath: naming.scratchPath, ...(signal ? { signal } : {}) })));
+    return known;
   }
 
   private render(
@@ -247,6 +315,8 @@ export class TranscriptionService {
         return { kind: 'text', body: toSrt(transcript.segments, rules), contentType: 'application/x-subrip; charset=utf-8' };
       case 'vtt':
         return { kind: 'text', body: toVtt(transcript.segments, rules), contentType: 'text/vtt; charset=utf-8' };
+      case 'diarized_json':
+        return { kind: 'json', body: toDiarizedJson(transcript, task) };
       case 'json':
         return { kind: 'json', body: openaiCompatible ? { text: transcript.text } : toJson(transcript, granularities, false) };
       case 'verbose_json': {
