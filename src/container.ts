@@ -249,6 +249,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const jobs: JobService = new JobService({
     store,
     voices,
+    dictionaries,
     runners,
     limits,
     ttlSeconds: config.jobTtlSeconds,

@@ -224,7 +224,7 @@ export class VoiceService {
       if (profile.type === 'builtin' && profile.engine !== blendingEngine) {
         throw new VoxError(
           'invalid_request',
-          `Blend part '${part.voiceId}' is a ${profile.engine} voice: only Kokoro voices (and cloned voices, spoken with Kokoro) blend.`,
+          `Blend part '${part.voiceId}' is a voice of ${profile.engine}: only Kokoro voices (and cloned voices, spoken with Kokoro) blend.`,
           { param },
         );
       }
