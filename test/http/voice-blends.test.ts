@@ -103,6 +103,13 @@ describe('blended voices', () => {
       { voice_id: 'am_adam', weight: 0.125 },
       { voice_id: 'af_heart', weight: 0.5 },
     ]);
+    // Voices of different languages: the blend speaks its first voice's (as Kokoro-FastAPI), unless a request names one.
+    const crossLanguage = await t.app.inject({
+      method: 'GET',
+      url: `/v1/voices/${encodeURIComponent('ff_siwis*0.5+af_bella*0.5')}`,
+      headers: as(keys.owner),
+    });
+    assert.deepEqual(crossLanguage.json().languages, ['fr']);
     const listed = await t.app.inject({ method: 'GET', url: '/v1/voices?type=blend', headers: as(keys.owner) });
     assert.deepEqual(
       listed.json().voices.map((v: { voice_id: string }) => v.voice_id),
