@@ -477,7 +477,12 @@ export class SynthesisService {
    * it enters as its own blend of Kokoro voices (clonedStyle), without voice conversion: the mix is nobody's recording
    * to convert to.
    */
-  private async blendPlan(profile: VoiceProfile, voices: readonly BlendVoice[], { engines, language }: Languages, caller: ApiKeyRecord) {
+  private async blendPlan(
+    profile: VoiceProfile,
+    voices: readonly BlendVoice[],
+    { engines, language }: Languages,
+    caller: ApiKeyRecord,
+  ): Promise<Plan> {
     const engine = engines.find((e) => e.engine === profile.engine && e.blends);
     if (!engine) throw new VoxError('model_unavailable', `Blended voices speak with ${profile.engine}, which is not installed here.`);
     const spoken = engine.speaks(language);
@@ -494,7 +499,7 @@ export class SynthesisService {
       for (const part of parts) weights.set(part.id, (weights.get(part.id) ?? 0) + part.weight * voice.weight);
     }
     const blend = [...weights].map(([id, weight]) => ({ id, weight }));
-    return { synthesizer: engine, language: spoken, voice: { blend }, warnings } satisfies Plan;
+    return { synthesizer: engine, language: spoken, voice: { blend }, warnings };
   }
 
   /** Built-in voices as builtinPlan; cloned voices speak through the first engine speaking the language, then voice conversion. */
