@@ -6,7 +6,7 @@ const layers = [
   { name: 'core', paths: ['^src/core/'] },
   { name: 'audio, models, storage, auth', paths: ['^src/audio/', '^src/models/', '^src/storage/', '^src/auth/'] },
   { name: 'speakers', paths: ['^src/speakers/'] },
-  { name: 'voices, files', paths: ['^src/voices/', '^src/files/'] },
+  { name: 'voices, files, lexicons', paths: ['^src/voices/', '^src/files/', '^src/lexicons/'] },
   { name: 'an operation', paths: ['^src/operations/[^/]+/'] },
   { name: 'operation runners', paths: ['^src/operations/[^/]+[.]ts$'] },
   { name: 'jobs', paths: ['^src/jobs/'] },

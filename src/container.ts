@@ -22,6 +22,7 @@ import { speakerAnalyzer } from './voices/speaker-analyzer.js';
 import type { Transcriber } from './operations/transcribe/transcriber.js';
 import { LoadedModel, loadedFromCatalog, type EngineEntry, type Readiness } from './models/loaded.js';
 import { VoiceService, type BuiltinVoiceSource } from './voices/service.js';
+import { PronunciationDictionaryService } from './lexicons/service.js';
 import { BuiltinAnalysisStore, builtinAnalysisDir } from './voices/builtin-store.js';
 import { Scheduler } from './core/scheduler.js';
 import { publishCatalog, PublishedCatalog } from './jobs/catalog.js';
@@ -55,6 +56,7 @@ export interface Container {
   scheduler: Scheduler;
   files: FileService;
   voices: VoiceService;
+  dictionaries: PronunciationDictionaryService;
   vad: LoadedModel<SileroVad>;
   asr: LoadedModel<Transcriber>;
   speakerEncoder: LoadedModel<SpeakerEncoder>;
@@ -177,10 +179,12 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     builtinStore,
     maxAudioSeconds: config.maxAudioSeconds,
   });
+  const dictionaries = new PronunciationDictionaryService(store);
   const synthesis: SynthesisService = new SynthesisService({
     scheduler,
     metrics,
     voices,
+    dictionaries,
     engines: [...synthesizers.values()].map((engine) => () => engine.get()),
     converter: () => converter.get(),
   });
@@ -245,6 +249,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const jobs: JobService = new JobService({
     store,
     voices,
+    dictionaries,
     runners,
     limits,
     ttlSeconds: config.jobTtlSeconds,
@@ -291,6 +296,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     scheduler,
     files,
     voices,
+    dictionaries,
     vad,
     asr,
     speakerEncoder,

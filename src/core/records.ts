@@ -50,6 +50,16 @@ export interface VoiceRecord {
   purpose: VoicePurpose;
 }
 
+/** A pronunciation dictionary (a W3C PLS lexicon) of one key, applied to speech that names it. */
+export interface PronunciationDictionaryRecord {
+  id: string;
+  ownerKeyId: string;
+  name: string;
+  /** Its rules in order, as lexicons/contract.ts's PronunciationRule (JSON here: records sit below that layer). */
+  rules: Array<Record<string, unknown>>;
+  createdAt: string;
+}
+
 export const voicePurposes = ['speech', 'identify'] as const;
 export type VoicePurpose = (typeof voicePurposes)[number];
 

@@ -15,6 +15,7 @@ import { jobRoutes } from './routes/jobs.js';
 import { openaiRoutes, operationRoutes } from './routes/operations.js';
 import { realtimeRoutes } from './routes/realtime.js';
 import { systemRoutes } from './routes/system.js';
+import { pronunciationDictionaryRoutes } from './routes/pronunciation-dictionaries.js';
 import { voiceRoutes } from './routes/voices.js';
 import { builtWebDir, webRoutes } from './routes/web.js';
 import { maxIdLength } from '../core/contract-fields.js';
@@ -174,6 +175,7 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     },
   });
   await app.register(voiceRoutes, { voices: container.voices, synthesis: container.operations.synthesis });
+  await app.register(pronunciationDictionaryRoutes, { dictionaries: container.dictionaries });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(webRoutes, { root: builtWebDir });
 

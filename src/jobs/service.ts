@@ -11,6 +11,7 @@ import type { OperationContext, OperationResult } from '../core/operation-contex
 import type { OperationRunner, RunnerName } from '../operations/runners.js';
 import type { JobListQuery, JobOutcome, Store } from '../storage/store.js';
 import type { ApiKeyRecord, FinalJobStatus, JobError, JobInput, JobRecord, Operation, WebhookDeliveryRecord } from '../core/records.js';
+import type { PronunciationDictionaryService } from '../lexicons/service.js';
 import type { VoiceService } from '../voices/service.js';
 import { checkWebhookUrl, type WebhookAddressPolicy } from './webhook-address.js';
 
@@ -21,6 +22,7 @@ export const isFinal = (job: JobRecord): boolean => finalStatuses.has(job.status
 export interface JobServiceOptions {
   store: Store;
   voices: VoiceService;
+  dictionaries: PronunciationDictionaryService;
   runners: Record<RunnerName, OperationRunner>;
   limits: AudioLimits;
   /** Inputs, results and the job record are deleted this long after the job settles. */
@@ -103,6 +105,7 @@ export class JobService {
     if (voice !== undefined) await this.options.voices.speechProfile(voice.voiceId, context.apiKey, voice.param);
     const speakerVoices = runner.speakerVoicesOf?.(params) ?? [];
     if (speakerVoices.length > 0) await this.options.voices.identificationProfiles(speakerVoices, context.apiKey);
+    await this.options.dictionaries.rules(runner.dictionariesOf?.(params) ?? [], context.apiKey);
     let inputSeconds: number | null = null;
     for (const field of runner.audioFields) {
       const admitted = await admitAudio(uploadedFile(context.inputs, field), this.options.limits, context.signal);

@@ -26,6 +26,8 @@ export interface OperationRunner {
   voiceOf?: (params: Record<string, unknown>) => { voiceId: string; param: string };
   /** The voice profiles the request names speakers after (speaker_voice_ids), checked before a job is accepted too. */
   speakerVoicesOf?: (params: Record<string, unknown>) => string[];
+  /** The pronunciation dictionaries the request applies, checked before a job is accepted too (404 for another key's). */
+  dictionariesOf?: (params: Record<string, unknown>) => string[];
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
@@ -73,18 +75,21 @@ export function operationRunners(services: OperationServices): Record<RunnerName
       operation: 'tts',
       audioFields: [],
       voiceOf: (params) => ({ voiceId: contractFields(synthesizeContract, params).voice_id, param: 'voice_id' }),
+      dictionariesOf: (params) => contractFields(synthesizeContract, params).pronunciation_dictionary_ids ?? [],
       run: (params, context) => services.synthesis.synthesize(contractFields(synthesizeContract, params), context),
     },
     'tts-timestamps': {
       operation: 'tts',
       audioFields: [],
       voiceOf: (params) => ({ voiceId: contractFields(synthesizeContract, params).voice_id, param: 'voice_id' }),
+      dictionariesOf: (params) => contractFields(synthesizeContract, params).pronunciation_dictionary_ids ?? [],
       run: (params, context) => services.synthesis.synthesizeWithTimestamps(contractFields(synthesizeContract, params), context),
     },
     speech: {
       operation: 'tts',
       audioFields: [],
       voiceOf: (params) => ({ voiceId: openaiVoiceId(contractFields(openaiSpeechContract, params).voice), param: 'voice' }),
+      dictionariesOf: (params) => contractFields(openaiSpeechContract, params).pronunciation_dictionary_ids ?? [],
       run: (params, context) => services.synthesis.synthesizeOpenai(contractFields(openaiSpeechContract, params), context),
     },
     vc: {

@@ -8,6 +8,7 @@ import type {
   JobRecord,
   JobStatus,
   Operation,
+  PronunciationDictionaryRecord,
   VoiceRecord,
   WebhookAttempt,
   WebhookDeliveryRecord,
@@ -18,6 +19,17 @@ export interface VoiceRepository {
   get(id: string): Promise<VoiceRecord | undefined>;
   list(): Promise<VoiceRecord[]>;
   update(id: string, changes: Partial<Pick<VoiceRecord, 'name' | 'description' | 'labels' | 'analysis'>>): Promise<VoiceRecord | undefined>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface PronunciationDictionaryRepository {
+  insert(record: PronunciationDictionaryRecord): Promise<void>;
+  get(id: string): Promise<PronunciationDictionaryRecord | undefined>;
+  list(): Promise<PronunciationDictionaryRecord[]>;
+  update(
+    id: string,
+    changes: Partial<Pick<PronunciationDictionaryRecord, 'name' | 'rules'>>,
+  ): Promise<PronunciationDictionaryRecord | undefined>;
   delete(id: string): Promise<boolean>;
 }
 
@@ -147,6 +159,7 @@ export interface Store {
   keys: KeyRepository;
   files: FileRepository;
   voices: VoiceRepository;
+  pronunciationDictionaries: PronunciationDictionaryRepository;
   jobs: JobRepository;
   webhooks: WebhookRepository;
   blobs: BlobStore;

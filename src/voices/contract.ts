@@ -1,15 +1,27 @@
 /** What creating and changing a voice profile take: the route's schemas and the service's field types, declared once. */
 import { Type, type Static } from '@sinclair/typebox';
-import { maxLanguageLength } from '../core/contract-fields.js';
+import { maxIdLength, maxLanguageLength } from '../core/contract-fields.js';
 import { voicePurposes, type VoicePurpose } from '../core/records.js';
 
 const fileField = Type.String({ format: 'binary' });
 
 export const createVoiceBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  files: Type.Union([fileField, Type.Array(fileField, { minItems: 1, maxItems: 25 })], {
-    description: 'Reference clips (any decodable format): 3 s to 10 min of speech, and at most 15 min of audio, in total.',
-  }),
+  files: Type.Optional(
+    Type.Union([fileField, Type.Array(fileField, { minItems: 1, maxItems: 25 })], {
+      description:
+        'Reference clips (any decodable format): 3 s to 10 min of speech, and at most 15 min of audio, in total. Required unless blend is given.',
+    }),
+  ),
+  blend: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: maxIdLength,
+      description:
+        'Instead of files: a weighted mix of Kokoro voices (built-in, cloned or stored blends) to store under name, e.g. ' +
+        'af_bella*0.6+am_adam*0.4 (weights are normalised). Needs no consent.',
+    }),
+  ),
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: 'Main language of the speaker (ISO 639-1).' })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   labels: Type.Optional(Type.String({ maxLength: 10000, description: 'JSON object of string labels, e.g. {"accent": "scottish"}.' })),

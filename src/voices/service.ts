@@ -20,6 +20,7 @@ import { embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.
 import type { Scratch, Store } from '../storage/store.js';
 import type { ApiKeyRecord, VoicePurpose, VoiceRecord } from '../core/records.js';
 import type { BuiltinAnalysisStore, Derived } from './builtin-store.js';
+import { blendingEngine, isBlendId, parseBlend } from './blend.js';
 import type { CreateVoiceFields, PatchVoiceFields } from './contract.js';
 
 export const referenceSampleRate = 16000;
@@ -37,7 +38,8 @@ const profilesPrefix = 'voices';
 export interface VoiceProfile {
   voice_id: string;
   name: string;
-  type: 'builtin' | 'cloned';
+  /** `blend`: a weighted mix of Kokoro voices, written as an id (`af_bella*0.6+am_adam*0.4`) or stored by name. */
+  type: 'builtin' | 'cloned' | 'blend';
   languages: string[];
   gender_estimate: 'female' | 'male' | null;
   created_at: string | null;
@@ -46,6 +48,13 @@ export interface VoiceProfile {
   reference_seconds: number;
   engine: string;
   purpose: VoicePurpose;
+  /** A blend's voices (built-in or cloned, stored blends expanded), weights summing to 1. */
+  blend?: BlendVoice[];
+}
+
+export interface BlendVoice {
+  voice_id: string;
+  weight: number;
 }
 
 /** Something computed once from a new profile's processed clips (speaker embedding, engine statistics). */
@@ -107,6 +116,15 @@ function voiceNotFound(voiceId: string, param = 'voice_id'): VoxError {
   return new VoxError('not_found', `No voice '${voiceId}'. List voices with GET /v1/voices.`, { param });
 }
 
+/** A stored blend's voices (kept in its record's analysis: a blend has no clips to derive anything else from). */
+const storedBlend = (record: VoiceRecord): BlendVoice[] | undefined => record.analysis.voice_blend as BlendVoice[] | undefined;
+
+/** What needs a recording of the voice (a conversion target's statistics) cannot be made of a blend. */
+const blendHasNoRecording = (voiceId: string): VoxError =>
+  new VoxError('unsupported_value', `'${voiceId}' is a blended voice: it has no recording to analyse; use one of its voices.`, {
+    param: 'voice_id',
+  });
+
 function embeddingOf(speakerAnalysis: unknown, key: 'embedding' | 'campplus_embedding' = 'embedding'): Float32Array | undefined {
   const embedding = (speakerAnalysis as Partial<Record<typeof key, number[]>> | undefined)?.[key];
   return embedding ? Float32Array.from(embedding) : undefined;
@@ -139,10 +157,11 @@ export class VoiceService {
   }
 
   toProfile(record: VoiceRecord): VoiceProfile {
+    const blend = storedBlend(record);
     return {
       voice_id: record.id,
       name: record.name,
-      type: 'cloned',
+      type: blend ? 'blend' : 'cloned',
       languages: record.languages,
       gender_estimate: record.genderEstimate,
       created_at: record.createdAt,
@@ -151,6 +170,7 @@ export class VoiceService {
       reference_seconds: Math.round(record.referenceSeconds * 100) / 100,
       engine: record.engine,
       purpose: record.purpose,
+      ...(blend ? { blend } : {}),
     };
   }
 
@@ -159,7 +179,7 @@ export class VoiceService {
   }
 
   /** Built-in voices and the cloned voices the caller may use (its own; every one for an admin key). */
-  async list(filter: { language?: string; type?: 'builtin' | 'cloned' }, caller: ApiKeyRecord): Promise<OperationResult> {
+  async list(filter: { language?: string; type?: VoiceProfile['type'] }, caller: ApiKeyRecord): Promise<OperationResult> {
     const builtin = await this.builtinVoices();
     const cloned = (await this.deps.store.voices.list()).filter((r) => mayAccess(caller, r.ownerKeyId)).map((r) => this.toProfile(r));
     const language = filter.language?.toLowerCase();
@@ -181,15 +201,66 @@ export class VoiceService {
     return record;
   }
 
-  /** A built-in voice (any caller) or a cloned one the caller may use. */
-  async profile(voiceId: string, caller: ApiKeyRecord): Promise<VoiceProfile> {
+  /** A built-in voice (any caller), a cloned or stored blend one the caller may use, or a blend written as an id. */
+  async profile(voiceId: string, caller: ApiKeyRecord, param = 'voice_id'): Promise<VoiceProfile> {
+    if (isBlendId(voiceId)) return this.blendProfile(voiceId, caller, param);
     const builtin = (await this.builtinVoices()).find((v) => v.voice_id === voiceId);
-    return builtin ?? this.toProfile(await this.record(voiceId, caller));
+    return builtin ?? this.toProfile(await this.record(voiceId, caller, param));
+  }
+
+  /**
+   * A blend written as an id, its voices checked: each a Kokoro built-in voice (400 for another engine's), a cloned voice
+   * the caller may use (404 otherwise, as any lookup; 422 for one made to identify only), or a stored blend (expanded into
+   * its voices). It speaks the first voice's first language unless the request names one (as Kokoro-FastAPI takes the
+   * first voice's language); its gender is the voices' when they agree.
+   */
+  async blendProfile(written: string, caller: ApiKeyRecord, param = 'voice_id'): Promise<VoiceProfile> {
+    const builtins = await this.builtinVoices();
+    const voices = new Map<string, number>();
+    const profiles: VoiceProfile[] = [];
+    for (const part of parseBlend(written, param)) {
+      const builtin = builtins.find((v) => v.voice_id === part.voiceId);
+      const profile = builtin ?? this.toProfile(await this.record(part.voiceId, caller, param));
+      if (profile.type === 'builtin' && profile.engine !== blendingEngine) {
+        throw new VoxError(
+          'invalid_request',
+          `Blend part '${part.voiceId}' is a voice of ${profile.engine}: only Kokoro voices (and cloned voices, spoken with Kokoro) blend.`,
+          { param },
+        );
+      }
+      if (profile.purpose === 'identify') {
+        throw new VoxError(
+          'unsupported_value',
+          `Blend part '${part.voiceId}' was created to name speakers (purpose=identify), not to speak in.`,
+          {
+            param,
+          },
+        );
+      }
+      profiles.push(profile);
+      for (const voice of profile.blend ?? [{ voice_id: profile.voice_id, weight: 1 }])
+        voices.set(voice.voice_id, (voices.get(voice.voice_id) ?? 0) + voice.weight * part.weight);
+    }
+    const genders = new Set(profiles.map((p) => p.gender_estimate));
+    return {
+      voice_id: written,
+      name: written,
+      type: 'blend',
+      languages: profiles[0]!.languages.slice(0, 1),
+      gender_estimate: genders.size === 1 ? profiles[0]!.gender_estimate : null,
+      created_at: null,
+      description: 'A weighted mix of Kokoro voices',
+      labels: {},
+      reference_seconds: 0,
+      engine: blendingEngine,
+      purpose: 'speech',
+      blend: [...voices].map(([voice_id, weight]) => ({ voice_id, weight: Math.round(weight * 1e6) / 1e6 })),
+    };
   }
 
   /** A voice to speak in (TTS, or a conversion target): a profile made for identification only is refused (422). */
   async speechProfile(voiceId: string, caller: ApiKeyRecord, param = 'voice_id'): Promise<VoiceProfile> {
-    const profile = await this.profile(voiceId, caller);
+    const profile = await this.profile(voiceId, caller, param);
     if (profile.purpose === 'identify') {
       throw new VoxError(
         'unsupported_value',
@@ -217,7 +288,13 @@ export class VoiceService {
           { param: 'speaker_voice_ids' },
         );
       }
-      records.push(await this.record(voiceId, caller, 'speaker_voice_ids'));
+      const record = await this.record(voiceId, caller, 'speaker_voice_ids');
+      if (storedBlend(record)) {
+        throw new VoxError('unsupported_value', `'${voiceId}' is a blended voice: it has no recording of a person to recognise.`, {
+          param: 'speaker_voice_ids',
+        });
+      }
+      records.push(record);
     }
     return records;
   }
@@ -245,6 +322,7 @@ export class VoiceService {
   }
 
   async create(fields: CreateVoiceFields, context: OperationContext): Promise<OperationResult> {
+    if (fields.blend !== undefined) return this.createBlend(fields.blend, fields, context);
     if (fields.consent !== true) {
       const use = fields.purpose === 'identify' ? 'recognised in recordings' : 'cloned';
       throw new VoxError('invalid_request', `'consent' must be true: confirm that the speaker agreed to having their voice ${use}.`, {
@@ -353,6 +431,44 @@ export class VoiceService {
     }
   }
 
+  /**
+   * A blend stored under a name: its voices are checked as a blend id's are and kept (stored blends among them expanded);
+   * no recording is involved, so no consent is asked (a cloned voice in it had its own). A cloned voice it names that is
+   * deleted later makes its speech a 404 naming that voice.
+   */
+  private async createBlend(written: string, fields: CreateVoiceFields, context: OperationContext): Promise<OperationResult> {
+    if ((context.inputs.get('files') ?? []).length > 0)
+      throw new VoxError('invalid_request', "Give either 'files' (to clone a voice) or 'blend' (to mix voices), not both.", {
+        param: 'blend',
+      });
+    if (fields.purpose === 'identify')
+      throw new VoxError('invalid_request', 'A blend has no recording of a person to recognise: purpose=identify needs files.', {
+        param: 'purpose',
+      });
+    const name = fields.name.trim();
+    if (name.length === 0) throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
+    const labels = parseLabels(fields.labels);
+    const blend = await this.blendProfile(written.trim(), context.apiKey, 'blend');
+    const id = `voice_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+    const record: VoiceRecord = {
+      id,
+      ownerKeyId: context.apiKey.id,
+      name,
+      languages: fields.language ? [fields.language] : blend.languages,
+      genderEstimate: blend.gender_estimate,
+      description: fields.description ?? '',
+      labels,
+      referenceSeconds: 0,
+      engine: blendingEngine,
+      createdAt: new Date().toISOString(),
+      blobPrefix: `${profilesPrefix}/${id}`,
+      analysis: { voice_blend: blend.blend },
+      purpose: 'speech',
+    };
+    await this.deps.store.voices.insert(record);
+    return { kind: 'json', status: 201, body: this.toProfile(record) };
+  }
+
   async update(voiceId: string, changes: PatchVoiceFields, caller: ApiKeyRecord): Promise<OperationResult> {
     await this.rejectBuiltin(voiceId);
     await this.record(voiceId, caller);
@@ -416,7 +532,9 @@ export class VoiceService {
   async derived(voiceId: string, caller: ApiKeyRecord, name: string, compute: DeriveFunction, signal?: AbortSignal): Promise<Derived> {
     const source = await this.builtinSourceOf(voiceId);
     if (source) return this.derivedBuiltin(voiceId, source, name, compute, signal);
+    if (isBlendId(voiceId)) throw blendHasNoRecording(voiceId);
     const record = await this.record(voiceId, caller);
+    if (storedBlend(record)) throw blendHasNoRecording(voiceId);
     const stored = record.analysis[name] as { analysis: Record<string, unknown>; files: string[] } | undefined;
     if (stored) {
       const files: Record<string, Buffer> = {};

@@ -190,6 +190,7 @@ describe('POST /v1/audio/tts with a Piper voice installed', () => {
       scheduler: t.container.scheduler,
       metrics: t.container.metrics,
       voices: watchedVoices,
+      dictionaries: t.container.dictionaries,
       engines: ['piper', 'espeak-ng'].map((id) => () => engines.get(id)!.get()),
       converter: () => t.container.converter.get(),
     });

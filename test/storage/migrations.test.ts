@@ -13,7 +13,14 @@ import pg from 'pg';
 import { openStore } from '../../src/storage/open.js';
 import { openSqliteStore } from '../../src/storage/sql/sqlite.js';
 import type { Store } from '../../src/storage/store.js';
-import type { ApiKeyRecord, FileRecord, JobRecord, VoiceRecord, WebhookDeliveryRecord } from '../../src/core/records.js';
+import type {
+  ApiKeyRecord,
+  FileRecord,
+  JobRecord,
+  PronunciationDictionaryRecord,
+  VoiceRecord,
+  WebhookDeliveryRecord,
+} from '../../src/core/records.js';
 import { makeTempDir } from '../helpers/app.js';
 import { startPostgres } from '../helpers/postgres.js';
 
@@ -46,6 +53,8 @@ const sqliteHistory = [
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
    CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);`,
   `ALTER TABLE voices ADD COLUMN purpose TEXT NOT NULL DEFAULT 'speech';`,
+  `CREATE TABLE pronunciation_dictionaries (
+     id TEXT PRIMARY KEY, owner_key_id TEXT NOT NULL, name TEXT NOT NULL, rules TEXT NOT NULL, created_at TEXT NOT NULL);`,
 ];
 
 /** The PostgreSQL store's migrations as they shipped (voxd_schema.version = how many ran). */
@@ -77,6 +86,9 @@ const postgresHistory = [
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
    CREATE INDEX webhook_deliveries_job ON webhook_deliveries (job_id);`,
   `ALTER TABLE voices ADD COLUMN purpose TEXT NOT NULL DEFAULT 'speech';`,
+  `CREATE TABLE pronunciation_dictionaries (
+     id TEXT COLLATE "C" PRIMARY KEY, owner_key_id TEXT NOT NULL, name TEXT NOT NULL, rules JSON NOT NULL,
+     created_at TIMESTAMPTZ NOT NULL);`,
 ];
 
 const at = (seconds: number): string => new Date(Date.parse('2030-01-01T00:00:00.000Z') + seconds * 1000).toISOString();
@@ -105,6 +117,9 @@ const oldRows = (keySecret: boolean): Record<string, string> => ({
       (id, job_id, owner_key_id, url, event, payload, status, attempts, next_attempt_at, created_at)
     VALUES ('msg_old', 'job_gone', 'key_old', 'http://127.0.0.1:9/hook', 'job.succeeded', '{"type":"job.succeeded"}', 'pending',
       '[{"at":"${at(4)}","status":503,"error":null,"durationMs":12.5}]', '${at(20)}', '${at(4)}')`,
+  pronunciation_dictionaries: `INSERT INTO pronunciation_dictionaries (id, owner_key_id, name, rules, created_at)
+    VALUES ('pdict_old', 'key_old', 'Names', '[{"kind":"alias","graphemes":["W3C"],"alias":"World Wide Web Consortium","language":"en"}]',
+      '${at(6)}')`,
 });
 
 const expected = {
@@ -178,7 +193,17 @@ const expected = {
     nextAttemptAt: at(20),
     createdAt: at(4),
   },
-} satisfies Record<string, Omit<ApiKeyRecord, 'webhookSecret'> | FileRecord | VoiceRecord | JobRecord | WebhookDeliveryRecord>;
+  dictionary: {
+    id: 'pdict_old',
+    ownerKeyId: 'key_old',
+    name: 'Names',
+    rules: [{ kind: 'alias', graphemes: ['W3C'], alias: 'World Wide Web Consortium', language: 'en' }],
+    createdAt: at(6),
+  },
+} satisfies Record<
+  string,
+  Omit<ApiKeyRecord, 'webhookSecret'> | FileRecord | VoiceRecord | JobRecord | WebhookDeliveryRecord | PronunciationDictionaryRecord
+>;
 
 /** The rows of the tables that exist read back whole through today's store; the old job is claimed and settled. */
 async function checkRecords(store: Store, tables: Set<string>): Promise<void> {
@@ -197,6 +222,8 @@ async function checkRecords(store: Store, tables: Set<string>): Promise<void> {
     const outcome = { status: 'succeeded' as const, result: { text: 'hi' } };
     assert.equal((await store.jobs.finish('job_old', 'worker_a', outcome, at(11), at(500), undefined))?.status, 'succeeded');
   }
+  if (tables.has('pronunciation_dictionaries'))
+    assert.deepEqual(await store.pronunciationDictionaries.get('pdict_old'), expected.dictionary);
   // A record written now sits beside the old ones.
   await store.voices.insert({ ...expected.voice, id: 'voice_new', purpose: 'identify' });
   assert.equal((await store.voices.get('voice_new'))?.purpose, 'identify');

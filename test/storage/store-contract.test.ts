@@ -15,7 +15,15 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { localScratch } from '../../src/storage/scratch.js';
 import { openStore } from '../../src/storage/open.js';
 import type { Scratch, Store } from '../../src/storage/store.js';
-import type { ApiKeyRecord, JobRecord, Operation, VoicePurpose, VoiceRecord, WebhookDeliveryRecord } from '../../src/core/records.js';
+import type {
+  ApiKeyRecord,
+  JobRecord,
+  Operation,
+  PronunciationDictionaryRecord,
+  VoicePurpose,
+  VoiceRecord,
+  WebhookDeliveryRecord,
+} from '../../src/core/records.js';
 import { makeTempDir } from '../helpers/app.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { startSeaweedfs } from '../helpers/seaweedfs.js';
@@ -273,6 +281,42 @@ for (const backend of [sqliteBackend, postgresS3Backend()]) {
         assert.deepEqual(
           (await store.voices.list()).map((v) => v.id),
           ['voice_2'],
+        );
+      }),
+    );
+
+    test(
+      'pronunciation dictionaries: insert, get, list, update (rules kept in order), delete',
+      fresh(async () => {
+        const rules = [
+          { kind: 'phoneme', graphemes: ['Zork'], phonemes: 'bɹɛd', alphabet: 'ipa', language: 'en-US' },
+          { kind: 'alias', graphemes: ['W3C', 'W3c'], alias: 'World Wide Web Consortium', language: 'en' },
+        ];
+        const dictionary = (id: string, createdAt: string): PronunciationDictionaryRecord => ({
+          id,
+          ownerKeyId: 'key_a',
+          name: `Dictionary ${id}`,
+          rules,
+          createdAt,
+        });
+        await store.pronunciationDictionaries.insert(dictionary('pdict_2', at(2)));
+        await store.pronunciationDictionaries.insert(dictionary('pdict_1', at(1)));
+        assert.deepEqual(await other.pronunciationDictionaries.get('pdict_2'), dictionary('pdict_2', at(2)));
+        assert.equal(await store.pronunciationDictionaries.get('pdict_missing'), undefined);
+        assert.deepEqual(
+          (await store.pronunciationDictionaries.list()).map((d) => d.id),
+          ['pdict_1', 'pdict_2'],
+        );
+        const reordered = [rules[1]!, rules[0]!];
+        const updated = await store.pronunciationDictionaries.update('pdict_1', { name: 'Renamed', rules: reordered });
+        assert.deepEqual(updated, { ...dictionary('pdict_1', at(1)), name: 'Renamed', rules: reordered });
+        assert.deepEqual(await other.pronunciationDictionaries.get('pdict_1'), updated);
+        assert.equal(await store.pronunciationDictionaries.update('pdict_missing', { name: 'x' }), undefined);
+        assert.equal(await store.pronunciationDictionaries.delete('pdict_1'), true);
+        assert.equal(await store.pronunciationDictionaries.delete('pdict_1'), false);
+        assert.deepEqual(
+          (await store.pronunciationDictionaries.list()).map((d) => d.id),
+          ['pdict_2'],
         );
       }),
     );

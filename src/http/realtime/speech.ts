@@ -189,6 +189,7 @@ export function serveSpeechSocket(socket: WebSocket, caller: ApiKeyRecord, log: 
             ...(event.language ? { language: event.language } : {}),
             ...(event.emotion ? { emotion: event.emotion } : {}),
             ...(event.speed !== undefined ? { speed: event.speed } : {}),
+            ...(event.pronunciation_dictionary_ids ? { pronunciation_dictionary_ids: event.pronunciation_dictionary_ids } : {}),
           },
           caller,
         );

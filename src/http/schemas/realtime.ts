@@ -1,6 +1,7 @@
 /** Client events of a realtime transcription session (OpenAI's transcription-session protocol), and client secrets. */
 import { Type, type Static } from '@sinclair/typebox';
 import { liveInputFormats } from '../../audio/live-audio.js';
+import { dictionaryIdsField } from '../../lexicons/service.js';
 import { speechStreamFormats } from '../../operations/synthesize/speech-stream.js';
 
 const eventId = Type.Optional(Type.String({ maxLength: 256 }));
@@ -86,6 +87,7 @@ export const speechClientEvents = {
     format: Type.Optional(Type.Union(speechStreamFormats.map((f) => Type.Literal(f)))),
     /** pcm16 only (mp3 and opus use their codec's rate). */
     sample_rate: Type.Optional(Type.Integer({ minimum: 8000, maximum: 48000 })),
+    pronunciation_dictionary_ids: Type.Optional(dictionaryIdsField),
   }),
   text: Type.Object({ type: Type.Literal('text'), text: Type.String({ maxLength: 5000 }) }),
   flush: Type.Object({ type: Type.Literal('flush') }),

@@ -5,7 +5,7 @@ import { voicePurposes, type VoicePurpose } from '../../core/records.js';
 
 export const listVoicesQuery = Type.Object({
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength })),
-  type: Type.Optional(Type.Unsafe<'builtin' | 'cloned'>({ type: 'string', enum: ['builtin', 'cloned'] })),
+  type: Type.Optional(Type.Unsafe<'builtin' | 'cloned' | 'blend'>({ type: 'string', enum: ['builtin', 'cloned', 'blend'] })),
 });
 export type ListVoicesQuery = Static<typeof listVoicesQuery>;
 
@@ -16,7 +16,7 @@ const voiceProfile = openObject(
   {
     voice_id: Type.String(),
     name: Type.String(),
-    type: Type.Unsafe<'builtin' | 'cloned'>({ type: 'string', enum: ['builtin', 'cloned'] }),
+    type: Type.Unsafe<'builtin' | 'cloned' | 'blend'>({ type: 'string', enum: ['builtin', 'cloned', 'blend'] }),
     languages: Type.Array(Type.String()),
     gender_estimate: Type.Union([Type.Literal('female'), Type.Literal('male'), Type.Null()]),
     created_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
@@ -25,6 +25,11 @@ const voiceProfile = openObject(
     reference_seconds: Type.Number(),
     engine: Type.String(),
     purpose: Type.Unsafe<VoicePurpose>({ type: 'string', enum: [...voicePurposes] }),
+    blend: Type.Optional(
+      Type.Array(Type.Object({ voice_id: Type.String(), weight: Type.Number() }), {
+        description: "A blend's voices (stored blends expanded), weights summing to 1.",
+      }),
+    ),
   },
   'A voice profile',
 );

@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { audioFormats } from '../../audio/encode.js';
 import { closedSet, maxIdLength, maxLanguageLength, sampleRateField } from '../../core/contract-fields.js';
+import { dictionaryIdsField } from '../../lexicons/service.js';
 import { emotions } from './emotion.js';
 
 export const maxTextCharacters = 5000;
@@ -18,6 +19,7 @@ export const synthesizeContract = Type.Object({
   format: Type.Optional(closedSet(audioFormats, 'Output encoding (default mp3).')),
   sample_rate: Type.Optional(sampleRateField),
   stream: Type.Optional(Type.Boolean({ default: false, description: 'Send audio in chunks as sentences are ready.' })),
+  pronunciation_dictionary_ids: Type.Optional(dictionaryIdsField),
 });
 export type SynthesizeFields = Static<typeof synthesizeContract>;
 
@@ -30,6 +32,7 @@ export const openaiSpeechContract = Type.Object({
     maxLength: maxIdLength,
     description: 'OpenAI voice names map to Kokoro voices (alloy -> af_alloy, ...); any voice_id works too.',
   }),
+  pronunciation_dictionary_ids: Type.Optional(dictionaryIdsField),
   response_format: Type.Optional(closedSet(audioFormats, 'mp3 (default), opus, aac, flac, wav or pcm.')),
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
   instructions: Type.Optional(

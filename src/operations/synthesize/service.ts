@@ -14,7 +14,8 @@ import type { Metrics } from '../../core/metrics.js';
 import type { ApiKeyRecord } from '../../core/records.js';
 import { resample } from '../../audio/resample.js';
 import { cosineSimilarity, embeddingSampleRate } from '../../speakers/embedding.js';
-import type { ReferenceSpeechOptions, VoiceProfile, VoiceService } from '../../voices/service.js';
+import type { PronunciationDictionaryService } from '../../lexicons/service.js';
+import type { BlendVoice, ReferenceSpeechOptions, VoiceProfile, VoiceService } from '../../voices/service.js';
 import { conversionTarget } from '../convert/service.js';
 import type { TargetProfileStats, VoiceConverter } from '../convert/voice-converter.js';
 import { emotions, isEmotion, type Emotion } from './emotion.js';
@@ -46,6 +47,8 @@ export interface SynthesisDependencies {
   voices: VoiceService;
   /** The speech engines in order of preference (engines/registry.ts): a language goes to the first that speaks it. */
   engines: ReadonlyArray<() => Promise<Synthesizer>>;
+  /** The pronunciation dictionaries requests name. */
+  dictionaries: PronunciationDictionaryService;
   /** Voice conversion, moving a cloned voice's synthesised speech to the profile (absent: the speech stays unconverted). */
   converter?: () => Promise<VoiceConverter>;
 }
@@ -176,6 +179,7 @@ export class SynthesisService {
         ...(fields.speed !== undefined ? { speed: fields.speed } : {}),
         format: fields.response_format ?? 'mp3',
         ...(streamFormat === 'sse' ? { stream: true } : {}),
+        ...(fields.pronunciation_dictionary_ids ? { pronunciation_dictionary_ids: fields.pronunciation_dictionary_ids } : {}),
       },
       context,
     );
@@ -210,6 +214,7 @@ export class SynthesisService {
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
     const profile = await this.deps.voices.speechProfile(fields.voice_id, context.apiKey);
+    const pronunciationRules = await this.deps.dictionaries.rules(fields.pronunciation_dictionary_ids ?? [], context.apiKey);
     const plan = await this.plan(profile, fields.language, context.apiKey);
     // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
     const spokenText = normalizeText(text, plan.language);
@@ -222,7 +227,7 @@ export class SynthesisService {
     }
     const format = fields.format ?? 'mp3';
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? plan.synthesizer.sampleRate);
-    const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1 };
+    const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, pronunciationRules };
     // Rough speaking time, for the scheduler's lane choice: ~15 characters per second.
     const estimatedSeconds = [...text].length / 15;
     const engine = plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine;
@@ -412,12 +417,13 @@ export class SynthesisService {
    * checked here: the socket's start event carries any string.
    */
   async openStream(
-    fields: { voice_id: string; language?: string; emotion?: string; speed?: number },
+    fields: { voice_id: string; language?: string; emotion?: string; speed?: number; pronunciation_dictionary_ids?: string[] },
     caller: ApiKeyRecord,
   ): Promise<SpeechStream> {
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
     const profile = await this.deps.voices.speechProfile(fields.voice_id, caller);
+    const pronunciationRules = await this.deps.dictionaries.rules(fields.pronunciation_dictionary_ids ?? [], caller);
     const plan = await this.plan(profile, fields.language, caller);
     return new SpeechStream(
       {
@@ -427,7 +433,7 @@ export class SynthesisService {
         sampleRate: plan.synthesizer.sampleRate,
         warnings: plan.warnings,
         speak: (text, signal) =>
-          speak(plan, { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, signal }),
+          speak(plan, { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, pronunciationRules, signal }),
       },
       this.deps.scheduler,
       this.deps.metrics,
@@ -465,10 +471,42 @@ export class SynthesisService {
     return { synthesizer: own, language: ownLanguage, voice: { id: voice }, warnings };
   }
 
+  /**
+   * A blend speaks through its (blending) engine in the requested language, whatever the languages its voices were made
+   * for (Kokoro speaks any language in any voice; the blend's default language is its first voice's). A cloned voice in
+   * it enters as its own blend of Kokoro voices (clonedStyle), without voice conversion: the mix is nobody's recording
+   * to convert to.
+   */
+  private async blendPlan(
+    profile: VoiceProfile,
+    voices: readonly BlendVoice[],
+    { engines, language }: Languages,
+    caller: ApiKeyRecord,
+  ): Promise<Plan> {
+    const engine = engines.find((e) => e.engine === profile.engine && e.blends);
+    if (!engine) throw new VoxError('model_unavailable', `Blended voices speak with ${profile.engine}, which is not installed here.`);
+    const spoken = engine.speaks(language);
+    if (!spoken) throw unsupportedValue('language', language, engine.languages());
+    const builtin = new Set(engine.voices().map((v) => v.id));
+    const weights = new Map<string, number>();
+    const warnings: string[] = [];
+    for (const voice of voices) {
+      const parts = builtin.has(voice.voice_id)
+        ? [{ id: voice.voice_id, weight: 1 }]
+        : (await this.clonedStyle(voice.voice_id, spoken, engine, caller)).blend;
+      if (!builtin.has(voice.voice_id))
+        warnings.push(`Cloned voice ${voice.voice_id} enters the blend as its mix of ${engine.engine} voices, without voice conversion.`);
+      for (const part of parts) weights.set(part.id, (weights.get(part.id) ?? 0) + part.weight * voice.weight);
+    }
+    const blend = [...weights].map(([id, weight]) => ({ id, weight }));
+    return { synthesizer: engine, language: spoken, voice: { blend }, warnings };
+  }
+
   /** Built-in voices as builtinPlan; cloned voices speak through the first engine speaking the language, then voice conversion. */
   private async plan(profile: VoiceProfile, requested: string | undefined, caller: ApiKeyRecord): Promise<Plan> {
     const languages = await this.languages(profile, requested);
     if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
+    if (profile.blend) return this.blendPlan(profile, profile.blend, languages, caller);
     const { language } = languages;
     const warnings: string[] = [];
     // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another neural one
@@ -591,7 +629,12 @@ export class SynthesisService {
    * 11 eval profiles was no closer to them under CAM++ itself (0.144 against 0.143) and further under GE2E (0.683 against
    * 0.692; bench/speaker-embeddings.ts, voices).
    */
-  private async clonedStyle(voiceId: string, language: string, engine: Synthesizer, caller: ApiKeyRecord): Promise<VoiceSelection> {
+  private async clonedStyle(
+    voiceId: string,
+    language: string,
+    engine: Synthesizer,
+    caller: ApiKeyRecord,
+  ): Promise<{ blend: Array<{ id: string; weight: number }> }> {
     const record = await this.deps.voices.record(voiceId, caller);
     const target = await this.deps.voices.speakerEmbedding(voiceId, caller);
     if (!target) throw new VoxError('internal', `Voice '${voiceId}' has no speaker embedding.`);

@@ -1,5 +1,6 @@
 /** The capability every speech synthesis engine implements; the service picks an engine per language and voice. */
 import type { Waveform } from '../../audio/waveform.js';
+import type { PronunciationRule } from '../../lexicons/contract.js';
 import type { Emotion } from './emotion.js';
 import type { TimedWord } from './text/word-times.js';
 
@@ -35,6 +36,8 @@ export interface SynthesisRequest {
   emotion?: Emotion;
   /** Speaking-rate multiplier (0.25-4), applied on top of the emotion's rate. */
   speed?: number;
+  /** Words to say another way (the request's pronunciation dictionaries, in order), where the language matches. */
+  pronunciationRules?: readonly PronunciationRule[];
   /**
    * Nobody waits on this speech piece by piece (a built-in voice's analysis): an engine may favour throughput over the
    * latency of one run (Kokoro runs it on one-thread sessions side by side).

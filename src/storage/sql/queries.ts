@@ -4,7 +4,7 @@
  */
 import type { BlobStore, Store } from '../store.js';
 import { cast, fromRow, toRow, type Dialect, type Row } from './dialect.js';
-import { apiKeys, files, jobs, voices, webhookDeliveries, type Table, type TableSpec } from './tables.js';
+import { apiKeys, files, jobs, pronunciationDictionaries, voices, webhookDeliveries, type Table, type TableSpec } from './tables.js';
 
 export type Params = Record<string, unknown>;
 
@@ -64,6 +64,26 @@ export function sqlStore(client: SqlClient, dialect: Dialect, blobs: BlobStore, 
         return updated;
       }),
     delete: (id) => changed('DELETE FROM voices WHERE id = @id', { id }),
+  };
+
+  const dictionaries = pronunciationDictionaries;
+  const dictionaryRepository: Store['pronunciationDictionaries'] = {
+    insert: async (record) => void (await client.changes(insert(dictionaries), toRow(dialect, dictionaries, record))),
+    get: (id) => one(dictionaries, 'SELECT * FROM pronunciation_dictionaries WHERE id = @id', { id }),
+    list: () => all(dictionaries, 'SELECT * FROM pronunciation_dictionaries ORDER BY created_at, id'),
+    // Read and written in one transaction: two PATCHes adding rules at once both keep theirs.
+    update: (id, changes) =>
+      client.transaction(async (tx) => {
+        const current = await one(dictionaries, `SELECT * FROM pronunciation_dictionaries WHERE id = @id${dialect.lock}`, { id }, tx);
+        if (!current) return undefined;
+        const updated = { ...current, ...changes };
+        await tx.changes(
+          'UPDATE pronunciation_dictionaries SET name = @name, rules = @rules WHERE id = @id',
+          toRow(dialect, dictionaries, updated),
+        );
+        return updated;
+      }),
+    delete: (id) => changed('DELETE FROM pronunciation_dictionaries WHERE id = @id', { id }),
   };
 
   const jobRepository: Store['jobs'] = {
@@ -176,5 +196,14 @@ export function sqlStore(client: SqlClient, dialect: Dialect, blobs: BlobStore, 
     },
   };
 
-  return { keys, files: fileRepository, voices: voiceRepository, jobs: jobRepository, webhooks, blobs, close };
+  return {
+    keys,
+    files: fileRepository,
+    voices: voiceRepository,
+    pronunciationDictionaries: dictionaryRepository,
+    jobs: jobRepository,
+    webhooks,
+    blobs,
+    close,
+  };
 }

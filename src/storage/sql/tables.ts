@@ -1,9 +1,16 @@
 /**
- * The five tables, each declared once: its columns (SQL name, portable type, nullability), which record field each one
+ * The six tables, each declared once: its columns (SQL name, portable type, nullability), which record field each one
  * holds, and its indexes; then the schema's history. The dialects (dialect.ts) turn these into DDL and row mappers.
  */
 import { newWebhookSecret } from '../../core/webhook-secret.js';
-import type { ApiKeyRecord, FileRecord, JobRecord, VoiceRecord, WebhookDeliveryRecord } from '../../core/records.js';
+import type {
+  ApiKeyRecord,
+  FileRecord,
+  JobRecord,
+  PronunciationDictionaryRecord,
+  VoiceRecord,
+  WebhookDeliveryRecord,
+} from '../../core/records.js';
 
 /**
  * Portable column types. `id`: the text primary key (compared byte-wise on every backend); `bigint`: integers that may
@@ -155,6 +162,18 @@ export const webhookDeliveries: Table<WebhookDeliveryRecord> = {
   indexes: { webhook_deliveries_due: ['status', 'nextAttemptAt'], webhook_deliveries_job: ['jobId'] },
 };
 
+export const pronunciationDictionaries: Table<PronunciationDictionaryRecord> = {
+  name: 'pronunciation_dictionaries',
+  columns: {
+    id: id('id'),
+    ownerKeyId: text('owner_key_id'),
+    name: text('name'),
+    rules: json('rules'),
+    createdAt: time('created_at'),
+  },
+  indexes: {},
+};
+
 /** A table created (with its indexes), or a column added to one; `backfill` gives each existing row its value. */
 export type Step = { create: TableSpec } | { table: TableSpec; addColumn: string; backfill?: () => string };
 
@@ -171,4 +190,5 @@ export const history: Step[][] = [
   [{ table: apiKeys, addColumn: 'webhookSecret', backfill: newWebhookSecret }],
   [{ create: jobs }, { create: webhookDeliveries }],
   [{ table: voices, addColumn: 'purpose' }],
+  [{ create: pronunciationDictionaries }],
 ];
