@@ -67,6 +67,10 @@ export interface Config {
   jobPollMilliseconds: number;
   /** Webhooks may reach loopback, private and link-local addresses. */
   webhookAllowPrivate: boolean;
+  /** audio_url downloads may reach loopback, private and link-local addresses (tests, private deployments). */
+  audioUrlAllowPrivate: boolean;
+  /** The whole of an audio_url download (every redirect and the body) must finish within this. */
+  audioUrlTimeoutSeconds: number;
   /** Webhooks: first retry delay (doubling, capped at an hour, +-20% jitter) and how long retries go on. */
   webhookRetryBaseMilliseconds: number;
   webhookRetryHours: number;
@@ -224,6 +228,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     jobLeaseSeconds: integer(env, 'VOXD_JOB_LEASE_SECONDS', 30, 3, 3600),
     jobPollMilliseconds: integer(env, 'VOXD_JOB_POLL_MS', 100, 10, 60_000),
     webhookAllowPrivate: boolean(env, 'VOXD_WEBHOOK_ALLOW_PRIVATE', false),
+    audioUrlAllowPrivate: boolean(env, 'VOXD_AUDIO_URL_ALLOW_PRIVATE', false),
+    audioUrlTimeoutSeconds: integer(env, 'VOXD_AUDIO_URL_TIMEOUT_SECONDS', 120, 1, 3600),
     webhookRetryBaseMilliseconds: integer(env, 'VOXD_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
     webhookRetryHours: integer(env, 'VOXD_WEBHOOK_RETRY_HOURS', 24, 0, 24 * 30),
     webhookTimeoutSeconds: integer(env, 'VOXD_WEBHOOK_TIMEOUT_SECONDS', 10, 1, 300),

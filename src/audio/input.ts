@@ -21,7 +21,11 @@ export interface AudioLimits {
 export function uploadedFile(uploads: Map<string, Array<{ path: string; filename: string; field: string }>>, field: string) {
   const files = uploads.get(field) ?? [];
   if (files.length === 0)
-    throw new VoxError('invalid_request', `'${field}' is required: send it as a file in multipart/form-data.`, { param: field });
+    throw new VoxError(
+      'invalid_request',
+      `'${field}' is required: send it as a file in multipart/form-data (over HTTP, or its address as audio_url).`,
+      { param: field },
+    );
   if (files.length > 1) throw new VoxError('invalid_request', `Send exactly one '${field}' file.`, { param: field });
   return files[0]!;
 }

@@ -21,6 +21,7 @@ import { builtWebDir, webRoutes } from './routes/web.js';
 import { maxIdLength } from '../core/contract-fields.js';
 import { errorEnvelope } from './schemas/common.js';
 import { registerUploads } from './uploads.js';
+import { registerAudioUrls } from './audio-url.js';
 
 export interface BuildAppOptions {
   logger: FastifyBaseLogger | boolean;
@@ -148,6 +149,12 @@ export async function buildApp(container: Container, options: BuildAppOptions): 
     maxConcurrentPerKey: config.maxConcurrentPerKey,
   });
   await registerUploads(app, { scratch: container.scratch, maxUploadBytes: config.maxUploadBytes });
+  registerAudioUrls(app, {
+    scratch: container.scratch,
+    policy: { allowPrivate: config.audioUrlAllowPrivate },
+    maxBytes: config.maxUploadBytes,
+    timeoutMilliseconds: config.audioUrlTimeoutSeconds * 1000,
+  });
 
   await app.register(systemRoutes, {
     version: container.version,

@@ -1,11 +1,12 @@
 /**
- * Where webhooks may go. A webhook URL is the caller's choice of a destination for a request made by this server, so by
- * default only public unicast addresses are allowed (after DNS resolution, checked again on every connection so a
+ * Where requests this server makes for a caller may go (webhooks, audio_url downloads). The URL is the caller's choice,
+ * so by default only public unicast addresses are allowed (after DNS resolution, checked again on every connection so a
  * name that resolves differently later cannot reach the private network).
  */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
+import { Agent } from 'undici';
 import { VoxError } from '../core/errors.js';
 
 export interface WebhookAddressPolicy {
@@ -23,38 +24,74 @@ export function refusedRange(address: string): string | undefined {
   return range === 'unicast' ? undefined : range;
 }
 
-const invalid = (message: string): VoxError => new VoxError('invalid_request', message, { param: 'webhook_url' });
+const invalid = (param: string, message: string): VoxError => new VoxError('invalid_request', message, { param });
 
-/** The URL's syntax and scheme; with the default policy, also where its host resolves now. */
-export async function checkWebhookUrl(text: string, policy: WebhookAddressPolicy): Promise<URL> {
-  if (text.length > maxUrlLength) throw invalid(`webhook_url is longer than ${maxUrlLength} characters.`);
+/**
+ * The URL's syntax and scheme; with the default policy, also where its host resolves now. `param` names the field in
+ * errors; `setting` the configuration that allows private addresses for it.
+ */
+export async function checkCallerUrl(
+  text: string,
+  policy: WebhookAddressPolicy,
+  param = 'webhook_url',
+  setting = 'VOXD_WEBHOOK_ALLOW_PRIVATE',
+): Promise<URL> {
+  if (text.length > maxUrlLength) throw invalid(param, `${param} is longer than ${maxUrlLength} characters.`);
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw invalid(`webhook_url '${text}' is not an absolute URL.`);
+    throw invalid(param, `${param} '${text}' is not an absolute URL.`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('webhook_url must be an http or https URL.');
-  if (url.username || url.password) throw invalid('webhook_url must not carry credentials; verify deliveries by their signature.');
-  if (!policy.allowPrivate) await resolvePublic(url.hostname.replace(/^\[|\]$/g, ''));
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid(param, `${param} must be an http or https URL.`);
+  if (url.username || url.password)
+    throw invalid(param, `${param} must not carry credentials${param === 'webhook_url' ? '; verify deliveries by their signature' : ''}.`);
+  if (!policy.allowPrivate) await resolvePublic(url.hostname.replace(/^\[|\]$/g, ''), param, setting);
   return url;
 }
 
+export const checkWebhookUrl = (text: string, policy: WebhookAddressPolicy): Promise<URL> => checkCallerUrl(text, policy);
+
 /** Resolves a host and refuses it unless every address is public unicast. */
-export async function resolvePublic(host: string): Promise<LookupAddress[]> {
+export async function resolvePublic(host: string, param = 'webhook_url', setting = 'VOXD_WEBHOOK_ALLOW_PRIVATE'): Promise<LookupAddress[]> {
   let addresses: LookupAddress[];
   try {
     addresses = ipaddr.isValid(host) ? [{ address: host, family: host.includes(':') ? 6 : 4 }] : await lookup(host, { all: true });
   } catch (error) {
-    throw new VoxError('invalid_request', `webhook_url host '${host}' does not resolve.`, { param: 'webhook_url', cause: error });
+    throw new VoxError('invalid_request', `${param} host '${host}' does not resolve.`, { param, cause: error });
   }
   for (const { address } of addresses) {
     const range = refusedRange(address);
     if (range)
       throw invalid(
-        `webhook_url host '${host}' resolves to ${address} (${range}); only public addresses are allowed ` +
-          `(VOXD_WEBHOOK_ALLOW_PRIVATE=true allows private ones).`,
+        param,
+        `${param} host '${host}' resolves to ${address} (${range}); only public addresses are allowed ` +
+          `(${setting}=true allows private ones).`,
       );
   }
   return addresses;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** An HTTP agent whose every connection checks the addresses it is about to use (no DNS-rebinding way around the policy). */
+export function guardedAgent(policy: WebhookAddressPolicy): Agent {
+  if (policy.allowPrivate) return new Agent();
+  const lookup = (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const refused = addresses.find((a) => refusedRange(a.address));
+      if (refused)
+        return callback(
+          Object.assign(
+            new Error(`${hostname} resolves to ${refused.address} (${refusedRange(refused.address)}), which this server may not reach`),
+            { code: 'EADDRNOTAVAIL' },
+          ),
+          [],
+        );
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+  return new Agent({ connect: { lookup: lookup as never } });
 }

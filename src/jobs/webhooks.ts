@@ -3,15 +3,14 @@
  * for a configurable window, every attempt recorded. Deliveries are rows, so they survive restarts, and any process may
  * send them: each is claimed under a short lease first.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Webhook } from 'standardwebhooks';
-import { Agent, request } from 'undici';
+import { request, type Agent } from 'undici';
 import type { BaseLogger } from 'pino';
 import type { Metrics } from '../core/metrics.js';
 import type { Store } from '../storage/store.js';
 import type { WebhookAttempt, WebhookDeliveryRecord } from '../core/records.js';
 import { PollLoop } from './poll-loop.js';
-import { refusedRange, type WebhookAddressPolicy } from './webhook-address.js';
+import { guardedAgent, type WebhookAddressPolicy } from './webhook-address.js';
 
 export interface WebhookSenderOptions {
   store: Store;
@@ -34,30 +33,6 @@ const sendBatch = 8;
 export function retryDelayMilliseconds(failedAttempts: number, baseMilliseconds: number, random = Math.random): number {
   const delay = Math.min(baseMilliseconds * 2 ** Math.max(0, failedAttempts - 1), maxRetryDelayMilliseconds);
   return Math.round(delay * (0.8 + 0.4 * random()));
-}
-
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** An HTTP agent whose every connection checks the addresses it is about to use (no DNS-rebinding way around the policy). */
-function guardedAgent(policy: WebhookAddressPolicy): Agent {
-  if (policy.allowPrivate) return new Agent();
-  const lookup = (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const refused = addresses.find((a) => refusedRange(a.address));
-      if (refused)
-        return callback(
-          Object.assign(
-            new Error(`${hostname} resolves to ${refused.address} (${refusedRange(refused.address)}), which webhooks may not reach`),
-            { code: 'EADDRNOTAVAIL' },
-          ),
-          [],
-        );
-      if (options.all) return callback(null, addresses);
-      callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
-  };
-  return new Agent({ connect: { lookup: lookup as never } });
 }
 
 export class WebhookSender {

@@ -86,7 +86,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
   app.post(
     '/v1/audio/vc',
     {
-      config: { scope: 'vc' },
+      config: { scope: 'vc', audioUrlField: 'audio' },
       schema: {
         summary: 'Re-voice a recording as a target voice',
         tags: ['audio'],
@@ -102,7 +102,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
   app.post(
     '/v1/audio/separate',
     {
-      config: { scope: 'separate' },
+      config: { scope: 'separate', audioUrlField: 'audio' },
       schema: {
         summary: 'Split a soundtrack into stems',
         tags: ['audio'],
@@ -118,7 +118,7 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
   app.post(
     '/v1/audio/transcribe',
     {
-      config: { scope: 'transcribe' },
+      config: { scope: 'transcribe', audioUrlField: 'audio' },
       schema: {
         summary: 'Transcript with speakers, timestamps and confidence',
         tags: ['audio'],
@@ -152,7 +152,7 @@ export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (a
   app.post(
     '/v1/audio/transcriptions',
     {
-      config: { scope: 'transcribe' },
+      config: { scope: 'transcribe', audioUrlField: 'file' },
       schema: {
         summary: 'OpenAI-compatible transcription',
         tags: ['openai'],
@@ -168,7 +168,7 @@ export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (a
   app.post(
     '/v1/audio/translations',
     {
-      config: { scope: 'transcribe' },
+      config: { scope: 'transcribe', audioUrlField: 'file' },
       schema: {
         summary: 'OpenAI-compatible translation into English',
         tags: ['openai'],

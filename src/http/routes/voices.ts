@@ -7,6 +7,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { SynthesisService } from '../../operations/synthesize/service.js';
 import type { VoiceService } from '../../voices/service.js';
 import { requestContext, sendResult } from '../context.js';
+import { withAudioUrl } from '../schemas/audio.js';
 import { errorResponses, keyedErrors } from '../schemas/common.js';
 import {
   createdVoiceResponse,
@@ -23,6 +24,8 @@ import { createVoiceBody, patchVoiceBody, type CreateVoiceBody, type PatchVoiceF
 
 const security = [{ bearerAuth: [] }];
 const tags = ['voices'];
+/** One reference clip may come as audio_url instead of files. */
+const createVoiceRouteBody = withAudioUrl(createVoiceBody, 'files');
 
 export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: SynthesisService }> = async (
   app,
@@ -31,13 +34,13 @@ export const voiceRoutes: FastifyPluginAsync<{ voices: VoiceService; synthesis: 
   app.post<{ Body: CreateVoiceBody }>(
     '/v1/voices',
     {
-      config: { scope: 'voices' },
+      config: { scope: 'voices', audioUrlField: 'files' },
       schema: {
         summary: 'Clone a voice from reference clips (consent required)',
         tags,
         security,
         consumes: ['multipart/form-data'],
-        body: createVoiceBody,
+        body: createVoiceRouteBody,
         response: { 201: createdVoiceResponse, ...errorResponses([...keyedErrors, 403, 413, 415, 422, 503]) },
       },
     },

@@ -8,22 +8,47 @@ import { convertContract } from '../../operations/convert/contract.js';
 import { separateContract } from '../../operations/separate/contract.js';
 import { openaiSpeechContract, synthesizeContract } from '../../operations/synthesize/contract.js';
 import { openaiTranscriptionContract, openaiTranslationContract, transcribeContract } from '../../operations/transcribe/contract.js';
+import { maxAudioUrlRedirects } from '../audio-url.js';
 import { binaryContent, openObject } from './common.js';
 import { jobFields } from './jobs.js';
 
 const withJobFields = (contract: TObject, options: { additionalProperties?: false } = {}) =>
   Type.Object({ ...contract.properties, ...jobFields }, options);
 
-export const transcribeBody = withJobFields(transcribeContract);
+/** A route body whose file `field` may come as `audio_url` instead (audio-url.ts downloads it): one of the two is required. */
+export function withAudioUrl<T extends TObject>(body: T, field: string): TObject {
+  const { [field]: file, ...rest } = body.properties;
+  if (!file) throw new Error(`withAudioUrl: the body has no '${field}'`);
+  return Type.Object(
+    { [field]: Type.Optional(file), ...rest, audio_url: audioUrlField(field) },
+    { additionalProperties: body.additionalProperties as false | undefined },
+  );
+}
+
+export function audioUrlField(field: string) {
+  return Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      description:
+        `http(s) address of the audio, fetched by the server, instead of uploading '${field}' (one of the two is required). ` +
+        `Public addresses only unless VOXD_AUDIO_URL_ALLOW_PRIVATE=true; at most ${maxAudioUrlRedirects} redirects, each ` +
+        'checked again; the size limit (VOXD_MAX_UPLOAD_MB) stops the download, the duration limit applies as to uploads; ' +
+        'VOXD_AUDIO_URL_TIMEOUT_SECONDS bounds it. A failure is a 400 naming the cause (address refused, unreachable, HTTP ' +
+        'status, timeout, too many redirects), 413 when too large, 415 when not audio.',
+    }),
+  );
+}
+
+export const transcribeBody = withAudioUrl(withJobFields(transcribeContract), 'audio');
 /** OpenAI's /v1/audio/transcriptions form, so the official SDKs work unchanged. */
-export const openaiTranscriptionBody = withJobFields(openaiTranscriptionContract);
+export const openaiTranscriptionBody = withAudioUrl(withJobFields(openaiTranscriptionContract), 'file');
 /** OpenAI's /v1/audio/translations form: English text from speech in any language. */
-export const openaiTranslationBody = withJobFields(openaiTranslationContract);
+export const openaiTranslationBody = withAudioUrl(withJobFields(openaiTranslationContract), 'file');
 export const ttsBody = withJobFields(synthesizeContract, { additionalProperties: false });
 /** OpenAI's /v1/audio/speech body, so the official SDKs work unchanged. */
 export const openaiSpeechBody = withJobFields(openaiSpeechContract);
-export const vcBody = withJobFields(convertContract);
-export const separateBody = withJobFields(separateContract);
+export const vcBody = withAudioUrl(withJobFields(convertContract), 'audio');
+export const separateBody = withAudioUrl(withJobFields(separateContract), 'audio');
 
 export const speechAudio = { description: 'Speech in the requested format', content: binaryContent(Object.values(contentTypes)) };
 
