@@ -46,7 +46,9 @@ base_image() {
   log "no registry: making localhost/debian-bookworm-min with mmdebstrap" 
   command -v mmdebstrap >/dev/null || { echo "install mmdebstrap (apt) or set VOXD_BASE_IMAGE" >&2; exit 1; }
   mmdebstrap --quiet --variant=minbase bookworm "$state/base.tar" >&2
-  "${engine[@]}" import "$state/base.tar" localhost/debian-bookworm-min >/dev/null
+  # An imported file system has no image configuration: give it the PATH debian:bookworm-slim sets.
+  "${engine[@]}" import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    "$state/base.tar" localhost/debian-bookworm-min >/dev/null
   rm -f "$state/base.tar"
   echo localhost/debian-bookworm-min
 }

@@ -100,6 +100,7 @@ describe('voxd-full, one container', () => {
 describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'podman' && 'kube play is Podman only' }, () => {
   const network = `voxd-kube-test-${suffix}`;
   const played: string[] = [];
+  const secrets: string[] = [];
   const received: Array<{ headers: Record<string, string>; body: string }> = [];
   const receiver = createServer((request, response) => {
     let body = '';
@@ -112,16 +113,36 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
   after(async () => {
     receiver.close();
     for (const file of played.reverse()) await engine('kube', 'down', file).catch(() => undefined);
+    for (const secret of secrets) await engine('secret', 'rm', secret).catch(() => undefined);
     await engine('network', 'rm', '--force', network).catch(() => undefined);
   });
 
-  /** Plays the manifest's documents named in `names`, changed by `edit`; a temp copy, for `kube down` afterwards. */
+  /**
+   * Plays the manifest's documents named in `names`, changed by `edit` (a temp copy, for `kube down` afterwards). Its
+   * Secrets become Podman secrets first: Podman 4.3 (Debian bookworm's) reads a secretRef from a Podman secret holding
+   * a JSON map of base64 values, and cannot read back a Secret document that it plays.
+   */
   async function play(manifest: string, names: string[], edit: (yaml: string) => string): Promise<void> {
-    const documents = readFileSync(path.join(packageRoot, 'deploy/kubernetes', manifest), 'utf8').split('\n---\n');
+    const documents = readFileSync(path.join(packageRoot, 'deploy/kubernetes', manifest), 'utf8')
+      .split('\n---\n')
+      .map(edit);
     const kept = documents.filter((document) => names.some((name) => document.includes(`\n  name: ${name}\n`)));
     assert.equal(kept.length, names.length, `${manifest}: ${names.join(', ')}`);
-    const file = path.join(makeTempDir('kube'), manifest);
-    writeFileSync(file, edit(kept.join('\n---\n')));
+    const dir = makeTempDir('kube');
+    for (const secret of kept.filter((document) => document.includes('\nkind: Secret\n'))) {
+      const name = /\n {2}name: (\S+)\n/.exec(secret)?.[1] as string;
+      const values = Object.fromEntries(
+        [...secret.split('stringData:\n')[1]!.matchAll(/^ {2}(\w+): "?([^"\n]*)"?$/gm)].map(([, key, value]) => [
+          key,
+          Buffer.from(value as string).toString('base64'),
+        ]),
+      );
+      writeFileSync(path.join(dir, `${name}.json`), JSON.stringify(values));
+      await engine('secret', 'create', name, path.join(dir, `${name}.json`));
+      secrets.push(name);
+    }
+    const file = path.join(dir, manifest);
+    writeFileSync(file, kept.filter((document) => !document.includes('\nkind: Secret\n')).join('\n---\n'));
     played.push(file);
     await engine('kube', 'play', '--network', network, file);
   }
@@ -145,7 +166,7 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
       .join('');
     await play('voxd.yaml', ['voxd', 'voxd-api', 'voxd-worker-transcribe'], (yaml) =>
       yaml
-        .replaceAll('    spec:\n      containers:\n', `    spec:\n      hostAliases:\n${hostAliases}      containers:\n`)
+        .replace('    spec:\n      containers:\n', `    spec:\n      hostAliases:\n${hostAliases}      containers:\n`)
         // The receiver is on the pods' network gateway, a private address that voxd refuses unless told.
         .replace('stringData:\n', 'stringData:\n  VOXD_WEBHOOK_ALLOW_PRIVATE: "true"\n'),
     );
