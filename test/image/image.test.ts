@@ -80,7 +80,7 @@ describe('voxd-full, one container', () => {
     const stems = ((await separate.json()) as { stems: Array<{ name: string; url: string }> }).stems;
     assert.deepEqual(
       stems.map((stem) => stem.name),
-      ['dialogue', 'music'],
+      ['dialogue', 'music', 'residual'],
     );
     const stem = await api.fetch(new URL(stems[0]!.url, api.base).pathname);
     assert.equal(stem.status, 200);
