@@ -153,7 +153,8 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
     await engine('network', 'create', network);
     const gateway = await engine('network', 'inspect', '--format', '{{(index .Subnets 0).Gateway}}', network);
     const port = await freePort();
-    await new Promise<void>((resolve) => receiver.listen(port, gateway, resolve));
+    // The bridge's gateway address exists only once a pod joins the network: listen on every address.
+    await new Promise<void>((resolve) => receiver.listen(port, '0.0.0.0', resolve));
 
     await play('trial-stores.yaml', ['voxd-stores', 'voxd-postgres', 'voxd-seaweedfs'], (yaml) => yaml);
     const stores = {
