@@ -5,7 +5,15 @@
  */
 import { deflateSync } from 'node:zlib';
 import { whisperLanguages } from '../languages.js';
-import type { ChunkTranscript, RecognizedSegment, RecognizedWord, TranscribeChunkOptions, Transcriber } from '../transcriber.js';
+import type {
+  AlignChunkOptions,
+  AlignedChunk,
+  ChunkTranscript,
+  RecognizedSegment,
+  RecognizedWord,
+  TranscribeChunkOptions,
+  Transcriber,
+} from '../transcriber.js';
 import { WhisperModel, type WhisperResult, type WhisperToken } from './whisper-native.js';
 import { OnnxWhisperEncoder } from './whisper-onnx-encoder.js';
 
@@ -262,6 +270,31 @@ export class WhisperCppTranscriber implements Transcriber {
 
   async close(): Promise<void> {
     await this.onnxEncoder?.close();
+  }
+
+  async align(samples: Float32Array, options: AlignChunkOptions): Promise<AlignedChunk> {
+    const audioSeconds = samples.length / 16000;
+    const result = await this.model.transcribe(
+      samples,
+      {
+        language: options.language,
+        forcedText: options.text,
+        threads: this.threads,
+        audioContext: audioSeconds <= reducedContextMaxSeconds ? reducedContext(audioSeconds) : 0,
+        noContext: true,
+      },
+      options.signal,
+    );
+    return {
+      language: result.language,
+      tokens: result.segments.flatMap((segment) =>
+        segment.tokens.map((token) => ({
+          bytes: token.bytes,
+          startSeconds: tokenStartSeconds(token),
+          logProbability: token.logProbability,
+        })),
+      ),
+    };
   }
 
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {

@@ -93,6 +93,11 @@ export interface WhisperDecodeOptions {
    * said after it can be heard, and a model that has not seen where the audio ends repeats itself there.
    */
   endOfAudioMarginMs?: number;
+  /**
+   * Forced alignment: the decoder says exactly this text (greedy, one pass, no timestamps, at most about 200 tokens), and
+   * each token reports the model's probability of it before forcing; DTW times the tokens as in a transcription.
+   */
+  forcedText?: string;
 }
 
 export interface WhisperModelInfo {
