@@ -73,7 +73,8 @@ for (const clip of clips) {
   const file = path.join(evalDir, clip.audio);
   const right = await align(file, clip.transcript, clip.language);
   // Every third word (character in zh/ja) replaced by one from another clip of another language: words not said.
-  const other = manifest.asr[(manifest.asr.indexOf(clip) + 1) % manifest.asr.length]!.transcript.split(/\s+/);
+  const neighbour = manifest.asr[(manifest.asr.indexOf(clip) + 1) % manifest.asr.length]!.transcript;
+  const other = unspaced.has(clip.language) ? [...neighbour] : neighbour.split(/\s+/);
   const units = unspaced.has(clip.language) ? [...clip.transcript] : clip.transcript.split(/\s+/);
   const swapped = units.map((_, k) => k).filter((k) => k % 3 === 1);
   const wrongText = units.map((u, k) => (k % 3 === 1 ? other[k % other.length]! : u)).join(unspaced.has(clip.language) ? '' : ' ');

@@ -285,15 +285,18 @@ export class WhisperCppTranscriber implements Transcriber {
       },
       options.signal,
     );
+    const tokens = result.segments.flatMap((segment) => segment.tokens);
+    const times = tokens.map(tokenStartSeconds);
+    // Without timestamp tokens, DTW gives each token the time of the position that follows it (the attention that
+    // predicts the next token): a whole word late against faster-whisper (Spanish eval clip: median 0.36 s). A token's
+    // sound starts at its predecessor's time; the first one's is extrapolated back by the next gap.
     return {
       language: result.language,
-      tokens: result.segments.flatMap((segment) =>
-        segment.tokens.map((token) => ({
-          bytes: token.bytes,
-          startSeconds: tokenStartSeconds(token),
-          logProbability: token.logProbability,
-        })),
-      ),
+      tokens: tokens.map((token, i) => ({
+        bytes: token.bytes,
+        startSeconds: i > 0 ? times[i - 1]! : Math.max(0, 2 * times[0]! - (times[1] ?? times[0]!)),
+        logProbability: token.logProbability,
+      })),
     };
   }
 

@@ -238,6 +238,11 @@ export class WhisperModel {
       return await this.native.transcribe(this.handle, samples, options, abortFlag, this.encoder);
     } catch (error) {
       if (abortFlag[0]) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
+      if (error instanceof Error && error.message.startsWith('forced text too long'))
+        throw new VoxError('invalid_request', `'text' is longer than one window of speech can say: ${error.message}.`, {
+          param: 'text',
+          cause: error,
+        });
       throw new VoxError('internal', 'Transcription failed.', { cause: error });
     } finally {
       signal?.removeEventListener('abort', onAbort);
