@@ -141,7 +141,12 @@ struct TranscribeJob {
   int audioContext = 0;
   int maxTokens = 0;
   int endOfAudioMarginMs = 0;
+  // Forced alignment: the decoder is made to say exactly these tokens (the text, tokenized here), then end.
+  std::string forcedText;
+  std::vector<whisper_token> forcedTokens;
   // results
+  // Each forced token's log-probability under the model before forcing: how well the audio carries it.
+  std::vector<float> forcedLogProbabilities;
   std::string error;
   std::string detectedLanguage;
   float languageProbability = 1.0f;
@@ -379,6 +384,32 @@ napi_value Load(napi_env env, napi_callback_info info) {
 
 // ---- transcribe(model, samples, options, abortFlag) -> Promise<result>
 
+// whisper_logits_filter_callback for forced alignment: records the next given token's log-probability among the text
+// tokens the model could say, then leaves that token (or, once the text is said, the end token) as the only choice.
+// Greedy decoding then follows the text, and DTW times its tokens as it times a transcript's.
+void forceTokens(whisper_context* ctx, whisper_state*, const whisper_token_data*, int generated, float* logits, void* data) {
+  auto* job = static_cast<TranscribeJob*>(data);
+  const int vocabulary = whisper_n_vocab(ctx);
+  const whisper_token eot = whisper_token_eot(ctx);
+  const bool textSaid = generated >= static_cast<int>(job->forcedTokens.size());
+  const whisper_token next = textSaid ? eot : job->forcedTokens[generated];
+  if (!textSaid) {
+    float maximum = -INFINITY;
+    for (int i = 0; i < eot; i++) maximum = std::max(maximum, logits[i]);
+    double sum = 0;
+    for (int i = 0; i < eot; i++) {
+      if (logits[i] > -INFINITY) sum += std::exp(logits[i] - maximum);
+    }
+    const float logProbability = logits[next] > -INFINITY ? logits[next] - maximum - static_cast<float>(std::log(sum)) : -INFINITY;
+    if (static_cast<int>(job->forcedLogProbabilities.size()) <= generated) job->forcedLogProbabilities.resize(generated + 1);
+    job->forcedLogProbabilities[generated] = logProbability;
+  }
+  for (int i = 0; i < vocabulary; i++) {
+    if (i != next) logits[i] = -INFINITY;
+  }
+  logits[next] = 0.0f;
+}
+
 void transcribeExecute(napi_env, void* data) {
   auto* job = static_cast<TranscribeJob*>(data);
   whisper_context* ctx = job->model->ctx;
@@ -444,6 +475,29 @@ void transcribeExecute(napi_env, void* data) {
   params.beam_search.beam_size = job->beamSize;
   params.abort_callback = abortRequested;
   params.abort_callback_user_data = const_cast<int32_t*>(job->abortFlag);
+  if (!job->forcedText.empty()) {
+    // One greedy pass over the whole (at most 30 s) audio, no timestamp tokens, no fallback: the text is what it says.
+    job->forcedTokens.resize(whisper_n_text_ctx(ctx));
+    const int count = whisper_tokenize(ctx, job->forcedText.c_str(), job->forcedTokens.data(), static_cast<int>(job->forcedTokens.size()));
+    if (count < 0 || count > whisper_n_text_ctx(ctx) / 2 - 8) {
+      job->error = "forced text too long for one window (" + std::to_string(count < 0 ? -count : count) + " tokens)";
+      job->model->releaseState(state);
+      return;
+    }
+    job->forcedTokens.resize(count);
+    params.strategy = WHISPER_SAMPLING_GREEDY;
+    params.greedy.best_of = 1;
+    params.temperature = 0.0f;
+    params.temperature_inc = 0.0f;
+    params.no_timestamps = true;
+    params.single_segment = true;
+    params.suppress_blank = false;
+    params.suppress_nst = false;
+    params.initial_prompt = nullptr;
+    params.max_tokens = 0;
+    params.logits_filter_callback = forceTokens;
+    params.logits_filter_callback_user_data = job;
+  }
 
   const int status = whisper_full_with_state(ctx, state, params, job->samples.data(), n);
   if (status != 0) {
@@ -456,6 +510,7 @@ void transcribeExecute(napi_env, void* data) {
   job->acceptedTemperature = whisper_full_temperature_from_state(state);
   const whisper_token eot = whisper_token_eot(ctx);
   const int segments = whisper_full_n_segments_from_state(state);
+  size_t forcedIndex = 0;
   for (int s = 0; s < segments; s++) {
     Segment segment;
     segment.t0 = whisper_full_get_segment_t0_from_state(state, s);
@@ -467,7 +522,13 @@ void transcribeExecute(napi_env, void* data) {
     for (int t = 0; t < tokens; t++) {
       const whisper_token_data d = whisper_full_get_token_data_from_state(state, s, t);
       if (d.id >= eot) continue;  // special and timestamp tokens carry no text
-      segment.tokens.push_back(Token{d.id, whisper_full_get_token_text_from_state(ctx, state, s, t), d.p, d.plog, d.t0, d.t1, d.t_dtw});
+      Token token{d.id, whisper_full_get_token_text_from_state(ctx, state, s, t), d.p, d.plog, d.t0, d.t1, d.t_dtw};
+      // A forced token's own probability is 1: report the model's before forcing.
+      if (!job->forcedText.empty() && forcedIndex < job->forcedLogProbabilities.size()) {
+        token.plog = job->forcedLogProbabilities[forcedIndex++];
+        token.p = std::exp(token.plog);
+      }
+      segment.tokens.push_back(token);
       logProbabilitySum += d.plog;
     }
     segment.averageLogProbability = segment.tokens.empty() ? 0.0f : static_cast<float>(logProbabilitySum / segment.tokens.size());
@@ -567,6 +628,7 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   napi_value options = argv[2];
   if (napi_value v = property(env, options, "language")) job->language = getString(env, v);
   if (napi_value v = property(env, options, "prompt")) job->prompt = getString(env, v);
+  if (napi_value v = property(env, options, "forcedText")) job->forcedText = getString(env, v);
   readInt(env, options, "threads", job->threads);
   readNumber(env, options, "temperature", job->temperature);
   readNumber(env, options, "temperatureIncrement", job->temperatureIncrement);

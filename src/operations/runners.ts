@@ -12,7 +12,7 @@ import { separateFields } from './separate/contract.js';
 import type { SeparationService } from './separate/service.js';
 import { openaiSpeechContract, synthesizeContract } from './synthesize/contract.js';
 import { openaiVoiceId, type SynthesisService } from './synthesize/service.js';
-import { fromOpenaiTranscription, fromOpenaiTranslation, transcribeFields } from './transcribe/contract.js';
+import { alignFields, fromOpenaiTranscription, fromOpenaiTranslation, transcribeFields } from './transcribe/contract.js';
 import { speakerVoiceIds, type TranscriptionService } from './transcribe/service.js';
 
 export interface OperationRunner {
@@ -31,7 +31,17 @@ export interface OperationRunner {
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
-export const runnerNames = ['transcribe', 'transcriptions', 'translations', 'tts', 'tts-timestamps', 'speech', 'vc', 'separate'] as const;
+export const runnerNames = [
+  'transcribe',
+  'transcriptions',
+  'translations',
+  'align',
+  'tts',
+  'tts-timestamps',
+  'speech',
+  'vc',
+  'separate',
+] as const;
 export type RunnerName = (typeof runnerNames)[number];
 
 export interface OperationServices {
@@ -70,6 +80,11 @@ export function operationRunners(services: OperationServices): Record<RunnerName
           uploadField: 'file',
           openaiCompatible: true,
         }),
+    },
+    align: {
+      operation: 'transcribe',
+      audioFields: ['audio'],
+      run: (params, context) => services.transcription.align(contractFields(alignFields, params), context),
     },
     tts: {
       operation: 'tts',

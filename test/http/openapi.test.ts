@@ -20,7 +20,14 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
       >;
     };
     assert.match(doc.openapi, /^3\./);
-    for (const route of ['/v1/audio/tts', '/v1/audio/tts/with-timestamps', '/v1/audio/vc', '/v1/audio/separate', '/v1/audio/transcribe'])
+    for (const route of [
+      '/v1/audio/tts',
+      '/v1/audio/tts/with-timestamps',
+      '/v1/audio/vc',
+      '/v1/audio/separate',
+      '/v1/audio/transcribe',
+      '/v1/audio/align',
+    ])
       assert.ok(doc.paths[route]?.post, route);
     for (const route of ['/v1/health', '/v1/ready', '/v1/capabilities', '/metrics']) assert.ok(doc.paths[route]?.get, route);
     const transcribe = doc.paths['/v1/audio/transcribe']!.post!.requestBody!.content['multipart/form-data']!.schema;

@@ -6,6 +6,8 @@ import { requestContext, sendResult } from '../context.js';
 import { errorResponses, keyedErrors } from '../schemas/common.js';
 import { acceptedJob } from '../schemas/jobs.js';
 import {
+  alignBody,
+  alignResponse,
   separateResponse,
   speechAudio,
   timedSpeechResponse,
@@ -147,6 +149,22 @@ export const openaiRoutes: FastifyPluginAsync<OperationRoutesOptions> = async (a
       },
     },
     operationHandler(options, 'speech'),
+  );
+
+  app.post(
+    '/v1/audio/align',
+    {
+      config: { scope: 'transcribe', audioUrlField: 'audio' },
+      schema: {
+        summary: 'Forced alignment: the time of every word of a given text in the audio',
+        tags: ['audio'],
+        security,
+        consumes: multipart,
+        body: alignBody,
+        response: { 200: alignResponse, 202: acceptedJob, ...operationErrors },
+      },
+    },
+    operationHandler(options, 'align'),
   );
 
   app.post(

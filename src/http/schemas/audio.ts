@@ -7,7 +7,12 @@ import { contentTypes } from '../../audio/encode.js';
 import { convertContract } from '../../operations/convert/contract.js';
 import { separateContract } from '../../operations/separate/contract.js';
 import { openaiSpeechContract, synthesizeContract } from '../../operations/synthesize/contract.js';
-import { openaiTranscriptionContract, openaiTranslationContract, transcribeContract } from '../../operations/transcribe/contract.js';
+import {
+  alignContract,
+  openaiTranscriptionContract,
+  openaiTranslationContract,
+  transcribeContract,
+} from '../../operations/transcribe/contract.js';
 import { maxAudioUrlRedirects } from '../audio-url.js';
 import { binaryContent, openObject } from './common.js';
 import { jobFields } from './jobs.js';
@@ -40,6 +45,7 @@ export function audioUrlField(field: string) {
 }
 
 export const transcribeBody = withAudioUrl(withJobFields(transcribeContract), 'audio');
+export const alignBody = withAudioUrl(withJobFields(alignContract), 'audio');
 /** OpenAI's /v1/audio/transcriptions form, so the official SDKs work unchanged. */
 export const openaiTranscriptionBody = withAudioUrl(withJobFields(openaiTranscriptionContract), 'file');
 /** OpenAI's /v1/audio/translations form: English text from speech in any language. */
@@ -116,6 +122,30 @@ const separateJson = openObject(
 export const separateResponse = {
   description: 'Stems: download URLs (json, default) or one zip archive',
   content: { 'application/json': { schema: separateJson }, ...binaryContent(['application/zip']) },
+};
+
+const timed = { start: Type.Number({ description: 'Seconds from the start of the audio.' }), end: Type.Number() };
+export const alignResponse = {
+  description: 'The time of every word of the text, in order',
+  content: {
+    'application/json': {
+      schema: Type.Object({
+        words: Type.Array(
+          Type.Object({
+            word: Type.String(),
+            ...timed,
+            confidence: Type.Number({
+              description: "The model's probability of the word here (0-1): low where the audio does not say it.",
+            }),
+          }),
+        ),
+        characters: Type.Array(Type.Object({ character: Type.String(), ...timed }), {
+          description: 'The words spread over their characters, with the spaces between them.',
+        }),
+        language: Type.String({ description: 'The language given, or the one detected.' }),
+      }),
+    },
+  },
 };
 
 const transcriptionJson = openObject(

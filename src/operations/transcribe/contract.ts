@@ -126,6 +126,25 @@ export const transcribeContract = Type.Object({
 export const transcribeFields = Type.Omit(transcribeContract, ['audio']);
 export type TranscribeFields = Static<typeof transcribeFields>;
 
+/** Characters of text one alignment takes: one Whisper window's worth of tokens. */
+export const maxAlignTextCharacters = 2000;
+
+/** POST /v1/audio/align: the time of every word of a given text in the audio. */
+export const alignContract = Type.Object({
+  audio: fileField('Audio or video file in any format ffmpeg decodes: at most 30 s of speech.'),
+  text: Type.String({
+    minLength: 1,
+    maxLength: maxAlignTextCharacters,
+    description:
+      'What the audio says. Every word of it is timed, in order; words the audio does not say keep their place with a low confidence.',
+  }),
+  language: Type.Optional(
+    Type.String({ maxLength: maxLanguageLength, description: "ISO 639-1 code (BCP-47 accepted, region ignored) or 'auto' (default)." }),
+  ),
+});
+export const alignFields = Type.Omit(alignContract, ['audio']);
+export type AlignFields = Static<typeof alignFields>;
+
 const compatibleModel = Type.Optional(
   Type.String({ maxLength: 200, description: 'Accepted for compatibility; the server uses its configured ASR model.' }),
 );

@@ -9,6 +9,8 @@ import type { Metrics } from '../../core/metrics.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
+import { decodeFile } from '../../audio/decode.js';
+import { characterTimes, forcedWords, wordsFromTokens } from './align.js';
 import { detectEvents, withAudioEvents } from './audio-events.js';
 import { transcribeChannels } from './channels.js';
 import { defaultSubtitleRules, toDiarizedJson, toJson, toSrt, toVtt, type SubtitleRules, type Transcript } from './formats.js';
@@ -18,6 +20,7 @@ import { transcribeFile, type Diarizer, type SpeakerTurn } from './pipeline.js';
 import { embedReferences, nameSpeakers, referenceAudio, type KnownSpeaker } from './speaker-names.js';
 import type { Transcriber } from './transcriber.js';
 import {
+  type AlignFields,
   maxChannels,
   maxSpeakerVoices,
   transcriptionResponseFormats,
@@ -85,6 +88,9 @@ function subtitleRules(fields: TranscribeFields): SubtitleRules {
     throw new VoxError('invalid_request', 'min_cue_seconds must not exceed max_cue_seconds.', { param: 'min_cue_seconds' });
   return rules;
 }
+
+/** One Whisper window: longer audio is refused by alignment (chunked alignment is not built yet). */
+const maxAlignSeconds = 30;
 
 export class TranscriptionService {
   constructor(private readonly deps: TranscriptionDependencies) {}
@@ -283,6 +289,46 @@ export class TranscriptionService {
       return transcript;
     });
     return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task, rules);
+  }
+
+  /** Forced alignment of `text` on the upload (one Whisper window: at most 30 s). */
+  async align(fields: AlignFields, context: OperationContext): Promise<OperationResult> {
+    const language = baseLanguage(fields.language || 'auto');
+    if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) {
+      throw unsupportedValue('language', fields.language ?? '', ['auto', ...whisperLanguages]);
+    }
+    if (fields.text.trim() === '') throw new VoxError('invalid_request', "'text' has no words to align.", { param: 'text' });
+    const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
+    if (input.durationSeconds > maxAlignSeconds)
+      throw new VoxError(
+        'payload_too_large',
+        `The audio lasts ${input.durationSeconds.toFixed(1)} s; alignment takes at most ${maxAlignSeconds} s (one Whisper window).`,
+        { param: 'audio' },
+      );
+    const loadTranscriber = this.deps.transcriber;
+    if (!loadTranscriber)
+      throw new VoxError('not_implemented', 'Alignment is not available on this server: no ASR model is installed (voxd models pull).');
+    return this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
+      const transcriber = await loadTranscriber();
+      if (!transcriber.align) throw new VoxError('not_implemented', `The ${transcriber.engine} engine cannot align text.`);
+      const { samples } = await decodeFile(input.path, {
+        sampleRate: 16000,
+        channels: 1,
+        maxSeconds: maxAlignSeconds,
+        param: 'audio',
+        ...(signal ? { signal } : {}),
+      });
+      const audioSeconds = samples.length / 16000;
+      // Words are cut by the detected language's script: detect first when not given.
+      const chunk = await transcriber.align(samples, {
+        text: forcedWords(fields.text, language).forcedText,
+        language,
+        ...(signal ? { signal } : {}),
+      });
+      const { words } = forcedWords(fields.text, chunk.language);
+      const aligned = wordsFromTokens(words, chunk.tokens, { offsetSeconds: 0, endSeconds: audioSeconds });
+      return { kind: 'json', body: { words: aligned, characters: characterTimes(aligned), language: chunk.language } };
+    });
   }
 
   /** The voices to name speakers after: the listed profiles, then the request's own references (embedded, not stored). */

@@ -48,11 +48,34 @@ export interface TranscribeChunkOptions {
   signal?: AbortSignal;
 }
 
+export interface AlignChunkOptions {
+  /** The text the audio is said to say (whitespace normalised). */
+  text: string;
+  /** ISO 639-1 code, or 'auto' to detect. */
+  language: string;
+  signal?: AbortSignal;
+}
+
+/** One token of forced text: where its sound starts and how probable the model found it there. */
+export interface AlignedToken {
+  bytes: Buffer;
+  startSeconds: number;
+  logProbability: number;
+}
+
+export interface AlignedChunk {
+  language: string;
+  /** The text's tokens in order, every one of them. */
+  tokens: AlignedToken[];
+}
+
 export interface Transcriber {
   engine: string;
   modelId: string;
   languages: readonly string[];
   transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript>;
+  /** Forced alignment of a given text on one window of speech (at most 30 s); engines without it leave it out. */
+  align?(samples: Float32Array, options: AlignChunkOptions): Promise<AlignedChunk>;
   /** Releases what the engine holds besides memory (worker threads). */
   close?(): Promise<void>;
 }

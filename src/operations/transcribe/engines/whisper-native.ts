@@ -93,6 +93,11 @@ export interface WhisperDecodeOptions {
    * said after it can be heard, and a model that has not seen where the audio ends repeats itself there.
    */
   endOfAudioMarginMs?: number;
+  /**
+   * Forced alignment: the decoder says exactly this text (greedy, one pass, no timestamps, at most about 200 tokens), and
+   * each token reports the model's probability of it before forcing; DTW times the tokens as in a transcription.
+   */
+  forcedText?: string;
 }
 
 export interface WhisperModelInfo {
@@ -233,6 +238,11 @@ export class WhisperModel {
       return await this.native.transcribe(this.handle, samples, options, abortFlag, this.encoder);
     } catch (error) {
       if (abortFlag[0]) throw new VoxError('aborted', 'The request was cancelled.', { cause: error });
+      if (error instanceof Error && error.message.startsWith('forced text too long'))
+        throw new VoxError('invalid_request', `'text' is longer than one window of speech can say: ${error.message}.`, {
+          param: 'text',
+          cause: error,
+        });
       throw new VoxError('internal', 'Transcription failed.', { cause: error });
     } finally {
       signal?.removeEventListener('abort', onAbort);

@@ -1,0 +1,155 @@
+/**
+ * Forced alignment (POST /v1/audio/align, issue 38 point 2) against an independent aligner, side by side in one run:
+ * each eval ASR clip (../shared/eval/asr, every language) is aligned to its reference transcript, and faster-whisper
+ * transcribes the same clip with word timestamps on the same Whisper base weights (`--python PATH`: a venv's python with
+ * faster-whisper; `--reference-model DIR`: the CTranslate2 directory; int8, beam 5, no VAD). Words are paired in order by
+ * spelling (letters and digits, case folded; in Chinese and Japanese by the reference word's first character); figures
+ * are the median and worst |start difference|. A mismatched-text case per clip replaces every third word with a word of
+ * another clip and reports the confidence of words said and not said. No parameter is tuned: English is reported as the
+ * tuning part all the same and the other languages first. `--only LANG` runs one language. Results:
+ * bench/results/forced-alignment.json.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../src/core/version.js';
+import { buildTestApp, evalDir, multipartBody } from '../test/helpers/app.js';
+import { modelFile } from '../test/helpers/models.js';
+
+const { values: args } = parseArgs({
+  options: { python: { type: 'string' }, 'reference-model': { type: 'string' }, only: { type: 'string' } },
+});
+if (!args.python || !args['reference-model']) throw new Error('--python and --reference-model are required (the reference aligner)');
+
+const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'utf8')) as {
+  asr: Array<{ id: string; language: string; transcript: string; audio: string; duration_s: number }>;
+};
+const clips = manifest.asr.filter((e) => !args.only || e.language === args.only);
+const unspaced = new Set(['zh', 'ja']);
+
+const referenceScript = `
+import json, sys
+from faster_whisper import WhisperModel
+model = WhisperModel(sys.argv[1], device='cpu', compute_type='int8', cpu_threads=2)
+out = {}
+for item in json.loads(sys.argv[2]):
+    segments, _ = model.transcribe(item['file'], language=item['language'], beam_size=5, word_timestamps=True)
+    out[item['file']] = [{'word': w.word, 'start': w.start, 'end': w.end} for s in segments for w in s.words]
+print(json.dumps(out))
+`;
+
+interface TimedWord {
+  word: string;
+  start: number;
+  end: number;
+  confidence?: number;
+}
+const bare = (word: string): string => word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+const round = (v: number): number => Math.round(v * 1000) / 1000;
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
+};
+
+await modelFile('whisper-base', 'ggml-base.bin');
+const app = await buildTestApp();
+const align = async (file: string, text: string, language: string): Promise<{ words: TimedWord[]; seconds: number }> => {
+  const form = multipartBody({ text, language }, { audio: { filename: 'clip.wav', content: readFileSync(file) } });
+  const startedAt = performance.now();
+  const r = await app.app.inject({
+    method: 'POST',
+    url: '/v1/audio/align',
+    headers: { authorization: `Bearer ${app.key}`, 'content-type': form.contentType },
+    payload: form.body,
+  });
+  if (r.statusCode !== 200) throw new Error(`${file}: ${r.statusCode} ${r.body}`);
+  return { words: r.json<{ words: TimedWord[] }>().words, seconds: (performance.now() - startedAt) / 1000 };
+};
+
+const aligned = [];
+for (const clip of clips) {
+  const file = path.join(evalDir, clip.audio);
+  const right = await align(file, clip.transcript, clip.language);
+  // Every third word (character in zh/ja) replaced by one from another clip of another language: words not said.
+  const neighbour = manifest.asr[(manifest.asr.indexOf(clip) + 1) % manifest.asr.length]!.transcript;
+  const other = unspaced.has(clip.language) ? [...neighbour] : neighbour.split(/\s+/);
+  const units = unspaced.has(clip.language) ? [...clip.transcript] : clip.transcript.split(/\s+/);
+  const swapped = units.map((_, k) => k).filter((k) => k % 3 === 1);
+  const wrongText = units.map((u, k) => (k % 3 === 1 ? other[k % other.length]! : u)).join(unspaced.has(clip.language) ? '' : ' ');
+  const wrong = await align(file, wrongText, clip.language);
+  aligned.push({ ...clip, file, words: right.words, seconds: right.seconds, wrong: wrong.words, wrongText, swapped });
+  process.stderr.write(`${clip.id}: ${right.words.length} words, ${right.seconds.toFixed(1)} s\n`);
+}
+await app.close();
+
+const reference = JSON.parse(
+  execFileSync(
+    args.python,
+    ['-c', referenceScript, args['reference-model'], JSON.stringify(aligned.map((a) => ({ file: a.file, language: a.language })))],
+    { encoding: 'utf8', maxBuffer: 1 << 26 },
+  )
+    .trim()
+    .split('\n')
+    .at(-1)!,
+) as Record<string, TimedWord[]>;
+
+const rows = aligned.map((a) => {
+  const heard = reference[a.file] ?? [];
+  const pairs: Array<{ word: string; voxd: number; reference: number; difference: number }> = [];
+  let from = 0;
+  for (const w of a.words) {
+    const j = heard.findIndex(
+      (h, k) =>
+        k >= from &&
+        (unspaced.has(a.language) ? bare(h.word).length > 0 && bare(h.word)[0] === bare(w.word) : bare(h.word) === bare(w.word)),
+    );
+    if (j < 0) continue;
+    pairs.push({ word: w.word, voxd: w.start, reference: round(heard[j]!.start), difference: round(Math.abs(heard[j]!.start - w.start)) });
+    from = j + 1;
+  }
+  // In the mismatched text, words at swapped positions are not said (unless the swap happens to say the same word).
+  const notSaid = a.wrong.filter((_, k) => a.swapped.includes(k)).map((w) => w.confidence ?? 0);
+  const said = a.wrong.filter((_, k) => !a.swapped.includes(k)).map((w) => w.confidence ?? 0);
+  return {
+    id: a.id,
+    language: a.language,
+    words: a.words.length,
+    paired: pairs.length,
+    median_start_difference_seconds: round(median(pairs.map((p) => p.difference))),
+    rtf: round(a.seconds / a.duration_s),
+    mismatched: { median_confidence_said: round(median(said)), median_confidence_not_said: round(median(notSaid)) },
+    pairs,
+  };
+});
+const summarise = (chosen: typeof rows) => {
+  const pairs = chosen.flatMap((r) => r.pairs.map((p) => ({ ...p, id: r.id })));
+  const worst = pairs.reduce<(typeof pairs)[number] | undefined>((a, b) => (!a || b.difference > a.difference ? b : a), undefined);
+  return {
+    clips: chosen.length,
+    words: chosen.reduce((sum, r) => sum + r.words, 0),
+    paired: pairs.length,
+    median_start_difference_seconds: round(median(pairs.map((p) => p.difference))),
+    worst_word: worst,
+    mismatched_median_confidence_said: round(median(chosen.map((r) => r.mismatched.median_confidence_said))),
+    mismatched_median_confidence_not_said: round(median(chosen.map((r) => r.mismatched.median_confidence_not_said))),
+  };
+};
+const languages = [...new Set(rows.map((r) => r.language))];
+const tuningLanguages = ['en'];
+const results = {
+  bench: 'forced-alignment',
+  date: new Date().toISOString(),
+  load_average_1m: round(loadavg()[0]!),
+  reference: 'faster-whisper word timestamps on the same Whisper base weights (CTranslate2, int8, beam 5, no VAD), same clips',
+  target: 'median start difference <= 0.120 s',
+  held_out: summarise(rows.filter((r) => !tuningLanguages.includes(r.language))),
+  tuning: summarise(rows.filter((r) => tuningLanguages.includes(r.language))),
+  by_language: Object.fromEntries(languages.map((language) => [language, summarise(rows.filter((r) => r.language === language))])),
+  clips: rows,
+};
+writeFileSync(path.join(packageRoot, 'bench/results/forced-alignment.json'), `${JSON.stringify(results, null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify({ held_out: results.held_out, tuning: results.tuning, by_language: results.by_language }, null, 2)}\n`,
+);
