@@ -30,6 +30,11 @@ export type VoiceSelection = { id: string } | { blend: Array<{ id: string; weigh
 
 export interface SynthesisRequest {
   text: string;
+  /**
+   * Say these IPA phonemes instead of reading `text` (SSML `<phoneme>`, a dictionary's phoneme rule); `text` is then the
+   * word they stand for (one word for word timestamps).
+   */
+  ipa?: string;
   language: string;
   voice: VoiceSelection;
   emotion?: Emotion;
@@ -50,6 +55,8 @@ export interface SynthesizedChunk {
   text: string;
   /** Its spoken words (of `text`, normalised) with seconds from the chunk's start, from engines that predict durations. */
   words?: TimedWord[];
+  /** SSML `<mark>` names at this chunk's start (a chunk without samples, from the service). */
+  marks?: string[];
 }
 
 export interface Synthesizer {
