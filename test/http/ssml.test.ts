@@ -6,11 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parsePcm16Wav } from '../../src/audio/filter.js';
-import { resample } from '../../src/audio/resample.js';
+import { encodeWaveform } from '../../src/audio/encode.js';
 import type { Waveform } from '../../src/audio/waveform.js';
 import type { OperationContext } from '../../src/core/operation-context.js';
-import { WhisperCppTranscriber } from '../../src/operations/transcribe/engines/whisper-cpp.js';
-import { buildTestApp, type TestApp } from '../helpers/app.js';
+import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
 
@@ -34,28 +33,32 @@ const ssml =
 
 describe('SSML through every engine (real models, heard by whisper base)', () => {
   let t: TestApp;
-  let transcriber: WhisperCppTranscriber;
   before(async () => {
     await Promise.all(
-      [joeModelId, 'kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'silero-vad', 'resemblyzer-ge2e'].map((id) => modelFile(id, '')),
+      [joeModelId, 'kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'silero-vad', 'resemblyzer-ge2e', 'whisper-base'].map((id) =>
+        modelFile(id, ''),
+      ),
     );
     t = await buildTestApp();
-    transcriber = await WhisperCppTranscriber.load(await modelFile('whisper-base', 'ggml-base.bin'), {
-      modelId: 'whisper-base',
-      threads: 2,
-    });
   });
-  after(async () => Promise.all([t?.close(), transcriber?.close()]));
+  after(async () => t?.close());
 
   const post = (url: string, payload: Record<string, unknown>) =>
     t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t.key}` }, payload });
+  /** What our transcription hears. */
   const heard = async (audio: Waveform): Promise<string> => {
-    const speech = await resample(audio, 16000);
-    const result = await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 });
-    return result.segments
-      .map((s) => s.text)
-      .join(' ')
-      .toLowerCase()
+    const wav = await encodeWaveform(audio, { format: 'wav', sampleRate: 16000 });
+    const form = multipartBody({ language: 'en', response_format: 'json' }, { file: { filename: 'speech.wav', content: wav } });
+    const r = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcriptions',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
+    assert.equal(r.statusCode, 200, r.body);
+    return r
+      .json<{ text: string }>()
+      .text.toLowerCase()
       .replace(/[^a-z' ]+/g, ' ');
   };
   /** The alias and the phonemes are heard, the break measures 1.5 s. */
@@ -145,6 +148,19 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
     const text = await heard(parsePcm16Wav(result.bytes));
     assert.match(text, /world wide web consortium/, text);
     assert.match(text, /\bbread\b/, text);
+  });
+
+  test('OpenAPI: text_type and the SSML elements on /v1/audio/tts, SSML on the OpenAI alias, marks in the timestamps answer', async () => {
+    /** The document, walked by keys. */
+    type Node = { [key: string]: Node } & { enum?: string[]; description?: string };
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json' })).json<Node>();
+    const body = (route: string): Node => doc.paths![route]!.post!.requestBody!.content!['application/json']!.schema!.properties!;
+    const tts = body('/v1/audio/tts');
+    assert.deepEqual(tts.text_type!.enum, ['text', 'ssml']);
+    assert.match(String(tts.text!.description), /<speak>.*break.*phoneme.*say-as.*mark/);
+    assert.match(String(body('/v1/audio/speech').input!.description), /SSML/);
+    const timed = doc.paths!['/v1/audio/tts/with-timestamps']!.post!.responses!['200']!.content!['application/json']!.schema!.properties!;
+    assert.ok(timed.marks && timed.warnings);
   });
 
   test('bad SSML: 400 naming the element and its position; limits count text, not markup', { timeout: 60_000 }, async () => {
