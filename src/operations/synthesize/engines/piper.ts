@@ -25,6 +25,7 @@ import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, PullableVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizationLanguage, normalizeText } from '../text/normalize.js';
 import { speechPieces, splitClauses } from '../text/sentences.js';
+import { withStress } from '../text/phonemes.js';
 import { phonemize } from './espeak-ng.js';
 
 /**

@@ -164,9 +164,21 @@ const espeakMnemonics: Array<[string, string]> = [
   ['.', ''],
 ];
 
-/** espeak-ng's `[[...]]` phoneme input for IPA (symbols it has no name for are left out). */
+const ipaVowel = /[aeiouyæɑɒɐɔəɘɚɛɜɝɞɤɨɪɯɵøœɶʉʊʌʏ]/u;
+
+/**
+ * A word's IPA with a primary stress before its first vowel when it has no stress mark: engines phonemised by espeak-ng
+ * were trained on stressed IPA (Piper said an unstressed /bɹɛd/ as "great", stressed as "bread").
+ */
+export function withStress(ipa: string): string {
+  if (/[ˈˌ]/u.test(ipa)) return ipa;
+  const first = ipa.search(ipaVowel);
+  return first < 0 ? ipa : `${ipa.slice(0, first)}ˈ${ipa.slice(first)}`;
+}
+
+/** espeak-ng's `[[...]]` phoneme input for IPA (symbols it has no name for are left out; stressed as withStress). */
 export function ipaToEspeak(ipa: string): string {
-  const text = ipa.normalize('NFC');
+  const text = withStress(ipa.normalize('NFC'));
   let out = '';
   let i = 0;
   while (i < text.length) {
@@ -180,5 +192,6 @@ export function ipaToEspeak(ipa: string): string {
     if (/[a-z ]/u.test(ch)) out += ch;
     i++;
   }
-  return `[[${out.trim()}]]`;
+  // The space after `]]` keeps espeak-ng's SSML reader from reading a closing tag that follows as words.
+  return `[[${out.trim()}]] `;
 }

@@ -217,6 +217,8 @@ export function parseSsml(ssml: string): ParsedSpeech {
     const inside = lastClosed && /close tag/u.test((error as Error).message) ? ` (<${lastClosed}> is not closed)` : '';
     throw new VoxError('invalid_request', `SSML is not well-formed XML: ${(error as Error).message}${inside}`, { param: 'text' });
   }
+  // Substitutions and say-as are padded with spaces; none goes before punctuation (espeak-ng reads a lone "." as "dot").
+  for (const segment of segments) if (segment.kind === 'text') segment.text = segment.text.replace(/[ \t]+(?=[.,;:!?…])/gu, '');
   return { segments: segments.filter((s) => s.kind !== 'text' || /[\p{L}\p{N}]/u.test(s.text)), warnings };
 }
 
