@@ -72,7 +72,7 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
     return { silence };
   };
 
-  test('Kokoro: sub, phoneme, break, mark with its time (with-timestamps)', { timeout: 180_000 }, async () => {
+  test('Kokoro: sub, phoneme, break, mark with its time (with-timestamps)', { timeout: 400_000 }, async () => {
     const r = await post('/v1/audio/tts/with-timestamps', { text: ssml, voice_id: 'af_heart', format: 'wav' });
     assert.equal(r.statusCode, 200, r.body);
     assert.equal(r.headers['x-voxd-engine'], 'kokoro');
@@ -97,7 +97,7 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
     assert.ok(body.words.find((w) => w.word === 'My')!.start >= body.marks[0]!.time - 0.05);
   });
 
-  test('Piper: the same through the OpenAI alias (SSML detected by <speak>)', { timeout: 180_000 }, async () => {
+  test('Piper: the same through the OpenAI alias (SSML detected by <speak>)', { timeout: 400_000 }, async () => {
     const r = await post('/v1/audio/speech', { input: ssml, voice: joeVoiceId, response_format: 'wav' });
     assert.equal(r.statusCode, 200, r.body);
     assert.equal(r.headers['x-voxd-engine'], 'piper');
@@ -105,7 +105,7 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
   });
 
   test('espeak-ng: the same streamed; <lang> hands a stretch to espeak-ng where Kokoro lacks the language', {
-    timeout: 180_000,
+    timeout: 400_000,
   }, async () => {
     const r = await post('/v1/audio/tts', { text: ssml, voice_id: 'espeak-en-us', format: 'wav', stream: true, text_type: 'ssml' });
     assert.equal(r.statusCode, 200, r.body);
@@ -124,7 +124,7 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
     assert.ok(Math.abs(silence.seconds - 1.5) <= 0.2, `espeak-ng (de): the break measured ${silence.seconds} s`);
   });
 
-  test('pronunciation rules: an alias rule and a phoneme rule are heard as they say', { timeout: 180_000 }, async () => {
+  test('pronunciation rules: an alias rule and a phoneme rule are heard as they say', { timeout: 400_000 }, async () => {
     const apiKey = (await t.container.apiKeys.verify(t.key))!;
     const context: OperationContext = {
       requestId: 'rules',

@@ -269,7 +269,7 @@ export class PiperSynthesizer implements Synthesizer {
         i >= pieces.length
           ? undefined
           : ipa !== undefined
-            ? Promise.resolve(voicePhonemes(ipa, voice))
+            ? Promise.resolve(voicePhonemes(withStress(ipa), voice))
             : piecePhonemes(pieces[i]!.text, voice, signal);
       phonemes?.catch(() => undefined);
       return phonemes;
