@@ -257,11 +257,12 @@ export class PiperSynthesizer implements Synthesizer {
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const lengthScale = voice.config.inference.length_scale / ((request.speed ?? 1) * emotion.rate);
     const voiceRate = voice.config.audio.sample_rate;
-    // Phonemes given by the caller are one piece, the word they stand for its text.
+    // Phonemes given by the caller are one piece, the word they stand for its text, said as an utterance of its own (without
+    // its end joe said /bɹˈɛd/ as "brett").
     const { ipa } = request;
     const pieces =
       ipa !== undefined
-        ? [{ text: request.text, endsSentence: false }]
+        ? [{ text: request.text, endsSentence: true }]
         : speechPieces(normalizeText(request.text, normalizationLanguage(language)));
     // The next piece is phonemised while this one runs; if the caller stops early its failure must not go unhandled.
     const phonemise = (i: number): Promise<string[]> | undefined => {
@@ -269,7 +270,7 @@ export class PiperSynthesizer implements Synthesizer {
         i >= pieces.length
           ? undefined
           : ipa !== undefined
-            ? Promise.resolve(voicePhonemes(withStress(ipa), voice))
+            ? Promise.resolve(voicePhonemes(`${withStress(ipa)}.`, voice))
             : piecePhonemes(pieces[i]!.text, voice, signal);
       phonemes?.catch(() => undefined);
       return phonemes;
