@@ -1,7 +1,7 @@
 /** One rule of a pronunciation dictionary (a W3C PLS lexeme), as synthesis applies it. */
 export type PronunciationRule =
   | {
-      readonly kind: "alias";
+      readonly kind: 'alias';
       /** Written forms matched case-sensitively as whole words. */
       readonly graphemes: readonly string[];
       readonly alias: string;
@@ -9,9 +9,9 @@ export type PronunciationRule =
       readonly language: string;
     }
   | {
-      readonly kind: "phoneme";
+      readonly kind: 'phoneme';
       readonly graphemes: readonly string[];
       readonly phonemes: string;
-      readonly alphabet: "ipa" | "x-sampa";
+      readonly alphabet: 'ipa' | 'x-sampa';
       readonly language: string;
     };

@@ -78,6 +78,15 @@ const timedSpeech = openObject(
       ),
     ),
     characters: characterTimes,
+    marks: Type.Array(
+      openObject(
+        { name: Type.String(), time: Type.Number({ description: 'Seconds' }) },
+        'An SSML <mark>: its name and its seconds in the audio (in a stream, on the line whose audio it is in)',
+      ),
+    ),
+    warnings: Type.Optional(
+      Type.Array(Type.String(), { description: 'What was asked for but not honoured (also in the x-voxd-warnings header)' }),
+    ),
   },
   'Speech with the times of its words and characters',
 );

@@ -6,10 +6,19 @@ import { dictionaryIdsField } from '../../lexicons/service.js';
 import { emotions } from './emotion.js';
 
 export const maxTextCharacters = 5000;
-const text = (description: string) => Type.String({ minLength: 1, maxLength: maxTextCharacters, description });
+/** SSML's markup is not counted against maxTextCharacters (its text is); this bounds the document itself. */
+export const maxSsmlCharacters = 4 * maxTextCharacters;
+const text = (description: string) => Type.String({ minLength: 1, maxLength: maxSsmlCharacters, description });
+const ssmlElements =
+  'Supported SSML: break (time, strength), p, s, sub (alias), phoneme (alphabet ipa|x-sampa, ph), say-as (interpret-as ' +
+  'characters|spell-out|cardinal|ordinal|digits|date|time|telephone), prosody (rate, volume; pitch is not honoured and ' +
+  'says so in x-voxd-warnings), emphasis, lang (xml:lang: another engine speaks the stretch where the voice cannot), voice ' +
+  '(name: a voice id), mark (name: its time in the with-timestamps answer).';
+const textDescription = `Text to speak (1-${maxTextCharacters} characters of text), or an SSML document starting with <speak> (its markup not counted). ${ssmlElements}`;
 
 export const synthesizeContract = Type.Object({
-  text: text(`Text to speak (1-${maxTextCharacters} characters).`),
+  text: text(textDescription),
+  text_type: Type.Optional(closedSet(['text', 'ssml'] as const, 'ssml: read `text` as SSML (default: SSML when it starts with <speak>).')),
   voice_id: Type.String({ minLength: 1, maxLength: maxIdLength, description: 'A voice profile id (GET /v1/voices).' }),
   language: Type.Optional(
     Type.String({ maxLength: maxLanguageLength, description: 'Language code; default: the voice profile’s first language.' }),
@@ -26,7 +35,7 @@ export type SynthesizeFields = Static<typeof synthesizeContract>;
 /** OpenAI's /v1/audio/speech body, so the official SDKs work unchanged. */
 export const openaiSpeechContract = Type.Object({
   model: Type.Optional(Type.String({ maxLength: 200, description: 'Accepted for compatibility; the engine follows the voice.' })),
-  input: text(`Text to speak (1-${maxTextCharacters} characters).`),
+  input: text(textDescription),
   voice: Type.String({
     minLength: 1,
     maxLength: maxIdLength,

@@ -13,6 +13,9 @@ import type { Scheduler } from '../../core/scheduler.js';
 import type { Metrics } from '../../core/metrics.js';
 import type { ApiKeyRecord } from '../../core/records.js';
 import { resample } from '../../audio/resample.js';
+import { applyGainDb } from '../../audio/shaping.js';
+import { trimEdgeSilence } from '../../audio/silence.js';
+import type { PronunciationRule } from '../../lexicons/contract.js';
 import { cosineSimilarity, embeddingSampleRate } from '../../speakers/embedding.js';
 import type { PronunciationDictionaryService } from '../../lexicons/service.js';
 import type { BlendVoice, ReferenceSpeechOptions, VoiceProfile, VoiceService } from '../../voices/service.js';
@@ -22,6 +25,7 @@ import { emotions, isEmotion, type Emotion } from './emotion.js';
 import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
+import { applyPronunciationRules, isSsml, parseSsml, plainSpeech, spokenText as segmentsText, type SpeechSegment } from './text/ssml.js';
 import { characterAlignment, mapWordTimes, spokenWeight, spokenWords, type TimedWord } from './text/word-times.js';
 import { maxTextCharacters, type OpenaiSpeechFields, type SynthesizeFields } from './contract.js';
 
@@ -104,6 +108,11 @@ interface Plan {
   /** Each chunk is then converted to this voice (a cloned voice). */
   convertTo?: { converter: VoiceConverter; target: TargetProfileStats };
 }
+
+/** A segment with the plan that speaks it (text and phonemes), as the renderer takes it. */
+type PlannedSegment =
+  | Exclude<SpeechSegment, { kind: 'text' | 'phoneme' }>
+  | (Extract<SpeechSegment, { kind: 'text' | 'phoneme' }> & { plan: Plan });
 
 /** The engines, and the language a request is spoken in. */
 interface Languages {
@@ -202,42 +211,112 @@ export class SynthesisService {
     return this.synthesize({ text, voice_id: voiceId, language, format: 'mp3' }, context);
   }
 
-  /** A request checked and planned: the voice's engine, the language, what is spoken. */
+  /**
+   * A request checked and planned: what is spoken as segments (plain text is one; SSML and pronunciation rules make
+   * more), the plan of each voice and language in it, the output's sample rate.
+   */
   private async prepareRequest(fields: SynthesizeFields, context: OperationContext) {
-    const text = fields.text.trim();
-    if (text.length === 0) throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
-    if ([...text].length > maxTextCharacters) {
-      throw new VoxError('payload_too_large', `'text' has ${[...text].length} characters; the limit is ${maxTextCharacters}.`, {
-        param: 'text',
-      });
-    }
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
     const profile = await this.deps.voices.speechProfile(fields.voice_id, context.apiKey);
     const pronunciationRules = await this.deps.dictionaries.rules(fields.pronunciation_dictionary_ids ?? [], context.apiKey);
     const plan = await this.plan(profile, fields.language, context.apiKey);
-    // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
-    const spokenText = normalizeText(text, plan.language);
-    if (!/[\p{L}\p{N}]/u.test(spokenText)) {
-      throw new VoxError(
-        'invalid_request',
-        "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.",
-        { param: 'text' },
-      );
-    }
+    const { text, segments, warnings } = await this.planSegments(
+      fields.text,
+      fields.text_type,
+      { profile, plan, fields },
+      context.apiKey,
+      pronunciationRules,
+    );
     const format = fields.format ?? 'mp3';
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? plan.synthesizer.sampleRate);
-    const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, pronunciationRules };
+    const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1 };
     // Rough speaking time, for the scheduler's lane choice: ~15 characters per second.
     const estimatedSeconds = [...text].length / 15;
     const engine = plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine;
-    const headers = { 'x-voxd-engine': engine, ...(plan.warnings.length > 0 ? { 'x-voxd-warnings': plan.warnings.join(' | ') } : {}) };
+    const allWarnings = [...new Set([...plan.warnings, ...warnings])];
+    const headers = { 'x-voxd-engine': engine, ...(allWarnings.length > 0 ? { 'x-voxd-warnings': allWarnings.join(' | ') } : {}) };
     const model = plan.convertTo ? `${plan.synthesizer.modelId}+${plan.convertTo.converter.modelId}` : plan.synthesizer.modelId;
-    return { text, plan, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model };
+    const spokenText = normalizeText(text, plan.language);
+    return {
+      text,
+      plan,
+      segments,
+      warnings: allWarnings,
+      spokenText,
+      format,
+      sampleRate,
+      request,
+      estimatedSeconds,
+      engine,
+      headers,
+      model,
+    };
+  }
+
+  /**
+   * The segments of `input` (SSML when it is a <speak> document or `textType` says so) with the pronunciation rules
+   * applied and a plan for each: the request's, or where SSML switches language (<lang>) or voice (<voice>) that voice's
+   * plan for it (another engine where the voice cannot speak the language). Checks the length of the text (not markup)
+   * and that something is spoken.
+   */
+  private async planSegments(
+    input: string,
+    textType: 'text' | 'ssml' | undefined,
+    main: { profile: VoiceProfile; plan: Plan; fields: { voice_id: string; language?: string } },
+    caller: ApiKeyRecord,
+    pronunciationRules: readonly PronunciationRule[],
+  ): Promise<{ text: string; segments: PlannedSegment[]; warnings: string[] }> {
+    const ssml = textType === 'ssml' || (textType === undefined && isSsml(input));
+    const parsed = ssml ? parseSsml(input) : plainSpeech(input.trim());
+    const segments = applyPronunciationRules(parsed.segments, pronunciationRules, main.plan.language);
+    const text = segmentsText(segments);
+    if (text.length === 0 && !segments.some((s) => s.kind === 'break'))
+      throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
+    if ([...text].length > maxTextCharacters) {
+      throw new VoxError('payload_too_large', `'text' has ${[...text].length} characters of text; the limit is ${maxTextCharacters}.`, {
+        param: 'text',
+      });
+    }
+    const warnings = [...parsed.warnings];
+    const plans = new Map<string, Promise<Plan>>();
+    const planFor = (voiceId: string | undefined, language: string | undefined): Promise<Plan> => {
+      const key = `${voiceId ?? main.fields.voice_id}\n${language ?? main.fields.language ?? ''}`;
+      if (voiceId === undefined && language === undefined) return Promise.resolve(main.plan);
+      let plan = plans.get(key);
+      if (!plan) {
+        plan = (async () => {
+          const profile = voiceId === undefined ? main.profile : await this.deps.voices.speechProfile(voiceId, caller);
+          return this.plan(profile, language ?? main.fields.language, caller);
+        })();
+        plans.set(key, plan);
+      }
+      return plan;
+    };
+    const planned: PlannedSegment[] = [];
+    for (const segment of segments) {
+      if (segment.kind !== 'text' && segment.kind !== 'phoneme') {
+        planned.push(segment);
+        continue;
+      }
+      const plan = await planFor(segment.voiceId, segment.language);
+      warnings.push(...plan.warnings.filter((w) => !main.plan.warnings.includes(w)));
+      planned.push({ ...segment, plan });
+    }
+    // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
+    if (!planned.some((s) => s.kind === 'phoneme' || (s.kind === 'text' && /[\p{L}\p{N}]/u.test(normalizeText(s.text, s.plan.language))))) {
+      if (!ssml || !planned.some((s) => s.kind === 'break'))
+        throw new VoxError(
+          'invalid_request',
+          "'text' has nothing to speak: no words or numbers once links, symbols and punctuation are set aside.",
+          { param: 'text' },
+        );
+    }
+    return { text, segments: planned, warnings };
   }
 
   async synthesize(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
-    const { plan, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } = await this.prepareRequest(
+    const { plan, segments, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } = await this.prepareRequest(
       fields,
       context,
     );
@@ -246,9 +325,11 @@ export class SynthesisService {
 
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
-        const chunks = reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress)[
-          Symbol.asyncIterator
-        ]();
+        const chunks = reportSpoken(
+          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }),
+          spokenText.length,
+          context.onProgress,
+        )[Symbol.asyncIterator]();
         // The encoder (a child process) starts while the first piece is synthesised; that piece is made before
         // answering, so errors still get a JSON envelope and a status code.
         const encoder = startEncoder({ format, sampleRate, inputSampleRate: plan.synthesizer.sampleRate, channels: 1 });
@@ -289,7 +370,11 @@ export class SynthesisService {
     const waveform = await this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal) => {
       const startedAt = performance.now();
       const audio = await collect(
-        reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress),
+        reportSpoken(
+          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }),
+          spokenText.length,
+          context.onProgress,
+        ),
         plan.synthesizer.sampleRate,
       );
       const elapsedSeconds = (performance.now() - startedAt) / 1000;
@@ -311,14 +396,15 @@ export class SynthesisService {
    * chunk with its audio and the alignment of its words (times from the start of the whole speech).
    */
   async synthesizeWithTimestamps(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
-    const { text, plan, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } = await this.prepareRequest(
-      fields,
-      context,
-    );
+    const { text, plan, segments, warnings, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } =
+      await this.prepareRequest(fields, context);
     const written = writtenWords(text, plan.language);
+    /** SSML <mark>s with their seconds in the audio. */
+    const marks: Array<{ name: string; time: number }> = [];
     const timed = async function* (chunks: AsyncIterable<SynthesizedChunk>) {
       let offsetSeconds = 0;
       for await (const chunk of chunks) {
+        for (const name of chunk.marks ?? []) marks.push({ name, time: roundMs(offsetSeconds) });
         if (!chunk.words) {
           throw new VoxError('unsupported_value', `The ${engine} voice gives no word timestamps; a Kokoro voice does.`, {
             param: 'voice_id',
@@ -339,15 +425,19 @@ export class SynthesisService {
       sample_rate: sampleRate,
       words: words.map((w) => ({ word: w.word, start: roundMs(w.startSeconds), end: roundMs(w.endSeconds) })),
       characters: characterAlignment(characterText, words),
+      marks: marks.splice(0),
+      ...(warnings.length > 0 ? { warnings } : {}),
     });
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
         const startedAt = performance.now();
-        const chunks = timed(speak(plan, { ...request, ...(signal ? { signal } : {}) }));
+        const chunks = timed(render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }));
         let writtenDone = 0;
         let audioSeconds = 0;
         const lines = async function* () {
           for await (const { chunk, words } of chunks) {
+            // A mark alone is no line: it goes with the next audio.
+            if (chunk.waveform.samples.length === 0) continue;
             // A line carries the written words its spoken words stand for (what is left, with the last chunk).
             const upTo = writtenDone + writtenShare(written.slice(writtenDone), words.length, plan.language);
             const share = written.slice(writtenDone, upTo);
@@ -387,7 +477,11 @@ export class SynthesisService {
       const spoken: TimedWord[] = [];
       const parts: Float32Array[] = [];
       for await (const { chunk, words } of timed(
-        reportSpoken(speak(plan, { ...request, ...(signal ? { signal } : {}) }), spokenText.length, context.onProgress),
+        reportSpoken(
+          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }),
+          spokenText.length,
+          context.onProgress,
+        ),
       )) {
         spoken.push(...words);
         parts.push(chunk.waveform.samples);
@@ -425,6 +519,7 @@ export class SynthesisService {
     const profile = await this.deps.voices.speechProfile(fields.voice_id, caller);
     const pronunciationRules = await this.deps.dictionaries.rules(fields.pronunciation_dictionary_ids ?? [], caller);
     const plan = await this.plan(profile, fields.language, caller);
+    const planSegments = this.planSegments.bind(this);
     return new SpeechStream(
       {
         engine: plan.convertTo ? `${plan.synthesizer.engine}+${plan.convertTo.converter.engine}` : plan.synthesizer.engine,
@@ -432,8 +527,18 @@ export class SynthesisService {
         language: plan.language,
         sampleRate: plan.synthesizer.sampleRate,
         warnings: plan.warnings,
-        speak: (text, signal) =>
-          speak(plan, { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1, pronunciationRules, signal }),
+        // Each piece (an SSML document too) is planned as a request is; its segments' warnings are the stream's.
+        speak: async function* (this: void, text: string, signal: AbortSignal) {
+          const { segments } = await planSegments(text, undefined, { profile, plan, fields }, caller, pronunciationRules);
+          yield* render(segments, plan.synthesizer.sampleRate, {
+            text,
+            language: plan.language,
+            voice: plan.voice,
+            emotion,
+            speed: fields.speed ?? 1,
+            signal,
+          });
+        },
       },
       this.deps.scheduler,
       this.deps.metrics,
@@ -743,6 +848,89 @@ async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<Synt
     const words = chunk.words?.map((w) => ({ ...w, startSeconds: w.startSeconds * stretch, endSeconds: w.endSeconds * stretch }));
     yield { ...chunk, waveform: converted.waveform, ...(words ? { words } : {}) };
   }
+}
+
+/** A segment's audio and words at the output rate, its volume applied. */
+async function* speakSegment(
+  segment: Extract<PlannedSegment, { kind: 'text' | 'phoneme' }>,
+  outputRate: number,
+  request: SynthesisRequest,
+): AsyncIterable<SynthesizedChunk> {
+  const { plan } = segment;
+  const said: SynthesisRequest = {
+    ...request,
+    text: segment.text,
+    language: plan.language,
+    voice: plan.voice,
+    speed: Math.min(4, Math.max(0.25, (request.speed ?? 1) * segment.rate)),
+    ...(segment.kind === 'phoneme' ? { ipa: segment.ipa } : {}),
+  };
+  for await (const chunk of speak(plan, said)) {
+    const waveform = chunk.waveform.sampleRate === outputRate ? chunk.waveform : await resample(chunk.waveform, outputRate, request.signal);
+    // A copy: engines may hand out views of buffers they keep.
+    const samples = segment.volumeDb === 0 ? waveform.samples : Float32Array.from(waveform.samples);
+    applyGainDb(samples, segment.volumeDb);
+    yield { ...chunk, waveform: { samples, sampleRate: outputRate, channels: 1 } };
+  }
+}
+
+/**
+ * Speech for planned segments, one stream at `outputRate`: text and phonemes by their plans, breaks as silence of their
+ * length (the speech on either side trimmed of its own silence, so a break measures what was asked), marks as empty
+ * chunks at their place.
+ */
+async function* render(
+  segments: readonly PlannedSegment[],
+  outputRate: number,
+  request: SynthesisRequest,
+): AsyncIterable<SynthesizedChunk> {
+  /** The last speech chunk and the marks after it: held until it is known whether a break follows. */
+  let held: SynthesizedChunk[] = [];
+  let afterBreak = false;
+  const trim = (chunk: SynthesizedChunk, edges: { leading: boolean; trailing: boolean }): SynthesizedChunk => {
+    const samples = trimEdgeSilence(chunk.waveform.samples, outputRate, {
+      leadingSeconds: edges.leading ? 0 : Infinity,
+      trailingSeconds: edges.trailing ? 0 : Infinity,
+    });
+    const shiftSeconds = edges.leading
+      ? (samples.byteOffset - chunk.waveform.samples.byteOffset) / samples.BYTES_PER_ELEMENT / outputRate
+      : 0;
+    const words = chunk.words?.map((w) => ({
+      ...w,
+      startSeconds: Math.max(0, w.startSeconds - shiftSeconds),
+      endSeconds: Math.min(samples.length / outputRate, Math.max(0, w.endSeconds - shiftSeconds)),
+    }));
+    return { ...chunk, waveform: { ...chunk.waveform, samples }, ...(words ? { words } : {}) };
+  };
+  for (const segment of segments) {
+    request.signal?.throwIfAborted();
+    if (segment.kind === 'mark') {
+      held.push({
+        waveform: { samples: new Float32Array(0), sampleRate: outputRate, channels: 1 },
+        text: '',
+        words: [],
+        marks: [segment.name],
+      });
+      continue;
+    }
+    if (segment.kind === 'break') {
+      const [speech, ...marks] = held;
+      if (speech?.waveform.samples.length) yield trim(speech, { leading: false, trailing: true });
+      else if (speech) yield speech;
+      yield* marks;
+      held = [];
+      afterBreak = true;
+      const samples = new Float32Array(Math.round(segment.seconds * outputRate));
+      yield { waveform: { samples, sampleRate: outputRate, channels: 1 }, text: '', words: [] };
+      continue;
+    }
+    for await (const chunk of speakSegment(segment, outputRate, request)) {
+      yield* held;
+      held = [afterBreak ? trim(chunk, { leading: true, trailing: false }) : chunk];
+      afterBreak = false;
+    }
+  }
+  yield* held;
 }
 
 function recordSynthesis(

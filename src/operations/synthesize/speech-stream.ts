@@ -27,6 +27,12 @@ export function takeSpeakable(
   buffer: string,
   options: { final: boolean; clauseOk: boolean; opening?: boolean },
 ): { piece: string; rest: string } | undefined {
+  // An SSML document is spoken whole, once its </speak> has come (or at the end, where an unfinished one gets its 400).
+  if (/^\s*<speak[\s>/]/u.test(buffer)) {
+    const end = buffer.indexOf('</speak>');
+    if (end >= 0) return { piece: buffer.slice(0, end + '</speak>'.length).trim(), rest: buffer.slice(end + '</speak>'.length) };
+    return options.final ? { piece: buffer.trim(), rest: '' } : undefined;
+  }
   if (options.final) return /[\p{L}\p{N}]/u.test(buffer) ? { piece: buffer.trim(), rest: '' } : undefined;
   const ends = (pattern: RegExp): number[] => [...buffer.matchAll(pattern)].map((match) => match.index + match[0].length);
   const sentenceEnds = ends(sentenceBoundary);

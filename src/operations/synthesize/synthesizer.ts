@@ -1,6 +1,5 @@
 /** The capability every speech synthesis engine implements; the service picks an engine per language and voice. */
 import type { Waveform } from '../../audio/waveform.js';
-import type { PronunciationRule } from '../../lexicons/contract.js';
 import type { Emotion } from './emotion.js';
 import type { TimedWord } from './text/word-times.js';
 
@@ -31,13 +30,16 @@ export type VoiceSelection = { id: string } | { blend: Array<{ id: string; weigh
 
 export interface SynthesisRequest {
   text: string;
+  /**
+   * Say these IPA phonemes instead of reading `text` (SSML `<phoneme>`, a dictionary's phoneme rule); `text` is then the
+   * word they stand for (one word for word timestamps).
+   */
+  ipa?: string;
   language: string;
   voice: VoiceSelection;
   emotion?: Emotion;
   /** Speaking-rate multiplier (0.25-4), applied on top of the emotion's rate. */
   speed?: number;
-  /** Words to say another way (the request's pronunciation dictionaries, in order), where the language matches. */
-  pronunciationRules?: readonly PronunciationRule[];
   /**
    * Nobody waits on this speech piece by piece (a built-in voice's analysis): an engine may favour throughput over the
    * latency of one run (Kokoro runs it on one-thread sessions side by side).
@@ -53,6 +55,8 @@ export interface SynthesizedChunk {
   text: string;
   /** Its spoken words (of `text`, normalised) with seconds from the chunk's start, from engines that predict durations. */
   words?: TimedWord[];
+  /** SSML `<mark>` names at this chunk's start (a chunk without samples, from the service). */
+  marks?: string[];
 }
 
 export interface Synthesizer {

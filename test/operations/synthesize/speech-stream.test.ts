@@ -37,3 +37,14 @@ test('a draft that says a phrase twice in a row is a loop', () => {
   assert.equal(repeatsPhrase('Mr. Quilter is the apostle of the middle classes.'), false);
   assert.equal(repeatsPhrase('It is very very good.'), false);
 });
+
+test('an SSML document on the speech socket is spoken whole once its </speak> has come (issue 39)', () => {
+  const opening = { final: false, clauseOk: true, opening: true };
+  assert.equal(takeSpeakable('<speak>Hello, there. <break time="1s"/>How', opening), undefined, 'no cut inside the document');
+  assert.deepEqual(takeSpeakable('<speak>Hello, there. <break time="1s"/>How</speak> Next', opening), {
+    piece: '<speak>Hello, there. <break time="1s"/>How</speak>',
+    rest: ' Next',
+  });
+  // An unfinished document at the end is handed over whole (and answered with its 400).
+  assert.deepEqual(takeSpeakable('<speak>Hello', { final: true, clauseOk: false }), { piece: '<speak>Hello', rest: '' });
+});

@@ -163,6 +163,14 @@ async function espeakPhonemes(texts: string[], language: string, options: Phonem
   });
 }
 
+/** Multi-letter phonemes written without a tie, tied as espeak-ng writes them (so fixUp maps them). */
+const untied = /(a(?=[ɪʊ])|e(?=ɪ)|o(?=ʊ)|ɔ(?=ɪ)|ə(?=ʊ)|t(?=ʃ)|d(?=ʒ))/gu;
+
+/** Kokoro's phonemes for IPA a caller wrote (SSML `<phoneme>`, a dictionary rule), mapped as espeak-ng's IPA is. */
+export function kokoroIpa(ipa: string, language: string): string {
+  return fixUp(ipa.normalize('NFC').replace(/\^/g, '').replace(untied, '$1^'), language);
+}
+
 function fixUp(ipa: string, language: string): string {
   let out = ipa;
   if (language === 'en-us' || language === 'en-gb') {

@@ -19,7 +19,7 @@ import { speechPieces } from '../text/sentences.js';
 import { mapWordTimes, spokenWords, type TimedSpan } from '../text/word-times.js';
 import { decoderLeadingPadFrames, durationsOutput, kokoroSamplesPerFrame } from '../../../models/convert/kokoro.js';
 import { EnglishLexicon } from './english-lexicon.js';
-import { kokoroPhonemes } from './kokoro-phonemes.js';
+import { kokoroIpa, kokoroPhonemes } from './kokoro-phonemes.js';
 import * as ort from 'onnxruntime-node';
 import { SessionPool, sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 
@@ -229,12 +229,15 @@ export class KokoroSynthesizer implements Synthesizer {
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const speed = (request.speed ?? 1) * emotion.rate;
     // Pieces that stop inside a sentence lose their trailing silence.
-    const pieces = speechPieces(normalizeText(request.text, language));
-    let next = pieces.length > 0 ? this.prepare(pieces[0]!.text, language, signal) : undefined;
+    // Phonemes given by the caller are one piece, the word they stand for its text.
+    const pieces =
+      request.ipa !== undefined ? [{ text: request.text, endsSentence: false }] : speechPieces(normalizeText(request.text, language));
+    const prepare = (text: string) => this.prepare(text, language, signal, request.ipa);
+    let next = pieces.length > 0 ? prepare(pieces[0]!.text) : undefined;
     for (let i = 0; i < pieces.length; i++) {
       signal?.throwIfAborted();
       const prepared = await next!;
-      next = i + 1 < pieces.length ? this.prepare(pieces[i + 1]!.text, language, signal) : undefined;
+      next = i + 1 < pieces.length ? prepare(pieces[i + 1]!.text) : undefined;
       // Awaited on the next turn; if the caller stops early (abort, break) its failure must not go unhandled.
       next?.catch(() => undefined);
       if (prepared.ids.length === 0) continue;
@@ -350,13 +353,18 @@ export class KokoroSynthesizer implements Synthesizer {
     return this.punctuation;
   }
 
-  private async prepare(text: string, language: string, signal?: AbortSignal): Promise<{ ids: number[]; breaks: Set<number> }> {
+  private async prepare(
+    text: string,
+    language: string,
+    signal?: AbortSignal,
+    ipa?: string,
+  ): Promise<{ ids: number[]; breaks: Set<number> }> {
     // American English (also for English words in Chinese) is loaded with the model; British on its first use.
     const british = language === 'en-gb' ? await (this.britishLexicon ??= EnglishLexicon.load(this.lexiconDir, 'gb')) : undefined;
-    const phonemes = await kokoroPhonemes(text, language, {
-      signal,
-      lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) },
-    });
+    const phonemes =
+      ipa !== undefined
+        ? kokoroIpa(ipa, language)
+        : await kokoroPhonemes(text, language, { signal, lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) } });
     const ids = this.tokenize(phonemes);
     // Positions after punctuation or spaces are where an over-long chunk may be cut.
     const breakIds = new Set([

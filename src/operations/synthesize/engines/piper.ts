@@ -25,6 +25,7 @@ import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, PullableVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizationLanguage, normalizeText } from '../text/normalize.js';
 import { speechPieces, splitClauses } from '../text/sentences.js';
+import { withStress } from '../text/phonemes.js';
 import { phonemize } from './espeak-ng.js';
 
 /**
@@ -256,10 +257,21 @@ export class PiperSynthesizer implements Synthesizer {
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const lengthScale = voice.config.inference.length_scale / ((request.speed ?? 1) * emotion.rate);
     const voiceRate = voice.config.audio.sample_rate;
-    const pieces = speechPieces(normalizeText(request.text, normalizationLanguage(language)));
+    // Phonemes given by the caller are one piece, the word they stand for its text, said as an utterance of its own (without
+    // its end joe said /bɹˈɛd/ as "brett").
+    const { ipa } = request;
+    const pieces =
+      ipa !== undefined
+        ? [{ text: request.text, endsSentence: true }]
+        : speechPieces(normalizeText(request.text, normalizationLanguage(language)));
     // The next piece is phonemised while this one runs; if the caller stops early its failure must not go unhandled.
     const phonemise = (i: number): Promise<string[]> | undefined => {
-      const phonemes = i < pieces.length ? piecePhonemes(pieces[i]!.text, voice, signal) : undefined;
+      const phonemes =
+        i >= pieces.length
+          ? undefined
+          : ipa !== undefined
+            ? Promise.resolve(voicePhonemes(`${withStress(ipa)}.`, voice))
+            : piecePhonemes(pieces[i]!.text, voice, signal);
       phonemes?.catch(() => undefined);
       return phonemes;
     };
@@ -349,8 +361,13 @@ async function piecePhonemes(text: string, voice: PiperVoice, signal?: AbortSign
     if (out.length > 0 && !out.endsWith(' ')) out += ' ';
     out += phonemes + clause.mark;
   }
+  return voicePhonemes(out, voice);
+}
+
+/** Code points after NFD, mapped by the voice's phoneme_map (ties and stray spaces of written IPA dropped). */
+function voicePhonemes(ipa: string, voice: PiperVoice): string[] {
   const phonemeMap = voice.config.phoneme_map ?? {};
-  return [...out.normalize('NFD')].flatMap((phoneme) => phonemeMap[phoneme] ?? [phoneme]);
+  return [...ipa.replace(/\^|\u0361|\u035c/gu, '').normalize('NFD')].flatMap((phoneme) => phonemeMap[phoneme] ?? [phoneme]);
 }
 
 /** Runs of at most maxPhonemes, each cut after the last word space of its second half. */
