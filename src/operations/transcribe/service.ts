@@ -7,6 +7,7 @@ import type { OperationContext, OperationResult } from '../../core/operation-con
 import type { Scheduler } from '../../core/scheduler.js';
 import type { Metrics } from '../../core/metrics.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
+import type { SpeechChannel } from '../../speakers/identification.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
 import { detectEvents, withAudioEvents } from './audio-events.js';
@@ -219,9 +220,10 @@ export class TranscriptionService {
     recording: { path: string; turns: SpeakerTurn[]; signal: AbortSignal | undefined },
   ): Promise<Transcript> {
     const encoder = await naming.encoder();
-    const profiles = [];
-    for (const record of records)
-      profiles.push({ record, embedding: await naming.voices.identificationEmbedding(record, recording.signal) });
+    const profiles = records.map((record) => ({
+      record,
+      embedding: (channel: SpeechChannel) => naming.voices.identificationEmbedding(record, recording.signal, channel),
+    }));
     return nameSpeakers(transcript, {
       encoder,
       profiles,

@@ -1,18 +1,26 @@
 /**
  * The speaker-naming step of a diarized transcript (speaker_voice_ids): diarized speakers matched to the listed voice
- * profiles (speakers/identification.ts), and the names written into speakers[], segments and words. Unmatched speakers
+ * profiles (speakers/identification.ts; phone-band speech against the profiles through the same line), and the names written into speakers[], segments and words. Unmatched speakers
  * keep their SPEAKER_n label with null names.
  */
 import type { CamppEncoder } from '../../speakers/campplus.js';
-import { embedSpeakers, matchSpeakers, speechOfSpeakers, speechToEmbed } from '../../speakers/identification.js';
+import {
+  channelOf,
+  embedSpeakers,
+  matchSimilarityOf,
+  matchSpeakers,
+  type SpeechChannel,
+  speechOfSpeakers,
+  speechToEmbed,
+} from '../../speakers/identification.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { Transcript } from './formats.js';
 import type { SpeakerTurn } from './pipeline.js';
 
 export interface SpeakerNaming {
   encoder: CamppEncoder;
-  /** The listed profiles with their CAM++ embeddings. */
-  profiles: Array<{ record: VoiceRecord; embedding: Float32Array }>;
+  /** The listed profiles with their CAM++ embedding for speech of a channel (made through it when narrowband). */
+  profiles: Array<{ record: VoiceRecord; embedding: (channel: SpeechChannel) => Promise<Float32Array> }>;
   /** The recording (decoded once more, only up to the last span embedded). */
   path: string;
   turns: SpeakerTurn[];
@@ -26,10 +34,11 @@ export async function nameSpeakers(transcript: Transcript, naming: SpeakerNaming
     ...(naming.signal ? { signal: naming.signal } : {}),
   });
   const embeddings = await embedSpeakers(naming.encoder, speech, naming.signal);
-  const matches = matchSpeakers(
-    embeddings,
-    naming.profiles.map((p) => ({ voiceId: p.record.id, embedding: p.embedding })),
-  );
+  // Telephone speech is compared with profiles through the same line, at that line's threshold (issue 35).
+  const channel = channelOf(speech);
+  const profiles = [];
+  for (const p of naming.profiles) profiles.push({ voiceId: p.record.id, embedding: await p.embedding(channel) });
+  const matches = matchSpeakers(embeddings, profiles, matchSimilarityOf[channel]);
   const names = new Map(naming.profiles.map((p) => [p.record.id, p.record.name]));
   const named = (speaker: string | null) => {
     const voiceId = speaker === null ? undefined : matches.get(speaker)?.voiceId;
