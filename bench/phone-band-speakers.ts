@@ -16,7 +16,8 @@
  *    unlisted speaker's similarities left out of the choice); the shipped narrowband threshold is chosen on all. Also
  *    profiles enrolled from the phone-band clip. (The issue's own call is the test test/http/phone-band-speakers.test.ts.)
  *
- * Writes bench/results/phone-band-speakers.json (held-out figures first).
+ * Writes bench/results/phone-band-speakers.json (held-out figures first in each part). PHONE_BAND_PARTS=pairs,der,naming
+ * runs some parts only (each replaces its own section of the file); PHONE_BAND_PAIRS=n takes the first n pairs only.
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/phone-band-speakers.ts
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
