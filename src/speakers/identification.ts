@@ -4,6 +4,7 @@
  * optimal one-to-one assignment (Hungarian) pairs speakers with profiles; a pair counts only at or above the threshold.
  * A speaker whose profile is not listed stays anonymous. See bench/speaker-identification.ts for the calibration.
  */
+import { isNarrowband } from '../audio/bandwidth.js';
 import { decodeBlocks } from '../audio/decode.js';
 import type { CamppEncoder } from './campplus.js';
 import { camppSampleRate } from './campplus.js';
@@ -17,6 +18,13 @@ import { concatSamples } from '../audio/waveform.js';
  * `speaker_identification` in bench/results/transcription.json; leave-one-speaker-out thresholds 0.45-0.50).
  */
 export const speakerMatchSimilarity = 0.46;
+/**
+ * The same for narrowband (telephone) speech compared with profiles passed through the same line. Chosen on 24
+ * phone-band conversations with 4-6 s enrolments (bench/phone-band-speakers.ts): midway between the highest similarity
+ * to another speaker's profile (0.455) and the lowest to one's own (0.599); leave-one-speaker-out 0.505-0.537. The
+ * wideband threshold would sit 0.006 under the lowest own similarity of wideband profiles on phone-band speech.
+ */
+export const narrowbandSpeakerMatchSimilarity = 0.53;
 /** Speech embedded per speaker, longest clean turns first. */
 export const maxSpeechSecondsPerSpeaker = 30;
 /** Clean pieces shorter than this are not used (too little of the voice). */
@@ -125,6 +133,19 @@ export async function embedSpeakers(
   }
   return embeddings;
 }
+
+/** What the speakers' speech came through: a profile is compared with speech through the same channel. */
+export type SpeechChannel = 'wideband' | 'narrowband';
+
+/** The channel of all the speakers' speech taken together (a call is one line). */
+export function channelOf(speech: Map<string, Float32Array>): SpeechChannel {
+  return isNarrowband(concatSamples([...speech.values()]), camppSampleRate) ? 'narrowband' : 'wideband';
+}
+
+export const matchSimilarityOf: Record<SpeechChannel, number> = {
+  wideband: speakerMatchSimilarity,
+  narrowband: narrowbandSpeakerMatchSimilarity,
+};
 
 /**
  * Speakers paired with profiles: the one-to-one assignment with the largest total margin over the threshold, so a

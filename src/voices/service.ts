@@ -16,6 +16,8 @@ import { mayAccess } from '../auth/api-keys.js';
 import { VoxError } from '../core/errors.js';
 import type { InputFile, OperationContext, OperationResult } from '../core/operation-context.js';
 import type { CamppEncoder } from '../speakers/campplus.js';
+import type { SpeechChannel } from '../speakers/identification.js';
+import { telephoneBand } from '../audio/bandwidth.js';
 import { embeddingSampleRate, type SpeakerEncoder } from '../speakers/embedding.js';
 import type { Scratch, Store } from '../storage/store.js';
 import type { ApiKeyRecord, VoicePurpose, VoiceRecord } from '../core/records.js';
@@ -125,7 +127,10 @@ const blendHasNoRecording = (voiceId: string): VoxError =>
     param: 'voice_id',
   });
 
-function embeddingOf(speakerAnalysis: unknown, key: 'embedding' | 'campplus_embedding' = 'embedding'): Float32Array | undefined {
+function embeddingOf(
+  speakerAnalysis: unknown,
+  key: 'embedding' | 'campplus_embedding' | 'campplus_narrowband_embedding' = 'embedding',
+): Float32Array | undefined {
   const embedding = (speakerAnalysis as Partial<Record<typeof key, number[]>> | undefined)?.[key];
   return embedding ? Float32Array.from(embedding) : undefined;
 }
@@ -301,17 +306,26 @@ export class VoiceService {
 
   /**
    * A cloned profile's CAM++ embedding: made at creation; a profile made before CAM++ gets it from its reference clips
-   * on first use, stored with its other speaker analysis.
+   * on first use, stored with its other speaker analysis. The narrowband one (its clips through a telephone line, to
+   * name speakers of phone-band audio) is made on its first use and stored too: one CAM++ pass over the clips once,
+   * rather than on every call that needs it.
    */
-  async identificationEmbedding(record: VoiceRecord, signal?: AbortSignal): Promise<Float32Array> {
-    const stored = embeddingOf(record.analysis.speaker, 'campplus_embedding');
+  async identificationEmbedding(record: VoiceRecord, signal?: AbortSignal, channel: SpeechChannel = 'wideband'): Promise<Float32Array> {
+    const key = channel === 'wideband' ? 'campplus_embedding' : 'campplus_narrowband_embedding';
+    const stored = embeddingOf(record.analysis.speaker, key);
     if (stored) return stored;
-    const embedding = await (await this.deps.campplus()).embedSpeaker(await this.referenceClips(record, signal), signal);
+    let clips = await this.referenceClips(record, signal);
+    if (channel === 'narrowband') {
+      const line = [];
+      for (const clip of clips) line.push(await telephoneBand(clip, signal));
+      clips = line;
+    }
+    const embedding = await (await this.deps.campplus()).embedSpeaker(clips, signal);
     const current = (await this.deps.store.voices.get(record.id)) ?? record;
     await this.deps.store.voices.update(record.id, {
       analysis: {
         ...current.analysis,
-        speaker: { ...(current.analysis.speaker as Record<string, unknown> | undefined), campplus_embedding: storedEmbedding(embedding) },
+        speaker: { ...(current.analysis.speaker as Record<string, unknown> | undefined), [key]: storedEmbedding(embedding) },
       },
     });
     return embedding;

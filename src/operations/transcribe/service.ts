@@ -340,7 +340,11 @@ export class TranscriptionService {
   ): Promise<KnownSpeaker[]> {
     const known: KnownSpeaker[] = [];
     for (const record of records)
-      known.push({ name: record.name, voiceId: record.id, embedding: await naming.voices.identificationEmbedding(record, signal) });
+      known.push({
+        name: record.name,
+        voiceId: record.id,
+        embedding: (channel) => naming.voices.identificationEmbedding(record, signal, channel),
+      });
     const encoder = await naming.encoder();
     known.push(...(await embedReferences(references, { encoder, scratchPath: naming.scratchPath, ...(signal ? { signal } : {}) })));
     return known;

@@ -1,8 +1,9 @@
 /**
  * The speaker-naming step of a diarized (or multichannel) transcript: speakers matched to known voices
- * (speakers/identification.ts), and the names written into speakers[], segments and words. The known voices are voice
- * profiles (speaker_voice_ids) or OpenAI's known_speaker_references, audio sent with the request and used for it alone.
- * Unmatched speakers keep their SPEAKER_n label with null names.
+ * (speakers/identification.ts; phone-band speech against the voices through the same line), and the names written into
+ * speakers[], segments and words. The known voices are voice profiles (speaker_voice_ids) or OpenAI's
+ * known_speaker_references, audio sent with the request and used for it alone. Unmatched speakers keep their SPEAKER_n
+ * label with null names.
  */
 import { writeFile, rm } from 'node:fs/promises';
 import { decodeBlocks } from '../../audio/decode.js';
@@ -10,7 +11,16 @@ import { concatSamples } from '../../audio/waveform.js';
 import { VoxError } from '../../core/errors.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
 import { camppSampleRate } from '../../speakers/campplus.js';
-import { embedSpeakers, matchSpeakers, speechOfSpeakers, speechToEmbed } from '../../speakers/identification.js';
+import {
+  channelOf,
+  embedSpeakers,
+  matchSimilarityOf,
+  matchSpeakers,
+  type SpeechChannel,
+  speechOfSpeakers,
+  speechToEmbed,
+} from '../../speakers/identification.js';
+import { telephoneBand } from '../../audio/bandwidth.js';
 import type { Transcript } from './formats.js';
 import type { SpeakerTurn } from './pipeline.js';
 
@@ -18,8 +28,8 @@ import type { SpeakerTurn } from './pipeline.js';
 export interface KnownSpeaker {
   name: string;
   voiceId: string | null;
-  /** CAM++ embedding. */
-  embedding: Float32Array;
+  /** CAM++ embedding for speech of a channel (made through the line when narrowband). */
+  embedding: (channel: SpeechChannel) => Promise<Float32Array>;
 }
 
 export interface SpeakerNaming {
@@ -48,11 +58,12 @@ export async function nameSpeakers(transcript: Transcript, naming: SpeakerNaming
       speech.set(speaker, samples);
   }
   const embeddings = await embedSpeakers(naming.encoder, speech, naming.signal);
+  // Telephone speech is compared with the known voices through the same line, at that line's threshold (issue 35).
+  const channel = channelOf(speech);
   // Matched by position: a reference sent with the request has no id.
-  const matches = matchSpeakers(
-    embeddings,
-    naming.known.map((k, i) => ({ voiceId: String(i), embedding: k.embedding })),
-  );
+  const known = [];
+  for (const [i, k] of naming.known.entries()) known.push({ voiceId: String(i), embedding: await k.embedding(channel) });
+  const matches = matchSpeakers(embeddings, known, matchSimilarityOf[channel]);
   const knownOf = (speaker: string | null): KnownSpeaker | undefined => {
     const index = speaker === null ? undefined : matches.get(speaker)?.voiceId;
     return index === undefined ? undefined : naming.known[Number(index)];
@@ -125,7 +136,17 @@ export async function embedReferences(
           `known_speaker_references[${index}] lasts under ${minReferenceSeconds} s: too little of the voice to recognise it.`,
           { param },
         );
-      known.push({ name: reference.name, voiceId: null, embedding: await options.encoder.embedSpeaker([waveform], options.signal) });
+      const { encoder, signal } = options;
+      const wideband = await encoder.embedSpeaker([waveform], signal);
+      let narrowband: Promise<Float32Array> | undefined;
+      known.push({
+        name: reference.name,
+        voiceId: null,
+        embedding: async (channel) =>
+          channel === 'wideband'
+            ? wideband
+            : (narrowband ??= telephoneBand(waveform, signal).then((line) => encoder.embedSpeaker([line], signal))),
+      });
     } finally {
       await rm(path, { force: true });
     }
