@@ -26,28 +26,42 @@ describe('Kokoro voices say their first word (round trip through whisper base)',
   });
   after(async () => kokoro?.close());
 
-  async function heard(voice: string, text: string): Promise<string> {
-    const language = voice.startsWith('b') ? 'en-gb' : 'en-us';
-    const audio = await collect(kokoro.synthesize({ text, language, voice: { id: voice } }));
-    const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
-    return (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
-      .map((s) => s.text)
-      .join(' ')
-      .trim();
-  }
-
   for (const voice of ['af_alloy', 'am_echo', 'bm_george', 'af_jessica']) {
     test(voice, async () => {
-      assert.match(await heard(voice, text), /^please leave a message/i);
+      const language = voice.startsWith('b') ? 'en-gb' : 'en-us';
+      const audio = await collect(kokoro.synthesize({ text, language, voice: { id: voice } }));
+      const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
+      const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+        .map((s) => s.text)
+        .join(' ')
+        .trim();
+      assert.match(heard, /^please leave a message/i);
     });
   }
   test('am_puck says its first word (the decoder keeps enough of the leading pad)', async () => {
-    assert.match(await heard('am_puck', 'He began a confused complaint against the wizard.'), /^he began/i);
-  });
-  test('a sentence starts as after a pause: "Do you know" is not heard as "You know" (issue 32, point 7)', async () => {
-    for (const voice of ['af_kore', 'am_fenrir']) assert.match(await heard(voice, 'Do you know where the station is?'), /^do you know/i);
+    const audio = await collect(
+      kokoro.synthesize({ text: 'He began a confused complaint against the wizard.', language: 'en-us', voice: { id: 'am_puck' } }),
+    );
+    const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
+    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+      .map((s) => s.text)
+      .join(' ')
+      .trim();
+    assert.match(heard, /^he began/i);
   });
   test('af_jessica says "downtown" as the lexicon has it', async () => {
-    assert.match(await heard('af_jessica', 'Book a table for two at the new place downtown tonight.'), /downtown tonight/i);
+    const audio = await collect(
+      kokoro.synthesize({
+        text: 'Book a table for two at the new place downtown tonight.',
+        language: 'en-us',
+        voice: { id: 'af_jessica' },
+      }),
+    );
+    const speech = await resample({ samples: audio.samples, sampleRate: audio.sampleRate, channels: 1 }, 16000);
+    const heard = (await transcriber.transcribe(speech.samples, { language: 'en', temperature: 0 })).segments
+      .map((s) => s.text)
+      .join(' ')
+      .trim();
+    assert.match(heard, /downtown tonight/i);
   });
 });

@@ -25,12 +25,10 @@ import { SessionPool, sleepingThreadsOptions, WorkerSession } from '../../../mod
 
 export const kokoroSampleRate = 24000;
 export const kokoroStyleSize = 256;
-/** Phoneme ids per run (the model's context is 512 positions including the two pads and the onset pause, runTimed). */
+/** Phoneme ids per run (the model's context is 512 positions including the two pads). */
 const maxTokens = 500;
 /** Silence kept at a chunk's start, and at its end when the chunk stops inside a sentence (joins without gaps). */
 const joinSilenceSeconds = { leading: 0.04, trailing: 0.1 };
-/** Frames (25 ms) kept before a run's first phoneme; 6 and 16 heard the same first words (runTimed). */
-const onsetLeadFrames = 6;
 const voiceRows = 510;
 
 /**
@@ -284,16 +282,7 @@ export class KokoroSynthesizer implements Synthesizer {
     return (await this.runTimed(ids, style, speed, f0Semitones, f0Range, voiced)).audio;
   }
 
-  /**
-   * One model run with the frames (25 ms) the model gave each token, pads included. Every run starts after a pause: the
-   * model reads '… ' before the first phoneme, and the audio of that pause is cut but for onsetLeadFrames (the returned
-   * durations read as if the leading pad alone stood there). Straight after the pad, some voices blurred a first word:
-   * over 8 voices x the 16 tuning sentences of bench/lib/sentences.ts firstWordHalves, whisper base heard 5 first words
-   * lost or changed ('Please' as 'Plays', 'Do you know' as 'You know'), with the pause 2; a second pad token gave 6
-   * (sounds of its own: 'Oh, give me'). Held out (the other 16 sentences, same voices, side by side): 3 without the
-   * pause, 2 with it. Left: af_river starts two words with a vowel-like sound ('A book borrowed'), af_aoede's 'Put' is heard
-   * as 'Pull'.
-   */
+  /** One model run with the frames (25 ms) the model gave each token, pads included. */
   async runTimed(
     ids: number[],
     style: Float32Array,
@@ -303,8 +292,7 @@ export class KokoroSynthesizer implements Synthesizer {
     voiced = true,
     background = false,
   ): Promise<{ audio: Float32Array; durations: Float32Array }> {
-    const prefix = this.onsetPrefix;
-    const tokens = BigInt64Array.from([0, ...prefix, ...ids, 0].map(BigInt));
+    const tokens = BigInt64Array.from([0, ...ids, 0].map(BigInt));
     const outputs = await (background ? this.backgroundSessions : this.session).run({
       tokens: new ort.Tensor('int64', tokens, [1, tokens.length]),
       style: new ort.Tensor('float32', style, [1, style.length]),
@@ -315,19 +303,7 @@ export class KokoroSynthesizer implements Synthesizer {
     const durations = outputs[durationsOutput];
     if (!durations)
       throw new VoxError('internal', 'The Kokoro model predates word timestamps: pull it again (voxd models pull kokoro-82m).');
-    const frames = durations.data as Float32Array;
-    let framesBefore = Math.min(frames[0]!, decoderLeadingPadFrames);
-    for (let p = 1; p <= prefix.length; p++) framesBefore += frames[p]!;
-    const cutFrames = Math.max(framesBefore - onsetLeadFrames, 0);
-    return {
-      audio: (outputs.audio!.data as Float32Array).subarray(cutFrames * kokoroSamplesPerFrame),
-      durations: Float32Array.of(framesBefore - cutFrames, ...frames.subarray(1 + prefix.length)),
-    };
-  }
-
-  /** The pause ('… ') a run starts after (see runTimed). */
-  private get onsetPrefix(): number[] {
-    return [this.vocab.get('…')!, this.vocab.get(' ')!];
+    return { audio: outputs.audio!.data as Float32Array, durations: durations.data as Float32Array };
   }
 
   /** Token positions (in ids) of each spoken word: runs between spaces, punctuation left out. */
