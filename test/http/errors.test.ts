@@ -123,7 +123,7 @@ describe('auth and error envelope', () => {
     assertEnvelope(format.body, 422, 'unsupported_value', format.statusCode, 'format');
   });
 
-  test('text over 5000 characters -> 400 naming the limit (the schema declares it)', async () => {
+  test('text over 5000 characters -> 400 naming the limit, before the voice is looked up', async () => {
     const r = await t.app.inject({
       method: 'POST',
       url: '/v1/audio/tts',

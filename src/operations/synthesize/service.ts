@@ -123,6 +123,23 @@ interface Languages {
 /** 'EN_us' -> 'en-us'. */
 const normalizeLanguage = (tag: string): string => tag.trim().toLowerCase().replace(/_/g, '-');
 
+type ParsedSpeech = { ssml: boolean; parsed: ReturnType<typeof parseSsml> };
+
+/**
+ * What `input` says: SSML when it is a <speak> document or `textType` says so, else plain text; at most
+ * maxTextCharacters of text (markup does not count; a <sub> counts as its alias).
+ */
+function parsedSpeech(input: string, textType: 'text' | 'ssml' | undefined): ParsedSpeech {
+  const ssml = textType === 'ssml' || (textType === undefined && isSsml(input));
+  const parsed = ssml ? parseSsml(input) : plainSpeech(input.trim());
+  const characters = [...segmentsText(parsed.segments)].length;
+  if (characters > maxTextCharacters)
+    throw new VoxError('invalid_request', `'text' has ${characters} characters of text; the limit is ${maxTextCharacters}.`, {
+      param: 'text',
+    });
+  return { ssml, parsed };
+}
+
 export class SynthesisService {
   constructor(private readonly deps: SynthesisDependencies) {}
 
@@ -218,16 +235,12 @@ export class SynthesisService {
   private async prepareRequest(fields: SynthesizeFields, context: OperationContext) {
     const emotion = fields.emotion ?? 'neutral';
     if (!isEmotion(emotion)) throw unsupportedValue('emotion', emotion, emotions);
+    // The text itself first: bad SSML or too much text is the request's fault whatever the voice.
+    const speech = parsedSpeech(fields.text, fields.text_type);
     const profile = await this.deps.voices.speechProfile(fields.voice_id, context.apiKey);
     const pronunciationRules = await this.deps.dictionaries.rules(fields.pronunciation_dictionary_ids ?? [], context.apiKey);
     const plan = await this.plan(profile, fields.language, context.apiKey);
-    const { text, segments, warnings } = await this.planSegments(
-      fields.text,
-      fields.text_type,
-      { profile, plan, fields },
-      context.apiKey,
-      pronunciationRules,
-    );
+    const { text, segments, warnings } = await this.planSegments(speech, { profile, plan, fields }, context.apiKey, pronunciationRules);
     const format = fields.format ?? 'mp3';
     const sampleRate = outputSampleRate(format, fields.sample_rate ?? plan.synthesizer.sampleRate);
     const request = { text, language: plan.language, voice: plan.voice, emotion, speed: fields.speed ?? 1 };
@@ -255,29 +268,20 @@ export class SynthesisService {
   }
 
   /**
-   * The segments of `input` (SSML when it is a <speak> document or `textType` says so) with the pronunciation rules
-   * applied and a plan for each: the request's, or where SSML switches language (<lang>) or voice (<voice>) that voice's
-   * plan for it (another engine where the voice cannot speak the language). Checks the length of the text (not markup)
-   * and that something is spoken.
+   * The segments of `speech` with the pronunciation rules applied and a plan for each: the request's, or where SSML
+   * switches language (<lang>) or voice (<voice>) that voice's plan for it (another engine where the voice cannot speak
+   * the language). Checks that something is spoken.
    */
   private async planSegments(
-    input: string,
-    textType: 'text' | 'ssml' | undefined,
+    { ssml, parsed }: ParsedSpeech,
     main: { profile: VoiceProfile; plan: Plan; fields: { voice_id: string; language?: string } },
     caller: ApiKeyRecord,
     pronunciationRules: readonly PronunciationRule[],
   ): Promise<{ text: string; segments: PlannedSegment[]; warnings: string[] }> {
-    const ssml = textType === 'ssml' || (textType === undefined && isSsml(input));
-    const parsed = ssml ? parseSsml(input) : plainSpeech(input.trim());
     const segments = applyPronunciationRules(parsed.segments, pronunciationRules, main.plan.language);
     const text = segmentsText(segments);
     if (text.length === 0 && !segments.some((s) => s.kind === 'break'))
       throw new VoxError('invalid_request', "'text' must not be empty.", { param: 'text' });
-    if ([...text].length > maxTextCharacters) {
-      throw new VoxError('payload_too_large', `'text' has ${[...text].length} characters of text; the limit is ${maxTextCharacters}.`, {
-        param: 'text',
-      });
-    }
     const warnings = [...parsed.warnings];
     const plans = new Map<string, Promise<Plan>>();
     const planFor = (voiceId: string | undefined, language: string | undefined): Promise<Plan> => {
@@ -529,7 +533,7 @@ export class SynthesisService {
         warnings: plan.warnings,
         // Each piece (an SSML document too) is planned as a request is; its segments' warnings are the stream's.
         speak: async function* (this: void, text: string, signal: AbortSignal) {
-          const { segments } = await planSegments(text, undefined, { profile, plan, fields }, caller, pronunciationRules);
+          const { segments } = await planSegments(parsedSpeech(text, undefined), { profile, plan, fields }, caller, pronunciationRules);
           yield* render(segments, plan.synthesizer.sampleRate, {
             text,
             language: plan.language,
