@@ -186,7 +186,11 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
     const key = /VOXD_API_KEYS: (\S+)/.exec(readFileSync(path.join(packageRoot, 'deploy/kubernetes/voxd.yaml'), 'utf8'))?.[1];
     assert.ok(key);
     const api = new Api(`http://${await address('voxd-api', 'api')}:8080`, key);
-    await waitReady(api.base, 300_000);
+    await waitReady(api.base, 300_000).catch(async (error: Error) => {
+      // What the API pod said is what tells why it never got ready.
+      const logs = await engine('logs', '--tail', '40', await containerOf('voxd-api', 'api')).catch((e: Error) => e.message);
+      throw new Error(`${error.message}; the API pod's log ends:\n${logs}`);
+    });
 
     const submitted = await api.postForm(
       '/v1/audio/transcribe',
