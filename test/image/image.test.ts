@@ -188,7 +188,10 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
     const api = new Api(`http://${await address('voxd-api', 'api')}:8080`, key);
     await waitReady(api.base, 300_000).catch(async (error: Error) => {
       // What the API pod said is what tells why it never got ready.
-      const logs = await engine('logs', '--tail', '40', await containerOf('voxd-api', 'api')).catch((e: Error) => e.message);
+      const logs = await run(engineCommand as string, [...engineFlags, 'logs', '--tail', '40', await containerOf('voxd-api', 'api')]).then(
+        ({ stdout, stderr }) => `${stdout}${stderr}`,
+        (e: Error) => e.message,
+      );
       throw new Error(`${error.message}; the API pod's log ends:\n${logs}`);
     });
 
