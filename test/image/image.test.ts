@@ -177,14 +177,15 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
     const hostAliases = Object.entries(stores)
       .map(([host, ip]) => `        - ip: ${ip}\n          hostnames: [${host}]\n`)
       .join('');
+    // The manifest's placeholder key is malformed on purpose (the server refuses it until it is changed): as a user would.
+    const key = `vx_${randomBytes(32).toString('base64url').slice(0, 43)}`;
     await play('voxd.yaml', ['voxd', 'voxd-api', 'voxd-worker-transcribe'], (yaml) =>
       yaml
+        .replace(/VOXD_API_KEYS: \S+/, `VOXD_API_KEYS: ${key}`)
         .replace('    spec:\n      containers:\n', `    spec:\n      hostAliases:\n${hostAliases}      containers:\n`)
         // The receiver is on the pods' network gateway, a private address that voxd refuses unless told.
         .replace('stringData:\n', 'stringData:\n  VOXD_WEBHOOK_ALLOW_PRIVATE: "true"\n'),
     );
-    const key = /VOXD_API_KEYS: (\S+)/.exec(readFileSync(path.join(packageRoot, 'deploy/kubernetes/voxd.yaml'), 'utf8'))?.[1];
-    assert.ok(key);
     const api = new Api(`http://${await address('voxd-api', 'api')}:8080`, key);
     await waitReady(api.base, 300_000).catch(async (error: Error) => {
       // What the API pod said is what tells why it never got ready.
