@@ -182,7 +182,7 @@ describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'p
     await play('voxd.yaml', ['voxd', 'voxd-api', 'voxd-worker-transcribe'], (yaml) =>
       yaml
         .replace(/VOXD_API_KEYS: \S+/, `VOXD_API_KEYS: ${key}`)
-        .replace('    spec:\n      containers:\n', `    spec:\n      hostAliases:\n${hostAliases}      containers:\n`)
+        .replaceAll('    spec:\n', `    spec:\n      hostAliases:\n${hostAliases}`)
         // The receiver is on the pods' network gateway, a private address that voxd refuses unless told.
         .replace('stringData:\n', 'stringData:\n  VOXD_WEBHOOK_ALLOW_PRIVATE: "true"\n'),
     );
