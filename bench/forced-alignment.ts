@@ -9,7 +9,6 @@
  * tuning part all the same and the other languages first. `--only LANG` runs one language. Results:
  * bench/results/forced-alignment.json.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -17,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/core/version.js';
 import { buildTestApp, evalDir, multipartBody } from '../test/helpers/app.js';
 import { modelFile } from '../test/helpers/models.js';
+import { bare, median, pairStarts, referenceWordTimes, round, type TimedWord } from './lib/reference-word-times.js';
 
 const { values: args } = parseArgs({
   options: { python: { type: 'string' }, 'reference-model': { type: 'string' }, only: { type: 'string' } },
@@ -28,30 +28,6 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
 };
 const clips = manifest.asr.filter((e) => !args.only || e.language === args.only);
 const unspaced = new Set(['zh', 'ja']);
-
-const referenceScript = `
-import json, sys
-from faster_whisper import WhisperModel
-model = WhisperModel(sys.argv[1], device='cpu', compute_type='int8', cpu_threads=2)
-out = {}
-for item in json.loads(sys.argv[2]):
-    segments, _ = model.transcribe(item['file'], language=item['language'], beam_size=5, word_timestamps=True)
-    out[item['file']] = [{'word': w.word, 'start': w.start, 'end': w.end} for s in segments for w in s.words]
-print(json.dumps(out))
-`;
-
-interface TimedWord {
-  word: string;
-  start: number;
-  end: number;
-  confidence?: number;
-}
-const bare = (word: string): string => word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
-const round = (v: number): number => Math.round(v * 1000) / 1000;
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
-};
 
 await modelFile('whisper-base', 'ggml-base.bin');
 const app = await buildTestApp();
@@ -84,31 +60,18 @@ for (const clip of clips) {
 }
 await app.close();
 
-const reference = JSON.parse(
-  execFileSync(
-    args.python,
-    ['-c', referenceScript, args['reference-model'], JSON.stringify(aligned.map((a) => ({ file: a.file, language: a.language })))],
-    { encoding: 'utf8', maxBuffer: 1 << 26 },
-  )
-    .trim()
-    .split('\n')
-    .at(-1)!,
-) as Record<string, TimedWord[]>;
+const reference = referenceWordTimes(
+  args.python,
+  args['reference-model'],
+  aligned.map((a) => ({ file: a.file, language: a.language })),
+);
 
 const rows = aligned.map((a) => {
   const heard = reference[a.file] ?? [];
-  const pairs: Array<{ word: string; voxd: number; reference: number; difference: number }> = [];
-  let from = 0;
-  for (const w of a.words) {
-    const j = heard.findIndex(
-      (h, k) =>
-        k >= from &&
-        (unspaced.has(a.language) ? bare(h.word).length > 0 && bare(h.word)[0] === bare(w.word) : bare(h.word) === bare(w.word)),
-    );
-    if (j < 0) continue;
-    pairs.push({ word: w.word, voxd: w.start, reference: round(heard[j]!.start), difference: round(Math.abs(heard[j]!.start - w.start)) });
-    from = j + 1;
-  }
+  // Chinese and Japanese: one of our words is a character; faster-whisper's words start with one.
+  const pairs = pairStarts(a.words, heard, (reference, word) =>
+    unspaced.has(a.language) ? bare(reference).length > 0 && bare(reference)[0] === bare(word) : bare(reference) === bare(word),
+  );
   // In the mismatched text, words at swapped positions are not said (unless the swap happens to say the same word).
   const notSaid = a.wrong.filter((_, k) => a.swapped.includes(k)).map((w) => w.confidence ?? 0);
   const said = a.wrong.filter((_, k) => !a.swapped.includes(k)).map((w) => w.confidence ?? 0);

@@ -10,7 +10,6 @@
  * Split before tuning: the English sentences are the tuning part (they set the engine's one constant, a shift of its
  * word times), the Spanish, French, Italian and Portuguese ones are held out. Results: bench/results/tts-timestamps.json.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -18,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/core/version.js';
 import { buildTestApp, evalDir, makeTempDir } from '../test/helpers/app.js';
 import { modelFile } from '../test/helpers/models.js';
+import { median, pairStarts, referenceWordTimes, round, type TimedWord } from './lib/reference-word-times.js';
 
 const { values: args } = parseArgs({
   options: { python: { type: 'string' }, 'reference-model': { type: 'string' }, only: { type: 'string' } },
@@ -29,29 +29,6 @@ const manifest = JSON.parse(readFileSync(path.join(evalDir, 'manifest.json'), 'u
   asr: Array<{ id: string; language: string; transcript: string }>;
 };
 const sentences = manifest.asr.filter((e) => voices[e.language] && (!args.only || e.language === args.only));
-
-const referenceScript = `
-import json, sys
-from faster_whisper import WhisperModel
-model = WhisperModel(sys.argv[1], device='cpu', compute_type='int8', cpu_threads=2)
-out = {}
-for item in json.loads(sys.argv[2]):
-    segments, _ = model.transcribe(item['file'], language=item['language'], beam_size=5, word_timestamps=True)
-    out[item['file']] = [{'word': w.word, 'start': w.start, 'end': w.end} for s in segments for w in s.words]
-print(json.dumps(out))
-`;
-
-interface TimedWord {
-  word: string;
-  start: number;
-  end: number;
-}
-const bare = (word: string): string => word.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
-const round = (v: number): number => Math.round(v * 1000) / 1000;
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
-};
 
 await Promise.all(['kokoro-82m', 'kokoro-voices', 'misaki-lexicon'].map((id) => modelFile(id, '')));
 const app = await buildTestApp();
@@ -82,27 +59,15 @@ for (const entry of sentences) {
 }
 await app.close();
 
-const reference = JSON.parse(
-  execFileSync(
-    args.python,
-    ['-c', referenceScript, args['reference-model'], JSON.stringify(spoken.map((s) => ({ file: s.file, language: s.language })))],
-    { encoding: 'utf8', maxBuffer: 1 << 26 },
-  )
-    .trim()
-    .split('\n')
-    .at(-1)!,
-) as Record<string, TimedWord[]>;
+const reference = referenceWordTimes(
+  args.python,
+  args['reference-model'],
+  spoken.map((s) => ({ file: s.file, language: s.language })),
+);
 
 const rows = spoken.map((s) => {
   const heard = reference[s.file] ?? [];
-  const pairs: Array<{ word: string; voxd: number; reference: number; difference: number }> = [];
-  let from = 0;
-  for (const w of s.words) {
-    const j = heard.findIndex((h, k) => k >= from && bare(h.word) === bare(w.word));
-    if (j < 0) continue;
-    pairs.push({ word: w.word, voxd: w.start, reference: round(heard[j]!.start), difference: round(Math.abs(heard[j]!.start - w.start)) });
-    from = j + 1;
-  }
+  const pairs = pairStarts(s.words, heard);
   const worst = pairs.reduce<(typeof pairs)[number] | undefined>((a, b) => (!a || b.difference > a.difference ? b : a), undefined);
   return {
     id: s.id,
