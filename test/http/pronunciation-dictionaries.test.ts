@@ -174,7 +174,7 @@ describe('pronunciation dictionaries', () => {
     const second = (await upload(keys.owner, extra)).json().id as string;
 
     /** Whether the engine was asked to say the phonemes of the Zork rule since `requests` was emptied. */
-    const saidAsBread = () => requests.some((r) => r.ipa?.replaceAll('ˈ', '') === 'bɹɛd');
+    const saidAsBread = () => requests.some((r) => r.parts?.some((p) => p.ipa?.replaceAll('ˈ', '') === 'bɹɛd'));
     requests.length = 0;
     const tts = await t.app.inject({
       method: 'POST',

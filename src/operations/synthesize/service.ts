@@ -22,9 +22,10 @@ import type { BlendVoice, ReferenceSpeechOptions, VoiceProfile, VoiceService } f
 import { conversionTarget } from '../convert/service.js';
 import type { TargetProfileStats, VoiceConverter } from '../convert/voice-converter.js';
 import { emotions, isEmotion, type Emotion } from './emotion.js';
-import type { SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
+import type { SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from './synthesizer.js';
 import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
+import { endsSentence, joinPieces, splitFirstSentence, splitOpenSentence } from './text/sentences.js';
 import { applyPronunciationRules, isSsml, parseSsml, plainSpeech, spokenText as segmentsText, type SpeechSegment } from './text/ssml.js';
 import { characterAlignment, mapWordTimes, spokenWeight, spokenWords, type TimedWord } from './text/word-times.js';
 import { maxTextCharacters, type OpenaiSpeechFields, type SynthesizeFields } from './contract.js';
@@ -109,10 +110,10 @@ interface Plan {
   convertTo?: { converter: VoiceConverter; target: TargetProfileStats };
 }
 
-/** A segment with the plan that speaks it (text and phonemes), as the renderer takes it. */
-type PlannedSegment =
-  | Exclude<SpeechSegment, { kind: 'text' | 'phoneme' }>
-  | (Extract<SpeechSegment, { kind: 'text' | 'phoneme' }> & { plan: Plan });
+/** Text with the plan that speaks it; phonemes are parts of the text around them (see sayPhonemesInSentence). */
+type PlannedSpeech = Extract<SpeechSegment, { kind: 'text' }> & { plan: Plan; parts?: SpeechPart[] };
+/** A segment as the renderer takes it. */
+type PlannedSegment = Exclude<SpeechSegment, { kind: 'text' | 'phoneme' }> | PlannedSpeech;
 
 /** The engines, and the language a request is spoken in. */
 interface Languages {
@@ -297,7 +298,9 @@ export class SynthesisService {
       }
       return plan;
     };
-    const planned: PlannedSegment[] = [];
+    const planned: Array<
+      Exclude<SpeechSegment, { kind: 'text' | 'phoneme' }> | (Extract<SpeechSegment, { kind: 'text' | 'phoneme' }> & { plan: Plan })
+    > = [];
     for (const segment of segments) {
       if (segment.kind !== 'text' && segment.kind !== 'phoneme') {
         planned.push(segment);
@@ -316,7 +319,7 @@ export class SynthesisService {
           { param: 'text' },
         );
     }
-    return { text, segments: planned, warnings };
+    return { text, segments: sayPhonemesInSentence(planned), warnings };
   }
 
   async synthesize(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
@@ -854,12 +857,54 @@ async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<Synt
   }
 }
 
+/**
+ * Phonemes said within their sentence: a phoneme segment joins the open sentence before it and the end of the sentence
+ * after it (same plan and prosody) into one run of parts. Said as a run of its own, a word lost or changed its first sound
+ * (Piper's joe: /bɹˈɛd/ heard as "red" or "brad").
+ */
+function sayPhonemesInSentence(
+  segments: ReadonlyArray<
+    Exclude<SpeechSegment, { kind: 'text' | 'phoneme' }> | (Extract<SpeechSegment, { kind: 'text' | 'phoneme' }> & { plan: Plan })
+  >,
+): PlannedSegment[] {
+  const out: PlannedSegment[] = [];
+  const joins = (run: PlannedSegment | undefined, segment: { plan: Plan; rate: number; volumeDb: number }): run is PlannedSpeech =>
+    run?.kind === 'text' && run.plan === segment.plan && run.rate === segment.rate && run.volumeDb === segment.volumeDb;
+  const withParts = (run: PlannedSpeech, parts: SpeechPart[]): PlannedSpeech => ({
+    ...run,
+    text: joinPieces(parts.map((p) => p.text)),
+    parts,
+  });
+  const sentenceOpen = (parts: readonly SpeechPart[]): boolean =>
+    parts.at(-1)?.ipa !== undefined || !endsSentence(parts.at(-1)?.text ?? '');
+  for (const segment of segments) {
+    const last = out.at(-1);
+    if (segment.kind === 'phoneme') {
+      const { ipa, ...speech } = segment;
+      const said = { text: segment.text, ipa };
+      if (!joins(last, segment)) out.push({ ...speech, kind: 'text', parts: [said] });
+      else if (last.parts) out[out.length - 1] = withParts(last, [...last.parts, said]);
+      else {
+        const [closed, open] = splitOpenSentence(last.text);
+        out.pop();
+        if (closed.trim()) out.push({ ...last, text: closed });
+        out.push(withParts(last, [...(open.trim() ? [{ text: open }] : []), said]));
+      }
+      continue;
+    }
+    if (segment.kind === 'text' && joins(last, segment) && last.parts && sentenceOpen(last.parts)) {
+      const [first, rest] = splitFirstSentence(segment.text);
+      out[out.length - 1] = withParts(last, [...last.parts, { text: first }]);
+      if (rest.trim()) out.push({ ...segment, text: rest });
+      continue;
+    }
+    out.push(segment);
+  }
+  return out;
+}
+
 /** A segment's audio and words at the output rate, its volume applied. */
-async function* speakSegment(
-  segment: Extract<PlannedSegment, { kind: 'text' | 'phoneme' }>,
-  outputRate: number,
-  request: SynthesisRequest,
-): AsyncIterable<SynthesizedChunk> {
+async function* speakSegment(segment: PlannedSpeech, outputRate: number, request: SynthesisRequest): AsyncIterable<SynthesizedChunk> {
   const { plan } = segment;
   const said: SynthesisRequest = {
     ...request,
@@ -867,7 +912,7 @@ async function* speakSegment(
     language: plan.language,
     voice: plan.voice,
     speed: Math.min(4, Math.max(0.25, (request.speed ?? 1) * segment.rate)),
-    ...(segment.kind === 'phoneme' ? { ipa: segment.ipa } : {}),
+    ...(segment.parts ? { parts: segment.parts } : {}),
   };
   for await (const chunk of speak(plan, said)) {
     const waveform = chunk.waveform.sampleRate === outputRate ? chunk.waveform : await resample(chunk.waveform, outputRate, request.signal);

@@ -28,13 +28,20 @@ export interface PullableVoice {
  */
 export type VoiceSelection = { id: string } | { blend: Array<{ id: string; weight: number }> } | { style: Float32Array };
 
+/** A stretch of a request: text to read, or (with `ipa`) the written word(s) said as these IPA phonemes. */
+export interface SpeechPart {
+  text: string;
+  ipa?: string;
+}
+
 export interface SynthesisRequest {
   text: string;
   /**
-   * Say these IPA phonemes instead of reading `text` (SSML `<phoneme>`, a dictionary's phoneme rule); `text` is then the
-   * word they stand for (one word for word timestamps).
+   * `text` as parts where some are said as given IPA phonemes (SSML `<phoneme>`, a dictionary's phoneme rule) instead of
+   * read: one run, so the phonemes are said within their sentence. A part's `text` is what it stands for (the written word,
+   * for word timestamps); `text` is the parts' texts joined.
    */
-  ipa?: string;
+  parts?: readonly SpeechPart[];
   language: string;
   voice: VoiceSelection;
   emotion?: Emotion;

@@ -3,7 +3,14 @@ import { describe, test } from 'node:test';
 import { EnglishLexicon } from '../../../src/operations/synthesize/engines/english-lexicon.js';
 import { kokoroPhonemes } from '../../../src/operations/synthesize/engines/kokoro-phonemes.js';
 import { normalizeText } from '../../../src/operations/synthesize/text/normalize.js';
-import { splitClauses, splitSentences } from '../../../src/operations/synthesize/text/sentences.js';
+import {
+  endsSentence,
+  joinPieces,
+  splitClauses,
+  splitFirstSentence,
+  splitOpenSentence,
+  splitSentences,
+} from '../../../src/operations/synthesize/text/sentences.js';
 import { modelFile } from '../../helpers/models.js';
 
 describe('text normalisation', () => {
@@ -41,6 +48,17 @@ describe('sentences and clauses', () => {
       '再见！',
     ]);
     assert.deepEqual(splitClauses('First, second; third'), ['First,', 'second;', 'third']);
+  });
+  test("the sentence open at a text's end and the end of the one open at its start (where phonemes join their sentence)", () => {
+    assert.deepEqual(splitOpenSentence('I work there. My cat is called '), ['I work there.', 'My cat is called ']);
+    assert.deepEqual(splitOpenSentence('I work there.'), ['I work there.', '']);
+    assert.deepEqual(splitOpenSentence('my cat '), ['', 'my cat ']);
+    assert.deepEqual(splitFirstSentence(', and he purrs. Then he sleeps.'), [', and he purrs.', 'Then he sleeps.']);
+    assert.deepEqual(splitFirstSentence('.'), ['.', '']);
+    assert.deepEqual(splitFirstSentence(' is here'), [' is here', '']);
+    assert.ok(endsSentence('He said "yes." ') && !endsSentence('He said'));
+    assert.equal(joinPieces(['My cat is called ', 'bread', '.']), 'My cat is called bread.');
+    assert.equal(joinPieces(['bread', ', and', ' ']), 'bread, and');
   });
 });
 

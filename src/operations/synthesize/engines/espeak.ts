@@ -13,7 +13,7 @@ import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
 import { ipaToEspeak } from '../text/phonemes.js';
-import { splitSentences } from '../text/sentences.js';
+import { joinPieces, splitSentences } from '../text/sentences.js';
 import { espeakVoices, speakSsml, type EspeakVoiceInfo } from './espeak-ng.js';
 
 export const espeakSampleRate = 24000;
@@ -92,11 +92,15 @@ export class EspeakSynthesizer implements Synthesizer {
     // espeak-ng's range is in absolute pitch units (so it is scaled with the pitch), responds weakly at faster rates
     // (so the deviation from 1 is doubled, calibrated with ../../../audio/pitch.ts) and saturates at 200%.
     const range = Math.round(Math.min(200, 100 * pitchFactor * (1 + 2 * (emotion.f0Range - 1))));
-    // Phonemes given by the caller go in as espeak-ng's `[[...]]` phoneme input.
-    const sentences = request.ipa !== undefined ? [request.text] : splitSentences(normalizeText(request.text, language));
+    // Phonemes given by the caller go in as espeak-ng's `[[...]]` phoneme input, within the text around them.
+    const { parts } = request;
+    const sentences = parts ? [request.text] : splitSentences(normalizeText(request.text, language));
     for (const sentence of sentences) {
       signal?.throwIfAborted();
-      const said = request.ipa !== undefined ? ipaToEspeak(request.ipa) : escapeXml(sentence);
+      const said = parts
+        ? // The trailing space keeps a closing tag after `]]` from being read as words (see ipaToEspeak).
+          `${joinPieces(parts.map((p) => (p.ipa === undefined ? escapeXml(normalizeText(p.text, language)) : ipaToEspeak(p.ipa))))} `
+        : escapeXml(sentence);
       const ssml = `<speak><prosody pitch="${pitch >= 0 ? '+' : ''}${pitch}%" range="${range}%">${said}</prosody></speak>`;
       const raw = parsePcm16Wav(await speakSsml(ssml, voice, wordsPerMinute, signal));
       const filtered = (await filterAndResample(raw, { sampleRate: espeakSampleRate, filters: postFilters }, signal)).samples;

@@ -13,13 +13,14 @@ import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../core/errors.js';
 import { kokoroVoiceNames } from '../../../models/catalog/index.js';
 import { prosody as emotionProsody } from '../emotion.js';
-import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
+import type { BuiltinVoice, SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
-import { speechPieces } from '../text/sentences.js';
+import { endsSentence, joinPieces, speechPieces } from '../text/sentences.js';
 import { mapWordTimes, spokenWords, type TimedSpan } from '../text/word-times.js';
 import { decoderLeadingPadFrames, durationsOutput, kokoroSamplesPerFrame } from '../../../models/convert/kokoro.js';
 import { EnglishLexicon } from './english-lexicon.js';
 import { kokoroIpa, kokoroPhonemes } from './kokoro-phonemes.js';
+import { withStress } from '../text/phonemes.js';
 import * as ort from 'onnxruntime-node';
 import { SessionPool, sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 
@@ -227,10 +228,17 @@ export class KokoroSynthesizer implements Synthesizer {
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const speed = (request.speed ?? 1) * emotion.rate;
     // Pieces that stop inside a sentence lose their trailing silence.
-    // Phonemes given by the caller are one piece, the word they stand for its text.
-    const pieces =
-      request.ipa !== undefined ? [{ text: request.text, endsSentence: false }] : speechPieces(normalizeText(request.text, language));
-    const prepare = (text: string) => this.prepare(text, language, signal, request.ipa);
+    // Text with phonemes given by the caller is one piece, the words they stand for its text.
+    const { parts } = request;
+    const pieces = parts
+      ? [
+          {
+            text: joinPieces(parts.map((p) => (p.ipa === undefined ? normalizeText(p.text, language) : p.text))),
+            endsSentence: endsSentence(request.text),
+          },
+        ]
+      : speechPieces(normalizeText(request.text, language));
+    const prepare = (text: string) => this.prepare(text, language, signal, parts);
     let next = pieces.length > 0 ? prepare(pieces[0]!.text) : undefined;
     for (let i = 0; i < pieces.length; i++) {
       signal?.throwIfAborted();
@@ -333,14 +341,19 @@ export class KokoroSynthesizer implements Synthesizer {
     text: string,
     language: string,
     signal?: AbortSignal,
-    ipa?: string,
+    parts?: readonly SpeechPart[],
   ): Promise<{ ids: number[]; breaks: Set<number> }> {
     // American English (also for English words in Chinese) is loaded with the model; British on its first use.
     const british = language === 'en-gb' ? await (this.britishLexicon ??= EnglishLexicon.load(this.lexiconDir, 'gb')) : undefined;
-    const phonemes =
-      ipa !== undefined
-        ? kokoroIpa(ipa, language)
-        : await kokoroPhonemes(text, language, { signal, lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) } });
+    const read = (said: string) =>
+      kokoroPhonemes(said, language, { signal, lexicons: { us: this.americanLexicon, ...(british ? { gb: british } : {}) } });
+    const phonemes = parts
+      ? joinPieces(
+          await Promise.all(
+            parts.map((p) => (p.ipa === undefined ? read(normalizeText(p.text, language)) : kokoroIpa(withStress(p.ipa), language))),
+          ),
+        )
+      : await read(text);
     const ids = this.tokenize(phonemes);
     // Positions after punctuation or spaces are where an over-long chunk may be cut.
     const breakIds = new Set([

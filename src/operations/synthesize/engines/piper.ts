@@ -22,9 +22,9 @@ import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../core/errors.js';
 import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 import { prosody as emotionProsody } from '../emotion.js';
-import type { BuiltinVoice, PullableVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
+import type { BuiltinVoice, PullableVoice, SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizationLanguage, normalizeText } from '../text/normalize.js';
-import { speechPieces, splitClauses } from '../text/sentences.js';
+import { joinPieces, speechPieces, splitClauses } from '../text/sentences.js';
 import { withStress } from '../text/phonemes.js';
 import { phonemize } from './espeak-ng.js';
 
@@ -257,20 +257,23 @@ export class PiperSynthesizer implements Synthesizer {
     const emotion = emotionProsody[request.emotion ?? 'neutral'];
     const lengthScale = voice.config.inference.length_scale / ((request.speed ?? 1) * emotion.rate);
     const voiceRate = voice.config.audio.sample_rate;
-    // Phonemes given by the caller are one piece, the word they stand for its text, said as an utterance of its own (without
-    // its end joe said /bɹˈɛd/ as "brett").
-    const { ipa } = request;
-    const pieces =
-      ipa !== undefined
-        ? [{ text: request.text, endsSentence: true }]
-        : speechPieces(normalizeText(request.text, normalizationLanguage(language)));
+    // Text with phonemes given by the caller is one piece, the words they stand for its text.
+    const { parts } = request;
+    const normalized = (text: string): string => normalizeText(text, normalizationLanguage(language));
+    const pieces = parts
+      ? [{ text: joinPieces(parts.map((p) => (p.ipa === undefined ? normalized(p.text) : p.text))), endsSentence: true }]
+      : speechPieces(normalized(request.text));
     // The next piece is phonemised while this one runs; if the caller stops early its failure must not go unhandled.
     const phonemise = (i: number): Promise<string[]> | undefined => {
       const phonemes =
         i >= pieces.length
           ? undefined
-          : ipa !== undefined
-            ? Promise.resolve(voicePhonemes(`${withStress(ipa)}.`, voice))
+          : parts
+            ? partsPhonemes(
+                parts.map((p) => (p.ipa === undefined ? { text: normalized(p.text) } : p)),
+                voice,
+                signal,
+              )
             : piecePhonemes(pieces[i]!.text, voice, signal);
       phonemes?.catch(() => undefined);
       return phonemes;
@@ -362,6 +365,30 @@ async function piecePhonemes(text: string, voice: PiperVoice, signal?: AbortSign
     out += phonemes + clause.mark;
   }
   return voicePhonemes(out, voice);
+}
+
+/**
+ * Phonemes of text with parts said as given IPA, in one utterance: punctuation opening a text part closes what precedes
+ * it, as in a sentence read whole; the utterance ends as a sentence (without its end joe said /bɹˈɛd/ as "brett").
+ */
+async function partsPhonemes(parts: readonly SpeechPart[], voice: PiperVoice, signal?: AbortSignal): Promise<string[]> {
+  const pieces = await Promise.all(
+    parts.map(async (part) => {
+      if (part.ipa !== undefined) return { mark: '', phonemes: voicePhonemes(withStress(part.ipa), voice) };
+      const opening = /^[\p{P}\s]*/u.exec(part.text)![0].trim().at(-1) ?? '';
+      const phonemes = await piecePhonemes(part.text.slice(opening ? part.text.indexOf(opening) + 1 : 0), voice, signal);
+      return { mark: clauseMarks[opening] ?? sentenceMarks[opening] ?? '', phonemes };
+    }),
+  );
+  const out: string[] = [];
+  for (const { mark, phonemes } of pieces) {
+    if (mark) out.push(...voicePhonemes(mark, voice));
+    if (phonemes.length === 0) continue;
+    if (out.length > 0 && out.at(-1) !== ' ') out.push(' ');
+    out.push(...phonemes);
+  }
+  if (!Object.values(sentenceMarks).includes(out.at(-1) ?? '')) out.push(...voicePhonemes('.', voice));
+  return out;
 }
 
 /** Code points after NFD, mapped by the voice's phoneme_map (ties and stray spaces of written IPA dropped). */

@@ -47,3 +47,31 @@ export function speechPieces(text: string): SpeechPiece[] {
   if (clauses.length < 2 || clauses[0]!.length < minSpokenClauseCharacters) return sentences;
   return [{ text: clauses[0]!, endsSentence: false }, { text: clauses.slice(1).join(' '), endsSentence: true }, ...sentences.slice(1)];
 }
+
+/** A sentence end with what closes it, or the end of the text after one. */
+const sentenceBoundary = /(?<=[.!?…]["'”»)]*)(?:\s+|$)|(?<=[。！？])/gu;
+
+/** `text` cut where its last sentence ends: the sentences closed, and the one still open at the end (either may be ''). */
+export function splitOpenSentence(text: string): [closed: string, open: string] {
+  const last = [...text.matchAll(sentenceBoundary)].at(-1);
+  if (!last) return ['', text];
+  return [text.slice(0, last.index), text.slice(last.index + last[0].length)];
+}
+
+/** `text` cut where its first sentence ends: the end of the sentence open at its start, and the rest (either may be ''). */
+export function splitFirstSentence(text: string): [first: string, rest: string] {
+  const first = [...text.matchAll(sentenceBoundary)][0];
+  if (!first) return [text, ''];
+  return [text.slice(0, first.index), text.slice(first.index + first[0].length)];
+}
+
+/** Whether `text` ends a sentence. */
+export const endsSentence = (text: string): boolean => /[.!?…。！？]["'”»)]*\s*$/u.test(text);
+
+/** Pieces of one utterance (text, or phonemes) joined by a space, except before the punctuation that closes what precedes. */
+export function joinPieces(pieces: readonly string[]): string {
+  let out = '';
+  for (const piece of pieces.map((p) => p.trim()).filter((p) => p.length > 0))
+    out += out.length === 0 || /^[.,;:!?…)\]}»”’。，！？、；：]/u.test(piece) ? piece : ` ${piece}`;
+  return out;
+}
