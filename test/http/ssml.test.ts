@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parsePcm16Wav } from '../../src/audio/filter.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
+import { pitchStatistics, trackPitch } from '../../src/audio/pitch.js';
 import type { Waveform } from '../../src/audio/waveform.js';
 import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
@@ -121,6 +122,34 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
     const audio = parsePcm16Wav(mixed.rawPayload);
     const silence = longestSilence(audio);
     assert.ok(Math.abs(silence.seconds - 1.5) <= 0.2, `espeak-ng (de): the break measured ${silence.seconds} s`);
+  });
+
+  test('<prosody pitch>: Kokoro and espeak-ng raise the voice by what is asked; Piper says it cannot', { timeout: 400_000 }, async () => {
+    const sentence = 'The weather is lovely today, so we will walk to the market.';
+    /** Median F0 of an answer, Hz. */
+    const medianHz = (body: Buffer): number => {
+      const audio = parsePcm16Wav(body);
+      return pitchStatistics(trackPitch(audio.samples, audio.sampleRate)).medianHz;
+    };
+    for (const voice of ['af_heart', 'espeak-en-us']) {
+      const plain = await post('/v1/audio/tts', { text: sentence, voice_id: voice, format: 'wav' });
+      const raised = await post('/v1/audio/tts', {
+        text: `<speak><prosody pitch="+4st">${sentence}</prosody></speak>`,
+        voice_id: voice,
+        format: 'wav',
+      });
+      assert.equal(raised.statusCode, 200, raised.body);
+      assert.equal(raised.headers['x-voxd-warnings'], undefined);
+      const semitones = 12 * Math.log2(medianHz(raised.rawPayload) / medianHz(plain.rawPayload));
+      assert.ok(Math.abs(semitones - 4) <= 1.5, `${voice}: raised by ${semitones.toFixed(2)} st`);
+    }
+    const piper = await post('/v1/audio/tts', {
+      text: `<speak><prosody pitch="high">${sentence}</prosody></speak>`,
+      voice_id: joeVoiceId,
+      format: 'wav',
+    });
+    assert.equal(piper.statusCode, 200, piper.body);
+    assert.match(String(piper.headers['x-voxd-warnings']), /prosody pitch.*not honoured by piper/);
   });
 
   test('a pronunciation dictionary: its alias rule and its X-SAMPA phoneme rule are heard as they say', { timeout: 400_000 }, async () => {

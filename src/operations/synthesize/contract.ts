@@ -11,8 +11,8 @@ export const maxSsmlCharacters = 4 * maxTextCharacters;
 const text = (description: string) => Type.String({ minLength: 1, maxLength: maxSsmlCharacters, description });
 const ssmlElements =
   'Supported SSML: break (time, strength), p, s, sub (alias), phoneme (alphabet ipa|x-sampa, ph), say-as (interpret-as ' +
-  'characters|spell-out|cardinal|ordinal|digits|date|time|telephone), prosody (rate, volume; pitch is not honoured and ' +
-  'says so in x-voxd-warnings), emphasis, lang (xml:lang: another engine speaks the stretch where the voice cannot), voice ' +
+  'characters|spell-out|cardinal|ordinal|digits|date|time|telephone), prosody (rate, volume, pitch: x-low..x-high, ±N st ' +
+  'or ±N%; Piper cannot shift pitch and says so in x-voxd-warnings), emphasis, lang (xml:lang: another engine speaks the stretch where the voice cannot), voice ' +
   '(name: a voice id), mark (name: its time in the with-timestamps answer).';
 const textDescription = `Text to speak (1-${maxTextCharacters} characters of text), or an SSML document starting with <speak> (its markup not counted). ${ssmlElements}`;
 

@@ -26,7 +26,16 @@ import type { SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer, Voice
 import { SpeechStream } from './speech-stream.js';
 import { normalizeText } from './text/normalize.js';
 import { endsSentence, joinPieces, splitFirstSentence, splitOpenSentence } from './text/sentences.js';
-import { applyPronunciationRules, isSsml, parseSsml, plainSpeech, spokenText as segmentsText, type SpeechSegment } from './text/ssml.js';
+import {
+  applyPronunciationRules,
+  isSsml,
+  parseSsml,
+  plainSpeech,
+  sameProsody,
+  spokenText as segmentsText,
+  type SegmentProsody,
+  type SpeechSegment,
+} from './text/ssml.js';
 import { characterAlignment, mapWordTimes, spokenWeight, spokenWords, type TimedWord } from './text/word-times.js';
 import { maxTextCharacters, type OpenaiSpeechFields, type SynthesizeFields } from './contract.js';
 
@@ -308,6 +317,8 @@ export class SynthesisService {
       }
       const plan = await planFor(segment.voiceId, segment.language);
       warnings.push(...plan.warnings.filter((w) => !main.plan.warnings.includes(w)));
+      const pitchWarning = `SSML <prosody pitch> is not honoured by ${plan.synthesizer.engine}: its voices' pitch is predicted inside the model.`;
+      if (segment.pitchSemitones && !plan.synthesizer.shiftsPitch && !warnings.includes(pitchWarning)) warnings.push(pitchWarning);
       planned.push({ ...segment, plan });
     }
     // Links are not read out and symbols alone say nothing: refuse instead of answering with empty audio.
@@ -868,8 +879,8 @@ function sayPhonemesInSentence(
   >,
 ): PlannedSegment[] {
   const out: PlannedSegment[] = [];
-  const joins = (run: PlannedSegment | undefined, segment: { plan: Plan; rate: number; volumeDb: number }): run is PlannedSpeech =>
-    run?.kind === 'text' && run.plan === segment.plan && run.rate === segment.rate && run.volumeDb === segment.volumeDb;
+  const joins = (run: PlannedSegment | undefined, segment: SegmentProsody & { plan: Plan }): run is PlannedSpeech =>
+    run?.kind === 'text' && run.plan === segment.plan && sameProsody(run, segment);
   const withParts = (run: PlannedSpeech, parts: SpeechPart[]): PlannedSpeech => ({
     ...run,
     text: joinPieces(parts.map((p) => p.text)),
@@ -913,6 +924,7 @@ async function* speakSegment(segment: PlannedSpeech, outputRate: number, request
     voice: plan.voice,
     speed: Math.min(4, Math.max(0.25, (request.speed ?? 1) * segment.rate)),
     ...(segment.parts ? { parts: segment.parts } : {}),
+    ...(segment.pitchSemitones ? { pitchSemitones: segment.pitchSemitones } : {}),
   };
   for await (const chunk of speak(plan, said)) {
     const waveform = chunk.waveform.sampleRate === outputRate ? chunk.waveform : await resample(chunk.waveform, outputRate, request.signal);

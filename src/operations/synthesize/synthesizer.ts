@@ -47,6 +47,8 @@ export interface SynthesisRequest {
   emotion?: Emotion;
   /** Speaking-rate multiplier (0.25-4), applied on top of the emotion's rate. */
   speed?: number;
+  /** Pitch shift from the voice's own (SSML `<prosody pitch>`), on top of the emotion's; engines that shiftsPitch. */
+  pitchSemitones?: number;
   /**
    * Nobody waits on this speech piece by piece (a built-in voice's analysis): an engine may favour throughput over the
    * latency of one run (Kokoro runs it on one-thread sessions side by side).
@@ -80,6 +82,8 @@ export interface Synthesizer {
   readonly neural: boolean;
   /** Its voices can be blended (`{ blend }`): a cloned voice then speaks with the blend of the voices closest to it. */
   readonly blends: boolean;
+  /** It honours `pitchSemitones`. */
+  readonly shiftsPitch: boolean;
   languages(): string[];
   /** The tag it speaks a requested language as (`en` -> `en-us`), or undefined when it does not speak it. */
   speaks(language: string): string | undefined;

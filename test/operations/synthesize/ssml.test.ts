@@ -46,27 +46,44 @@ describe('SSML to segments', () => {
     assert.ok(spokenText(segments).startsWith('I work at World Wide Web Consortium. My cat Zork is a b c'));
   });
 
-  test('prosody and emphasis set rate and volume; lang and voice switch the speaker; pitch is a warning', () => {
+  test('prosody and emphasis set rate, volume and pitch; lang and voice switch the speaker', () => {
     const { segments, warnings } = parseSsml(
       '<speak xml:lang="en-US">One <prosody rate="slow" volume="+6dB" pitch="high">two <emphasis level="strong">three</emphasis></prosody>' +
         ' <lang xml:lang="de">vier</lang> <voice name="am_adam">five</voice> <say-as interpret-as="ordinal">2</say-as></speak>',
     );
-    assert.equal(warnings.length, 1);
-    assert.match(warnings[0]!, /prosody pitch.*not honoured.*line 1/);
-    const texts = segments.map((s) => (s.kind === 'text' ? [s.text.trim(), s.language, s.voiceId, s.rate, s.volumeDb] : s.kind));
+    assert.deepEqual(warnings, []);
+    const texts = segments.map((s) =>
+      s.kind === 'text' ? [s.text.trim(), s.language, s.voiceId, s.rate, s.volumeDb, s.pitchSemitones] : s.kind,
+    );
     assert.deepEqual(
       texts,
       [
-        ['One', 'en-US', undefined, 1, 0],
-        ['two', 'en-US', undefined, 0.75, 6],
-        ['three', 'en-US', undefined, 0.75 * 0.85, 10],
-        ['', 'en-US', undefined, 1, 0],
-        ['vier', 'de', undefined, 1, 0],
-        ['', 'en-US', undefined, 1, 0],
-        ['five', 'en-US', 'am_adam', 1, 0],
-        ['2nd', 'en-US', undefined, 1, 0],
+        ['One', 'en-US', undefined, 1, 0, undefined],
+        ['two', 'en-US', undefined, 0.75, 6, 2],
+        ['three', 'en-US', undefined, 0.75 * 0.85, 10, 2],
+        ['', 'en-US', undefined, 1, 0, undefined],
+        ['vier', 'de', undefined, 1, 0, undefined],
+        ['', 'en-US', undefined, 1, 0, undefined],
+        ['five', 'en-US', 'am_adam', 1, 0, undefined],
+        ['2nd', 'en-US', undefined, 1, 0, undefined],
       ].filter(([text]) => text !== ''),
     );
+  });
+
+  test('prosody pitch: words, semitones and percentages add up when nested, at most an octave; Hz is a warning', () => {
+    const pitchOf = (ssml: string) => parseSsml(ssml).segments.map((s) => (s.kind === 'text' ? s.pitchSemitones : s.kind));
+    assert.deepEqual(pitchOf('<speak><prosody pitch="x-low">a</prosody><prosody pitch="-1.5st">b</prosody></speak>'), [-4, -1.5]);
+    assert.deepEqual(pitchOf('<speak><prosody pitch="+100%">a</prosody></speak>'), [12]);
+    assert.deepEqual(pitchOf('<speak><prosody pitch="+10st">a<prosody pitch="+3st">b</prosody></prosody></speak>'), [10, 12]);
+    assert.deepEqual(pitchOf('<speak><prosody pitch="+2st">a<prosody pitch="-2st">b</prosody></prosody></speak>'), [2, undefined]);
+    assert.deepEqual(pitchOf('<speak><prosody pitch="-20%">a</prosody></speak>'), [-3.86]);
+    const hz = parseSsml('<speak><prosody pitch="+20Hz">a</prosody></speak>');
+    assert.deepEqual(
+      hz.segments.map((s) => (s.kind === 'text' ? s.pitchSemitones : s.kind)),
+      [undefined],
+    );
+    assert.match(hz.warnings[0]!, /pitch="\+20Hz".*not honoured.*st, % or a word/);
+    fails('<speak><prosody pitch="shrill">a</prosody></speak>', /<prosody> pitch 'shrill' is not x-low..x-high/);
   });
 
   test('errors name the element and its line:column', () => {

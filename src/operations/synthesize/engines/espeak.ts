@@ -34,6 +34,7 @@ export class EspeakSynthesizer implements Synthesizer {
   readonly description = 'espeak-ng formant voice';
   readonly neural = false;
   readonly blends = false;
+  readonly shiftsPitch = true;
 
   private constructor(private readonly installed: EspeakVoiceInfo[]) {}
 
@@ -87,7 +88,7 @@ export class EspeakSynthesizer implements Synthesizer {
     const variant = emotion.voiced ? match[2] : match[2]?.startsWith('f') ? 'whisperf' : 'whisper';
     const voice = `${match[1]}${variant ? `+${variant}` : ''}`;
     const wordsPerMinute = Math.round(espeakDefaultWordsPerMinute * (request.speed ?? 1) * emotion.rate);
-    const pitchFactor = 2 ** (emotion.f0Semitones / 12);
+    const pitchFactor = 2 ** ((emotion.f0Semitones + (request.pitchSemitones ?? 0)) / 12);
     const pitch = Math.round(100 * (pitchFactor - 1));
     // espeak-ng's range is in absolute pitch units (so it is scaled with the pitch), responds weakly at faster rates
     // (so the deviation from 1 is doubled, calibrated with ../../../audio/pitch.ts) and saturates at 200%.

@@ -133,6 +133,7 @@ export class KokoroSynthesizer implements Synthesizer {
   readonly description = 'Kokoro-82M neural voice';
   readonly neural = true;
   readonly blends = true;
+  readonly shiftsPitch = true;
   private readonly voiceTables = new Map<string, Promise<Float32Array>>();
   private britishLexicon: Promise<EnglishLexicon> | undefined;
   private punctuation: Set<number> | undefined;
@@ -258,7 +259,7 @@ export class KokoroSynthesizer implements Synthesizer {
           ids,
           await this.style(request.voice, ids.length),
           speed,
-          emotion.f0Semitones,
+          emotion.f0Semitones + (request.pitchSemitones ?? 0),
           emotion.f0Range,
           emotion.voiced,
           request.background,

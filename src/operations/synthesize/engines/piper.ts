@@ -125,6 +125,8 @@ export class PiperSynthesizer implements Synthesizer {
   readonly description = 'Piper neural voice';
   readonly neural = true;
   readonly blends = false;
+  /** The exported VITS graph predicts pitch inside the decoder (see synthesize). */
+  readonly shiftsPitch = false;
   /** Best first: by quality, then in the order found. */
   private speakers: readonly PiperSpeaker[] = [];
   private notInstalled: readonly PullableVoice[] = [];

@@ -8,10 +8,11 @@ import { VoxError } from '../../../core/errors.js';
 import type { PronunciationRule } from '../../../lexicons/contract.js';
 import { xsampaToIpa } from './phonemes.js';
 
-/** How a stretch is said: a speaking-rate multiplier and a gain. */
+/** How a stretch is said: a speaking-rate multiplier, a gain and a pitch shift (absent: none). */
 export interface SegmentProsody {
   rate: number;
   volumeDb: number;
+  pitchSemitones?: number;
 }
 
 /** Who says a stretch, where SSML changed it: a language (`<lang>`) or a voice (`<voice>`); absent: the request's. */
@@ -37,6 +38,10 @@ export interface ParsedSpeech {
 export const maxBreakSeconds = 10;
 const breakStrengths: Record<string, number> = { none: 0, 'x-weak': 0.1, weak: 0.25, medium: 0.5, strong: 0.8, 'x-strong': 1.2 };
 const rateWords: Record<string, number> = { 'x-slow': 0.5, slow: 0.75, medium: 1, fast: 1.25, 'x-fast': 1.6, default: 1 };
+/** Pitch words as shifts from the voice's own pitch (a voice's range is about an octave, so x-high stays natural). */
+const pitchWords: Record<string, number> = { 'x-low': -4, low: -2, medium: 0, high: 2, 'x-high': 4, default: 0 };
+/** The largest pitch shift honoured, either way (an octave). */
+export const maxPitchSemitones = 12;
 const volumeWords: Record<string, number> = { silent: -Infinity, 'x-soft': -12, soft: -6, medium: 0, loud: 4, 'x-loud': 8, default: 0 };
 /** Emphasis as delivery: slower and louder (strong, moderate) or faster and quieter (reduced). */
 const emphasisLevels: Record<string, SegmentProsody> = {
@@ -88,6 +93,7 @@ export function parseSsml(ssml: string): ParsedSpeech {
     ...(frame.voiceId ? { voiceId: frame.voiceId } : {}),
     rate: frame.rate,
     volumeDb: frame.volumeDb,
+    ...(frame.pitchSemitones ? { pitchSemitones: frame.pitchSemitones } : {}),
   });
   const addText = (text: string, frame: Frame): void => {
     const last = segments.at(-1);
@@ -160,7 +166,13 @@ export function parseSsml(ssml: string): ParsedSpeech {
         if (volume !== undefined)
           frame.volumeDb +=
             volumeWords[volume] ?? parseDecibels(volume) ?? fail(`<prosody> volume '${volume}' is not silent..x-loud or ±N dB`);
-        if (pitch !== undefined) warnings.push(`SSML <prosody pitch> is not honoured (${where()}): the engines' pitch follows the voice.`);
+        if (pitch !== undefined && /hz\s*$/iu.test(pitch))
+          warnings.push(`SSML <prosody pitch="${pitch}"> is not honoured (${where()}): give it in st, % or a word, not Hz.`);
+        else if (pitch !== undefined) {
+          const shift = pitchWords[pitch] ?? parseSemitones(pitch) ?? fail(`<prosody> pitch '${pitch}' is not x-low..x-high, ±N st or ±N%`);
+          const total = (frame.pitchSemitones ?? 0) + shift;
+          frame.pitchSemitones = Math.round(Math.min(maxPitchSemitones, Math.max(-maxPitchSemitones, total)) * 100) / 100;
+        }
         break;
       }
       case 'emphasis': {
@@ -223,7 +235,11 @@ export function parseSsml(ssml: string): ParsedSpeech {
 }
 
 const sameSpeaker = (a: SegmentSpeaker & SegmentProsody, b: SegmentSpeaker & SegmentProsody): boolean =>
-  a.language === b.language && a.voiceId === b.voiceId && a.rate === b.rate && a.volumeDb === b.volumeDb;
+  a.language === b.language && a.voiceId === b.voiceId && sameProsody(a, b);
+
+/** Whether two stretches are said alike (rate, volume and pitch). */
+export const sameProsody = (a: SegmentProsody, b: SegmentProsody): boolean =>
+  a.rate === b.rate && a.volumeDb === b.volumeDb && (a.pitchSemitones ?? 0) === (b.pitchSemitones ?? 0);
 
 /** `1.5s`, `500ms` -> seconds. */
 function parseTime(value: string): number | undefined {
@@ -242,6 +258,15 @@ function parseRelative(value: string, _what: string): number | undefined {
   }
   const number = /^\s*(\d+(?:\.\d+)?)\s*$/u.exec(value);
   return number && Number(number[1]) > 0 ? Math.min(4, Math.max(0.25, Number(number[1]))) : undefined;
+}
+
+/** `+2st`, `-1.5st`, `+10%` (of the pitch) -> semitones. */
+function parseSemitones(value: string): number | undefined {
+  const match = /^\s*([+-])(\d+(?:\.\d+)?)\s*(st|%)\s*$/u.exec(value);
+  if (!match) return undefined;
+  const n = (match[1] === '-' ? -1 : 1) * Number(match[2]);
+  if (match[3] === 'st') return n;
+  return n > -100 ? 12 * Math.log2(1 + n / 100) : undefined;
 }
 
 function parseDecibels(value: string): number | undefined {
