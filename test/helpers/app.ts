@@ -1,5 +1,6 @@
 /** Builds the real app on a fresh data dir for a test file. */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -77,7 +78,7 @@ export async function listen(t: TestApp): Promise<string> {
   return `127.0.0.1:${address.port}`;
 }
 
-interface MultipartFile {
+export interface MultipartFile {
   filename: string;
   content: Buffer;
   contentType?: string;
@@ -106,6 +107,29 @@ export function multipartBody(
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** An eval recording as a multipart file (`relative` to eval/, e.g. `vc/resemblyzer_librispeech/3080-5032-0001.wav`). */
+export function evalFile(relative: string): MultipartFile {
+  return { filename: path.basename(relative), content: readFileSync(path.join(evalDir, relative)), contentType: 'audio/wav' };
+}
+
+/** A voice profile made through POST /v1/voices from audio files, consent given: its answer, checked to be a 201. */
+export async function createVoice(
+  t: Pick<TestApp, 'app' | 'key'>,
+  fields: Record<string, string>,
+  files: MultipartFile | MultipartFile[],
+  key = t.key,
+): Promise<{ voice_id: string } & Record<string, unknown>> {
+  const form = multipartBody({ consent: 'true', ...fields }, { files });
+  const created = await t.app.inject({
+    method: 'POST',
+    url: '/v1/voices',
+    headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType },
+    payload: form.body,
+  });
+  assert.equal(created.statusCode, 201, created.body);
+  return created.json();
 }
 
 export interface EvalEntry {

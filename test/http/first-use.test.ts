@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { BuiltinAnalysisStore } from '../../src/voices/builtin-store.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile, modelsDirWithoutDerived } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
 
@@ -58,32 +58,17 @@ describe('first use: built-in voices are analysed once, never twice', () => {
     const t = await buildTestApp({ VOXD_MODELS_DIR: modelsDir });
     try {
       const auth = { authorization: `Bearer ${t.key}` };
-      const voice = multipartBody(
-        { name: 'Reader 3080', consent: 'true', language: 'en' },
-        {
-          files: [
-            { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
-            { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
-          ],
-        },
-      );
-      const created = await t.app.inject({
-        method: 'POST',
-        url: '/v1/voices',
-        headers: { ...auth, 'content-type': voice.contentType },
-        payload: voice.body,
-      });
-      assert.equal(created.statusCode, 201, created.body);
+      const created = await createVoice(t, { name: 'Reader 3080', language: 'en' }, [
+        { filename: 'a.wav', content: clip('3080-5032-0001.wav') },
+        { filename: 'b.wav', content: clip('3080-5032-0004.wav') },
+      ]);
       // Made with the profile: its first speech, converted to it, does not analyse its clips first.
-      assert.ok(
-        (await t.container.store.voices.get(created.json().voice_id))?.analysis['world-dsp'],
-        'conversion statistics made at creation',
-      );
+      assert.ok((await t.container.store.voices.get(created.voice_id))?.analysis['world-dsp'], 'conversion statistics made at creation');
       const speech = await t.app.inject({
         method: 'POST',
         url: '/v1/audio/tts',
         headers: auth,
-        payload: { text: 'Please leave a message after the tone.', voice_id: created.json().voice_id, format: 'wav' },
+        payload: { text: 'Please leave a message after the tone.', voice_id: created.voice_id, format: 'wav' },
       });
       assert.equal(speech.statusCode, 200, speech.body);
       assert.equal(t.container.voices.builtinAnalysesComputed, 0, 'the cloned-voice TTS analysed no built-in voice');
@@ -104,7 +89,7 @@ describe('first use: built-in voices are analysed once, never twice', () => {
           method: 'POST',
           url: '/v1/audio/tts',
           headers: auth,
-          payload: { text: 'Por favor, deje su mensaje.', voice_id: created.json().voice_id, language: 'es', format: 'wav' },
+          payload: { text: 'Por favor, deje su mensaje.', voice_id: created.voice_id, language: 'es', format: 'wav' },
         });
       assert.equal((await speakSpanish()).statusCode, 200);
       assert.equal(t.container.voices.builtinAnalysesComputed, 1 + spanish.length, 'the Spanish voices were analysed');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, evalFile, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
 interface Entry {
@@ -42,18 +42,8 @@ describe('gender estimate of cloned voices', () => {
   test(`at least 95% right over ${speakers.size} eval speakers of known gender, JFK included`, async () => {
     const wrong: string[] = [];
     for (const [name, speaker] of speakers) {
-      const form = multipartBody(
-        { name, consent: 'true' },
-        { files: speaker.files.map((file) => ({ filename: path.basename(file), content: readFileSync(path.join(evalDir, file)) })) },
-      );
-      const created = await t.app.inject({
-        method: 'POST',
-        url: '/v1/voices',
-        headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
-        payload: form.body,
-      });
-      assert.equal(created.statusCode, 201, created.body);
-      if (created.json().gender_estimate !== speaker.gender) wrong.push(`${name} (${speaker.gender}) as ${created.json().gender_estimate}`);
+      const created = await createVoice(t, { name }, speaker.files.map(evalFile));
+      if (created.gender_estimate !== speaker.gender) wrong.push(`${name} (${speaker.gender}) as ${created.gender_estimate}`);
     }
     assert.ok(wrong.length <= speakers.size * 0.05, `wrong: ${wrong.join(', ')}`);
     assert.ok(!wrong.some((w) => w.startsWith('JFK')), 'JFK is male');

@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildConversation, levelled, random, trimmed, type Conversation } from '../../bench/lib/conversations.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
-import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, evalFile, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
 const clipPath = (name: string) => path.join(evalDir, 'vc/resemblyzer_librispeech', name);
@@ -31,18 +31,7 @@ describe('speakers named from voice profiles', () => {
   let conversation: Conversation;
   const voices = { alex: '', beth: '', dana: '' };
 
-  const createVoice = async (fields: Record<string, string>, clip: string) => {
-    const form = multipartBody(
-      { consent: 'true', ...fields },
-      { files: { filename: clip, content: readFileSync(clipPath(clip)), contentType: 'audio/wav' } },
-    );
-    return t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
-      payload: form.body,
-    });
-  };
+  const enrol = (fields: Record<string, string>, clip: string) => createVoice(t, fields, evalFile(`vc/resemblyzer_librispeech/${clip}`));
   const transcribe = async (fields: Record<string, string | string[]>, key = t.key) => {
     const audio = await encodeWaveform({ samples: conversation.samples, sampleRate: 16000, channels: 1 }, { format: 'wav' });
     const form = multipartBody(fields, { audio: { filename: 'meeting.wav', content: audio } });
@@ -77,13 +66,12 @@ describe('speakers named from voice profiles', () => {
     conversation = buildConversation(heard, ['alex', 'beth', 'unknown'], random(17), 9);
 
     const made = await Promise.all([
-      createVoice({ name: 'Alex' }, '2033-164914-0001.wav'),
-      createVoice({ name: 'Beth', purpose: 'identify' }, '3080-5032-0001.wav'),
+      enrol({ name: 'Alex' }, '2033-164914-0001.wav'),
+      enrol({ name: 'Beth', purpose: 'identify' }, '3080-5032-0001.wav'),
       // Listed but not in the meeting.
-      createVoice({ name: 'Dana' }, '1998-15444-0001.wav'),
+      enrol({ name: 'Dana' }, '1998-15444-0001.wav'),
     ]);
-    for (const r of made) assert.equal(r.statusCode, 201, r.body);
-    [voices.alex, voices.beth, voices.dana] = made.map((r) => r.json().voice_id as string) as [string, string, string];
+    [voices.alex, voices.beth, voices.dana] = made.map((voice) => voice.voice_id) as [string, string, string];
   });
   after(async () => t.close());
 

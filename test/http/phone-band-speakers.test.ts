@@ -13,7 +13,7 @@ import { levelled, trimmed } from '../../bench/lib/conversations.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { encodeWaveform, encodeWaveformToFile } from '../../src/audio/encode.js';
 import { ffmpegBaseArgs, runProcess } from '../../src/audio/ffmpeg.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
 interface Transcript {
@@ -67,21 +67,9 @@ describe('a phone-band call with named speakers', () => {
     assert.equal(converted.exitCode, 0, converted.stderr);
     call = readFileSync(narrow);
 
-    const createVoice = async (name: string, content: Buffer) => {
-      const form = multipartBody(
-        { consent: 'true', name, purpose: 'identify' },
-        { files: { filename: `${name}.wav`, content, contentType: 'audio/wav' } },
-      );
-      const r = await t.app.inject({
-        method: 'POST',
-        url: '/v1/voices',
-        headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
-        payload: form.body,
-      });
-      assert.equal(r.statusCode, 201, r.body);
-      return r.json().voice_id as string;
-    };
-    spanishVoice = await createVoice('Lucia', await encodeWaveform({ samples: enrolment, sampleRate, channels: 1 }, { format: 'wav' }));
+    const enrol = async (name: string, content: Buffer) =>
+      (await createVoice(t, { name, purpose: 'identify' }, { filename: `${name}.wav`, content, contentType: 'audio/wav' })).voice_id;
+    spanishVoice = await enrol('Lucia', await encodeWaveform({ samples: enrolment, sampleRate, channels: 1 }, { format: 'wav' }));
   });
   after(async () => t.close());
 

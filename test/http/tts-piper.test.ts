@@ -9,7 +9,7 @@ import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.
 import type { ApiKeyRecord } from '../../src/core/records.js';
 import { SynthesisService } from '../../src/operations/synthesize/service.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../../src/speakers/embedding.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, makeTempDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
 import { worldAddon } from '../helpers/vc-assets.js';
@@ -156,18 +156,13 @@ describe('POST /v1/audio/tts with a Piper voice installed', () => {
     timeout: 300_000,
   }, async () => {
     const clips = ['3080-5032-0001.wav', '3080-5032-0004.wav'].map((name) => path.join(evalDir, 'vc/resemblyzer_librispeech', name));
-    const form = multipartBody(
-      { name: 'Reader', consent: 'true', language: 'en-us' },
-      { files: clips.map((clip) => ({ filename: path.basename(clip), content: readFileSync(clip) })) },
-    );
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
-      payload: form.body,
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    const voiceId = created.json().voice_id as string;
+    const voiceId = (
+      await createVoice(
+        t,
+        { name: 'Reader', language: 'en-us' },
+        clips.map((clip) => ({ filename: path.basename(clip), content: readFileSync(clip) })),
+      )
+    ).voice_id;
     // Built-in analyses include the Piper voices': joe's embedding is computed once (at start, or here) and then read.
     const { synthesis } = t.container.operations;
     await synthesis.prepareBuiltinVoices({ voiceIds: [joeVoiceId] });

@@ -1,6 +1,6 @@
 /** Text-to-speech through HTTP with the real engines (Kokoro int8, espeak-ng). */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -9,7 +9,7 @@ import { decodeFile } from '../../src/audio/decode.js';
 import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.js';
 import { resample } from '../../src/audio/resample.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../../src/speakers/embedding.js';
-import { buildTestApp, evalDir, makeTempDir, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, evalFile, makeTempDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
 
@@ -122,28 +122,8 @@ describe('POST /v1/audio/tts', () => {
   });
 
   test('a cloned voice speaks English through the closest blend of Kokoro voices + conversion, Swahili through espeak-ng + conversion; preview works', async () => {
-    const boundary = '----voxdtts';
-    const clip = (name: string) => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
-    const parts: Buffer[] = [
-      Buffer.from(
-        `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader\r\n--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen-us\r\n`,
-      ),
-    ];
-    for (const name of ['2033-164914-0001.wav', '2033-164914-0003.wav'])
-      parts.push(
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\n\r\n`),
-        clip(name),
-        Buffer.from('\r\n'),
-      );
-    parts.push(Buffer.from(`--${boundary}--\r\n`));
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload: Buffer.concat(parts),
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    const voiceId = created.json().voice_id as string;
+    const clips = ['2033-164914-0001.wav', '2033-164914-0003.wav'].map((name) => evalFile(`vc/resemblyzer_librispeech/${name}`));
+    const voiceId = (await createVoice(t, { name: 'Reader', language: 'en-us' }, clips)).voice_id;
     const r = await tts({ text: 'Good evening, and welcome to the reading.', voice_id: voiceId, format: 'wav' });
     assert.equal(r.statusCode, 200, r.body);
     assert.equal(r.headers['x-voxd-engine'], 'kokoro+world-dsp');

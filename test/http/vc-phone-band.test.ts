@@ -11,7 +11,7 @@ import { decodeFile } from '../../src/audio/decode.js';
 import { CamppEncoder } from '../../src/speakers/campplus.js';
 import { cosineSimilarity, SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { firstSeconds, phoneBand } from '../../bench/lib/phone-band.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { camppModelPath, ge2eModelPath, modelFile } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
 
@@ -37,19 +37,17 @@ describe('POST /v1/audio/vc, phone band, one short enrollment clip', () => {
     const heldOut = await phoneBand(evalClip('resemblyzer_librispeech/3080-5032-0004.wav'), dir);
     const sourceFile = await phoneBand(evalClip('rtvc_samples/p240_00000.wav'), dir);
     const auth = { authorization: `Bearer ${t.key}` };
-    const form = multipartBody(
-      { name: 'Reader 3080 by phone', consent: 'true' },
-      { files: { filename: 'enrollment.wav', content: readFileSync(enrollment), contentType: 'audio/wav' } },
+    const created = await createVoice(
+      t,
+      { name: 'Reader 3080 by phone' },
+      {
+        filename: 'enrollment.wav',
+        content: readFileSync(enrollment),
+        contentType: 'audio/wav',
+      },
     );
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { ...auth, 'content-type': form.contentType },
-      payload: form.body,
-    });
-    assert.equal(created.statusCode, 201, created.body);
     const convertForm = multipartBody(
-      { target_voice_id: created.json().voice_id, preserve_emotion: 'true' },
+      { target_voice_id: created.voice_id, preserve_emotion: 'true' },
       { audio: { filename: 'source.wav', content: readFileSync(sourceFile), contentType: 'audio/wav' } },
     );
     const converted = await t.app.inject({

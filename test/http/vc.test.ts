@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { decodeFile } from '../../src/audio/decode.js';
 import { rmsDb } from '../../src/audio/waveform.js';
 import { defaultWorldAddonPath, World } from '../../src/audio/world.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, evalFile, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
 
@@ -26,27 +26,8 @@ describe('POST /v1/audio/vc', () => {
       worldAddon(),
     ]);
     t = await buildTestApp();
-    const boundary = '----voxdvc';
-    const parts: Buffer[] = [
-      `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nReader 3080\r\n`,
-      `--${boundary}\r\nContent-Disposition: form-data; name="consent"\r\n\r\ntrue\r\n`,
-    ].map((p): Buffer => Buffer.from(p));
-    for (const name of ['3080-5032-0001.wav', '3080-5032-0004.wav']) {
-      parts.push(
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="${name}"\r\nContent-Type: audio/wav\r\n\r\n`),
-        clip(name),
-        Buffer.from('\r\n'),
-      );
-    }
-    parts.push(Buffer.from(`--${boundary}--\r\n`));
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
-      payload: Buffer.concat(parts),
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    voiceId = created.json().voice_id;
+    const clips = ['3080-5032-0001.wav', '3080-5032-0004.wav'].map((name) => evalFile(`vc/resemblyzer_librispeech/${name}`));
+    voiceId = (await createVoice(t, { name: 'Reader 3080' }, clips)).voice_id;
   });
   after(async () => t.close());
 

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { decodeFile } from '../../src/audio/decode.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
-import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
 
@@ -29,18 +29,8 @@ describe('cloned voices are private to their owner (and admin keys)', () => {
 
   const create = async (key: string): Promise<string> => {
     // Swahili: espeak-ng speaks it, so tts needs no Kokoro blend and stays quick; conversion still runs.
-    const form = multipartBody(
-      { name: 'Reader 3080', consent: 'true', language: 'sw' },
-      { files: { filename: 'a.wav', content: readFileSync(path.join(clipsDir, '3080-5032-0001.wav')) } },
-    );
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { authorization: `Bearer ${key}`, 'content-type': form.contentType },
-      payload: form.body,
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    return created.json().voice_id as string;
+    const clip = { filename: 'a.wav', content: readFileSync(path.join(clipsDir, '3080-5032-0001.wav')) };
+    return (await createVoice(t, { name: 'Reader 3080', language: 'sw' }, clip, key)).voice_id;
   };
 
   before(async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { startPostgres } from '../helpers/postgres.js';
 import { startSeaweedfs } from '../helpers/seaweedfs.js';
@@ -58,18 +58,10 @@ describe('two nodes on PostgreSQL + S3', () => {
       content: readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name)),
       contentType: 'audio/wav',
     });
-    const form = multipartBody(
-      { name: 'Shared reader', consent: 'true', language: 'en' },
-      { files: [clip('3080-5032-0001.wav'), clip('3080-5032-0004.wav')] },
-    );
-    const created = await first.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { authorization: `Bearer ${first.key}`, 'content-type': form.contentType },
-      payload: form.body,
-    });
-    assert.equal(created.statusCode, 201, created.body);
-    const voiceId = created.json().voice_id as string;
+    const { voice_id: voiceId } = await createVoice(first, { name: 'Shared reader', language: 'en' }, [
+      clip('3080-5032-0001.wav'),
+      clip('3080-5032-0004.wav'),
+    ]);
 
     const auth = { authorization: `Bearer ${first.key}` };
     const got = await second.app.inject({ method: 'GET', url: `/v1/voices/${voiceId}`, headers: auth });

@@ -3,14 +3,14 @@
  * the real server: a conversation built here from two eval/vc readers whose profiles were made from their other clips.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { buildConversation, levelled, random, trimmed } from '../../bench/lib/conversations.js';
 import { decodeFile } from '../../src/audio/decode.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, evalFile, makeTempDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { screenshot, startStudio, unlabelledControls, type Studio } from './browser.js';
 
@@ -37,17 +37,7 @@ describe('named speakers on the Transcribe page in Chromium', () => {
       ['Alex', '2033-164914-0001.wav'],
       ['Beth', '3080-5032-0001.wav'],
     ] as const) {
-      const form = multipartBody(
-        { consent: 'true', name },
-        { files: { filename: clip, content: readFileSync(clipPath(clip)), contentType: 'audio/wav' } },
-      );
-      const created = await server.app.inject({
-        method: 'POST',
-        url: '/v1/voices',
-        headers: { authorization: `Bearer ${server.key}`, 'content-type': form.contentType },
-        payload: form.body,
-      });
-      assert.equal(created.statusCode, 201, created.body);
+      await createVoice(server, { name }, evalFile(`vc/resemblyzer_librispeech/${clip}`));
     }
     const heard = new Map<string, Float32Array[]>();
     for (const [speaker, clip] of [
