@@ -209,6 +209,53 @@ describe('dubbing', () => {
     assert.match(vtt, /^WEBVTT/);
   });
 
+  test('an audio input with a voice named per speaker and no background: the dub is the dubbed dialogue alone', async () => {
+    const voices = { SPEAKER_1: 'af_heart', SPEAKER_2: 'am_adam' };
+    const accepted = await post(
+      {
+        target_language: 'en',
+        source_language: 'en',
+        voices: JSON.stringify(voices),
+        num_speakers: '2',
+        keep_background: 'false',
+        format: 'wav',
+      },
+      path.join(dir, 'clip.wav'),
+    );
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const id = accepted.json<JobView>().id;
+    let job: JobView;
+    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
+      job = (await t.app.inject({ url: `/v1/jobs/${id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
+      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
+      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
+    }
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    const result = job.result!;
+    assert.deepEqual(
+      result.voices.map(({ speaker, voice_id, cloned }) => ({ speaker, voice_id, cloned })),
+      Object.entries(voices).map(([speaker, voice_id]) => ({ speaker, voice_id, cloned: false })),
+    );
+    assert.equal(result.files.video, null);
+    const samples = async (url: string, name: string): Promise<Float32Array> => {
+      const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', await download(url, name), '-f', 'f32le', '-'], {
+        encoding: 'buffer',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      return new Float32Array(stdout.buffer, stdout.byteOffset, stdout.byteLength / 4);
+    };
+    const dubbed = await samples(result.files.audio!.url, 'voiced.wav');
+    const dialogue = await samples(result.files.dialogue!.url, 'voiced-dialogue.wav');
+    assert.equal(dubbed.length, dialogue.length);
+    let speech = 0;
+    let difference = 0;
+    for (let i = 0; i < dubbed.length; i++) {
+      speech += dialogue[i]! ** 2;
+      difference += (dubbed[i]! - dialogue[i]!) ** 2;
+    }
+    assert.ok(speech > 0 && difference / speech < 1e-4, `dub minus dialogue at ${(10 * Math.log10(difference / speech)).toFixed(1)} dB`);
+  });
+
   test('bad requests are refused before a job is accepted', async () => {
     const audio = path.join(evalDir, placements[0]!.file);
     const cases: Array<{ fields: Record<string, string>; file?: string; status: number; param: string }> = [
@@ -226,6 +273,6 @@ describe('dubbing', () => {
       if (status === 422) assert.match(error.message, /Whisper translates only into English/);
     }
     const jobs = await t.app.inject({ url: '/v1/jobs?operation=dub', headers: { authorization: `Bearer ${t.key}` } });
-    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 1);
+    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 2);
   });
 });
