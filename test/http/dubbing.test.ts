@@ -10,16 +10,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { clipSeconds, dubbingClip, placements } from '../helpers/dubbing.js';
 import { sleep } from '../helpers/jobs.js';
 
 const run = promisify(execFile);
-
-/** Where each speaker's recording is placed in the clip (seconds). */
-const placements = [
-  { file: 'vc/resemblyzer_librispeech/3080-5032-0001.wav', atSeconds: 0.5 },
-  { file: 'vc/resemblyzer_librispeech/2033-164914-0001.wav', atSeconds: 9.3 },
-];
-const clipSeconds = 16.5;
 
 interface DubResult {
   source_language: string;
@@ -78,45 +72,7 @@ describe('dubbing', () => {
     t = await buildTestApp();
     t.container.jobWorker.start();
     dir = makeTempDir('dubbing');
-    // Two speakers (a woman, then a man) over a music bed looped to the clip's length, about 8 dB under the speech.
-    const audio = path.join(dir, 'clip.wav');
-    await run('ffmpeg', [
-      '-v',
-      'error',
-      ...placements.flatMap((p) => ['-i', path.join(evalDir, p.file)]),
-      '-stream_loop',
-      '-1',
-      '-i',
-      path.join(evalDir, 'sep/dnr_mix01/music.wav'),
-      '-filter_complex',
-      [
-        ...placements.map((p, i) => `[${i}:a]aresample=44100,adelay=${Math.round(p.atSeconds * 1000)}:all=1[s${i}]`),
-        `[${placements.length}:a]aresample=44100,atrim=0:${clipSeconds}[m]`,
-        `${placements.map((_, i) => `[s${i}]`).join('')}[m]amix=inputs=${placements.length + 1}:normalize=0:duration=longest,atrim=0:${clipSeconds}[out]`,
-      ].join(';'),
-      '-map',
-      '[out]',
-      '-ac',
-      '1',
-      audio,
-    ]);
-    video = path.join(dir, 'clip.mp4');
-    await run('ffmpeg', [
-      '-v',
-      'error',
-      '-f',
-      'lavfi',
-      '-i',
-      `testsrc=size=160x120:rate=10:duration=${clipSeconds}`,
-      '-i',
-      audio,
-      '-c:v',
-      'mpeg4',
-      '-c:a',
-      'aac',
-      '-shortest',
-      video,
-    ]);
+    ({ video } = await dubbingClip(dir));
   });
   after(async () => {
     await t?.close();

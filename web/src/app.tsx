@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { apiJson, storedKey, storeKey, type Capabilities } from './api';
 import { ErrorMessage } from './fields';
 import { Convert } from './convert';
+import { Dub } from './dub';
 import { useAction, useVoices } from './hooks';
 import { Jobs } from './jobs';
 import { Separate } from './separate';
@@ -15,6 +16,7 @@ const pages = {
   transcribe: 'Transcribe',
   separate: 'Separate',
   convert: 'Convert',
+  dub: 'Dub',
   voices: 'Voices',
   jobs: 'Jobs',
 } as const;
@@ -114,6 +116,9 @@ export function App() {
         </div>
         <div hidden={page !== 'convert'}>
           <Convert voices={voices.voices} />
+        </div>
+        <div hidden={page !== 'dub'}>
+          <Dub capabilities={capabilities} />
         </div>
         <div hidden={page !== 'voices'}>
           <Voices voices={voices} />
