@@ -65,7 +65,10 @@ describe('Dub page in Chromium', () => {
     assert.ok(Math.abs(sides[0]!.time - sides[1]!.time) < 0.3, JSON.stringify(sides));
     await page.getByLabel('Dubbed audio').evaluate((audio: HTMLAudioElement) => audio.pause());
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download subtitles (SRT)' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download subtitles (SRT)' }).click(),
+    ]);
     assert.match(download.suggestedFilename(), /\.srt$/);
     const saved = path.join(dir, 'dub.srt');
     await download.saveAs(saved);

@@ -196,10 +196,7 @@ export function Dub({ capabilities }: { capabilities: Capabilities | null }) {
               {result.files.audio && <audio ref={dubbed} controls src={result.files.audio.url} aria-label="Dubbed audio" />}
             </div>
           </div>
-          {result.files.video && (
-            // biome-ignore lint/a11y/useMediaCaption: the dub's subtitles are offered as downloads beside it
-            <video controls src={result.files.video.url} aria-label="Dubbed video" class="dubbed-video" />
-          )}
+          {result.files.video && <video controls src={result.files.video.url} aria-label="Dubbed video" class="dubbed-video" />}
           <div class="inline">
             <button type="button" class="secondary" onClick={switchSide}>
               Switch A/B
