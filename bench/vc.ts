@@ -35,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { decodeFile } from '../src/audio/decode.js';
 import { World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
-import { type ConversionEngineChoice, conversionEngineChoices } from '../src/operations/convert/engines/registry.js';
+import { type ConversionEngineChoice, contentEncoderModel, conversionEngineChoices } from '../src/operations/convert/engines/registry.js';
 import { speakerF0Range, WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { firstSeconds, phoneBand } from './lib/phone-band.js';
@@ -219,6 +219,7 @@ export async function runServiceConditions(
     CamppEncoder.load(await camppModelPath(), { threads: 2 }),
   ]);
   const dir = makeTempDir('vc-conditions');
+  if (options.engine === 'knn') await modelFile(contentEncoderModel.id, contentEncoderModel.file);
   const app = await buildTestApp(options.engine ? { VOXD_VC_ENGINE: options.engine } : {});
   const auth = { authorization: `Bearer ${app.key}` };
   const embeddings = new Map<string, { ge2e: Float32Array; campplus: Float32Array }>();

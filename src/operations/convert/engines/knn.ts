@@ -10,6 +10,13 @@
  * The target's frames (content features, envelopes as cepstra at 20 ms) are computed once from a profile's clips and
  * kept with it. F0 mapping as world-dsp: log f0' = m_target + (log f0 - m_source), times s_target / s_source (clamped
  * to 0.5..1.5) when preserveEmotion is false; energy dynamics stay the source's either way.
+ *
+ * Opt-in (VOXD_VC_ENGINE=knn): it moves identity far (CAM++) but loses the words when the target has only seconds of
+ * speech, as kNN-VC does with little reference audio (bench/results/vc.json, conditions.knn). One male LibriSpeech clip
+ * (2033) converted, whisper base WER against the source's transcript: to itself (target = the source clip) 0.09 (the
+ * rendering is sound); to another 6 s clip of the same reader 0.91 with 4 neighbours, 0.64 with 1; to a female reader
+ * (3080, one 7.8 s clip; CAM++ to her other clip, source 0.12): 4 neighbours 0.27 / WER 1.00 (output to source 0.23),
+ * 1 neighbour 0.37 / 1.09, the output envelope 60% matched and 40% the source's own: 0.22 / 0.36 (output to source 0.40).
  */
 import { bandBins, CepstralSmoother } from '../../../audio/envelope.js';
 import { resample } from '../../../audio/resample.js';
