@@ -11,6 +11,10 @@
  * conversion pools a target's frames); top-1 is right when it lies in the same sentence within +-1 frame of a frame DTW
  * aligned it to; precision@4 is the share of the 4 nearest that are right (kNN conversion averages 4).
  * Each feature raw and with the speaker's mean frame removed ("centred": speaker identity sits partly in the mean).
+ * Caveat: the two voices say the same sentences at nearly the same pace, so a feature that encodes context (where in
+ * which sentence a frame is: Whisper's positional embedding and attention over the whole utterance) scores as well as
+ * one that encodes only the sound. The jump from block 3 (69% top-1 held out) to block 4 (97%) may be partly that; a
+ * conversion's target never says the source's sentences (bench/results/vc.json conditions.knn loses many words).
  *
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc-content-features.ts
  */
