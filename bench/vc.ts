@@ -22,8 +22,11 @@
  * today's native build) to d1a6bcf change nothing the conversion path computes. The engine alone on the raw clips (runVcBench's way) does no better in this condition (every 3rd pair:
  * GE2E closer 47%, CAM++ 21%): the gap to the wideband figures is the condition and the judge, not the profile path.
  *
+ * `--engine knn` runs the conditions with that conversion engine (VOXD_VC_ENGINE; default the server's default); give it
+ * its own `--label`.
+ *
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/vc.ts [--wer] [--limit N] [--every N] [--dio] [--out FILE]
- *      [--conditions phone-short,phone-long,wideband-short,wideband-long --label head]
+ *      [--conditions phone-short,phone-long,wideband-short,wideband-long --label head [--engine knn]]
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -32,6 +35,7 @@ import { parseArgs } from 'node:util';
 import { decodeFile } from '../src/audio/decode.js';
 import { World } from '../src/audio/world.js';
 import type { Waveform } from '../src/audio/waveform.js';
+import { type ConversionEngineChoice, contentEncoderModel, conversionEngineChoices } from '../src/operations/convert/engines/registry.js';
 import { speakerF0Range, WorldDspConverter } from '../src/operations/convert/engines/world-dsp.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../src/speakers/embedding.js';
 import { firstSeconds, phoneBand } from './lib/phone-band.js';
@@ -191,6 +195,10 @@ interface ConditionPair {
   campplus: { outputToTarget: number; sourceToTarget: number; outputToSource: number };
   f0Correlation: number;
   sameDuration: boolean;
+  /** Wall-clock seconds of the conversion request per second of audio (depends on the machine's other load). */
+  rtf: number;
+  /** CPU seconds of the whole process (its worker threads too) per second of audio during the request. */
+  cpuRtf: number;
   wer: { source: string; output: string; wer: number } | null;
 }
 
@@ -200,7 +208,7 @@ interface ConditionPair {
  */
 export async function runServiceConditions(
   conditions: readonly ConditionName[],
-  options: { every?: number; transcribe?: Transcribe } = {},
+  options: { every?: number; transcribe?: Transcribe; engine?: ConversionEngineChoice } = {},
 ) {
   const manifest = JSON.parse(await readFile(path.join(sharedDir, 'eval', 'manifest.json'), 'utf8')) as { vc: Clip[] };
   const bySpeaker = new Map<string, Clip[]>();
@@ -211,7 +219,8 @@ export async function runServiceConditions(
     CamppEncoder.load(await camppModelPath(), { threads: 2 }),
   ]);
   const dir = makeTempDir('vc-conditions');
-  const app = await buildTestApp();
+  if (options.engine === 'knn') await modelFile(contentEncoderModel.id, contentEncoderModel.file);
+  const app = await buildTestApp(options.engine ? { VOXD_VC_ENGINE: options.engine } : {});
   const auth = { authorization: `Bearer ${app.key}` };
   const embeddings = new Map<string, { ge2e: Float32Array; campplus: Float32Array }>();
   const embed = async (file: string, waveform?: Waveform) => {
@@ -269,12 +278,16 @@ export async function runServiceConditions(
             { target_voice_id: voiceId, preserve_emotion: 'true' },
             { audio: { filename: 'source.wav', content: await readFile(sourceFile), contentType: 'audio/wav' } },
           );
+          const started = performance.now();
+          const cpuBefore = process.cpuUsage();
           const converted = await app.app.inject({
             method: 'POST',
             url: '/v1/audio/vc',
             headers: { ...auth, 'content-type': convertForm.contentType },
             payload: convertForm.body,
           });
+          const seconds = (performance.now() - started) / 1000;
+          const cpu = process.cpuUsage(cpuBefore);
           if (converted.statusCode !== 200) throw new Error(`${condition} ${sourceClip.id} -> ${targetSpeaker}: ${converted.body}`);
           const outputFile = path.join(dir, `${condition}-${targetSpeaker}-${sourceSpeaker}.wav`);
           await writeFile(outputFile, converted.rawPayload);
@@ -304,6 +317,8 @@ export async function runServiceConditions(
             campplus: similarities('campplus'),
             f0Correlation: await harvestCorrelation(world, source16k.samples, output16k.samples),
             sameDuration: outputNative.samples.length / outputNative.sampleRate === sourceNative.samples.length / sourceNative.sampleRate,
+            rtf: seconds / (sourceNative.samples.length / sourceNative.sampleRate),
+            cpuRtf: (cpu.user + cpu.system) / 1e6 / (sourceNative.samples.length / sourceNative.sampleRate),
             wer,
           };
           pairs.push(pair);
@@ -344,6 +359,10 @@ function summariseCondition(pairs: ConditionPair[], withWer: boolean) {
       meanF0Correlation: average((p) => p.f0Correlation),
       minF0Correlation: Math.min(...pairs.map((p) => p.f0Correlation)),
       durationIdentity: average((p) => (p.sameDuration ? 1 : 0)),
+      /** The request's wall clock (the first conversion to a voice includes its target analysis). */
+      meanRtf: average((p) => p.rtf),
+      meanCpuRtf: average((p) => p.cpuRtf),
+      loadAverage: os.loadavg()[0],
       /** Output transcript against the source's (both by whisper base): the WER the conversion adds. */
       meanWer: withWer ? average((p) => p.wer?.wer ?? 0) : null,
     },
@@ -412,6 +431,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 
       out: { type: 'string' },
       conditions: { type: 'string' },
       label: { type: 'string' },
+      engine: { type: 'string' },
     },
   });
   const out = values.out ?? path.join(repoRoot, 'bench', 'results', 'vc.json');
@@ -422,9 +442,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(repoRoot, 
     const names = values.conditions.split(',') as ConditionName[];
     for (const name of names)
       if (!conditionNames.includes(name)) throw new Error(`unknown condition ${name}: ${conditionNames.join(', ')}`);
+    const engine = values.engine as ConversionEngineChoice | undefined;
+    if (engine && !conversionEngineChoices.includes(engine))
+      throw new Error(`unknown engine ${engine}: ${conversionEngineChoices.join(', ')}`);
     const results = await runServiceConditions(names, {
       every: values.every ? Number(values.every) : undefined,
       transcribe,
+      engine,
     });
     const label = values.label ?? 'current';
     const conditions = (previous.conditions ?? {}) as Record<string, Record<string, unknown>>;

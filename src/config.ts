@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiKeyPattern } from './auth/api-keys.js';
 import type { BlobConfig } from './storage/open.js';
+import { type ConversionEngineChoice, conversionEngineChoices } from './operations/convert/engines/registry.js';
 import { whisperEncoderChoices, type WhisperEncoderChoice } from './operations/transcribe/engines/registry.js';
 import { operations, type Operation } from './core/records.js';
 
@@ -55,6 +56,8 @@ export interface Config {
    * is installed; 'onnx-int8': its int8 one (faster, less accurate); 'ggml': whisper.cpp's own encoder.
    */
   asrEncoder: WhisperEncoderChoice;
+  /** Voice conversion: 'world-dsp' (default; WORLD with an envelope warp) or 'knn' (target frames matched on Whisper content features). */
+  vcEngine: ConversionEngineChoice;
   /** Serve /metrics without a key (e.g. when only a private network reaches the port); otherwise it needs scope `metrics`. */
   metricsPublic: boolean;
   /** Jobs: how long a settled job, its inputs and results are kept. */
@@ -196,6 +199,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const asrEncoder = (env.VOXD_ASR_ENCODER?.trim() || 'onnx') as Config['asrEncoder'];
   if (!whisperEncoderChoices.includes(asrEncoder))
     throw new ConfigError(`VOXD_ASR_ENCODER must be onnx, onnx-int8 or ggml (got '${env.VOXD_ASR_ENCODER}').`);
+  const vcEngine = (env.VOXD_VC_ENGINE?.trim() || 'world-dsp') as Config['vcEngine'];
+  if (!conversionEngineChoices.includes(vcEngine))
+    throw new ConfigError(`VOXD_VC_ENGINE must be ${conversionEngineChoices.join(' or ')} (got '${env.VOXD_VC_ENGINE}').`);
   const dataDir = path.resolve(env.VOXD_DATA_DIR?.trim() || './data');
   const config: Config = {
     role,
@@ -222,6 +228,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     modelMirrors: modelMirrors(env),
     asrModel: env.VOXD_ASR_MODEL?.trim() || 'whisper-base',
     asrEncoder,
+    vcEngine,
     metricsPublic: boolean(env, 'VOXD_METRICS_PUBLIC', false),
     jobTtlSeconds: integer(env, 'VOXD_JOB_TTL_SECONDS', 86400, 60, 365 * 86400),
     jobMaxAttempts: integer(env, 'VOXD_JOB_MAX_ATTEMPTS', 3, 1, 100),

@@ -124,7 +124,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
   const speakerEncoder = load(speakerEncoderEngine(() => vad.get()));
   const diarization = load(diarizationEngine);
   const separator = load(separationEngine);
-  const converter = load(conversionEngine(() => speakerEncoder.get()));
+  const converter = load(conversionEngine(config.vcEngine, () => speakerEncoder.get()));
   const synthesizers = new Map(synthesisEngines.map((entry) => [entry.id, load(entry)]));
   // Built-in voices' analyses depend only on model files: those the first requests read (preparedVoiceIds) are normally
   // prepared at pull time, else here once (as a model "loads": readiness waits for it) so that the first requests analyse none of them.

@@ -21,6 +21,8 @@ describe('configuration', () => {
     assert.equal(config.asrEncoder, 'onnx');
     assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'ggml' }).asrEncoder, 'ggml');
     assert.equal(loadConfig({ VOXD_ASR_ENCODER: 'onnx-int8' }).asrEncoder, 'onnx-int8');
+    assert.equal(config.vcEngine, 'world-dsp');
+    assert.equal(loadConfig({ VOXD_VC_ENGINE: 'knn' }).vcEngine, 'knn');
     assert.deepEqual(config.modelMirrors, []);
     assert.deepEqual(
       loadConfig({ VOXD_MODEL_MIRRORS: 'https://huggingface.co/=http://mirror.lan/hf/, https://a.example/x/=https://b.example/y/' })
@@ -44,6 +46,7 @@ describe('configuration', () => {
       ['VOXD_SHUTDOWN_GRACE_SECONDS', '-1'],
       ['VOXD_SHUTDOWN_GRACE_SECONDS', '2.5'],
       ['VOXD_ASR_ENCODER', 'cuda'],
+      ['VOXD_VC_ENGINE', 'neural'],
       ['VOXD_MODEL_MIRRORS', 'https://huggingface.co/'],
       ['VOXD_MODEL_MIRRORS', 'https://huggingface.co/=/srv/mirror'],
     ]) {

@@ -51,15 +51,25 @@ export class CepstralSmoother {
   }
 
   smooth(logSpectrum: Float64Array, out: Float64Array): void {
+    this.analyse(logSpectrum, this.coefficients);
+    this.synthesise(this.coefficients, out);
+  }
+
+  /** The first `quefrencies` cepstral coefficients of a log spectrum (a compact, smooth form of an envelope). */
+  analyse(logSpectrum: ArrayLike<number>, out: Float64Array | Float32Array): void {
     const n = this.bins - 1;
     for (let q = 0; q < this.quefrencies; q++) {
       let c = 0;
       for (let k = 0; k <= n; k++) c += (k === 0 || k === n ? 0.5 : 1) * logSpectrum[k]! * this.cosines[q * this.bins + k]!;
-      this.coefficients[q] = (2 * c) / n;
+      out[q] = (2 * c) / n;
     }
-    for (let k = 0; k <= n; k++) {
-      let v = this.coefficients[0]! / 2;
-      for (let q = 1; q < this.quefrencies; q++) v += this.coefficients[q]! * this.cosines[q * this.bins + k]!;
+  }
+
+  /** The log spectrum of `analyse`'s coefficients. */
+  synthesise(coefficients: ArrayLike<number>, out: Float64Array): void {
+    for (let k = 0; k < this.bins; k++) {
+      let v = coefficients[0]! / 2;
+      for (let q = 1; q < this.quefrencies; q++) v += coefficients[q]! * this.cosines[q * this.bins + k]!;
       out[k] = v;
     }
   }

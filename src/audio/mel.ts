@@ -126,3 +126,24 @@ export function vocoderLogMel(samples: Float32Array): { frames: number; melBands
   for (let i = 0; i < mel.data.length; i++) mel.data[i] = Math.log(Math.max(mel.data[i]!, vocoderMelFloor));
   return mel;
 }
+
+/** Whisper's input features: 16 kHz, 80 Slaney bands of 0-8 kHz, 400-point Hann frames every 160 samples (10 ms). */
+export const whisperMelOptions = { sampleRate: 16000, fftSize: 400, hopSize: 160, melBands: 80 } as const;
+
+/**
+ * Log-mel frames as Whisper's `log_mel_spectrogram` computes them: power spectrum of centred (reflect-padded) frames, the
+ * last frame dropped, log10 floored at 1e-10, values below the maximum minus 8 raised to it, then (x + 4) / 4.
+ * `samples` at 16 kHz; frame-major, band b of frame t at t * 80 + b; floor(samples / 160) frames.
+ */
+export function whisperLogMel(samples: Float32Array): { frames: number; melBands: number; data: Float32Array } {
+  const mel = melSpectrogram(samples, whisperMelOptions);
+  const frames = mel.frames - 1;
+  const data = mel.data.subarray(0, frames * mel.melBands);
+  let max = -Infinity;
+  for (let i = 0; i < data.length; i++) {
+    data[i] = Math.log10(Math.max(data[i]!, 1e-10));
+    if (data[i]! > max) max = data[i]!;
+  }
+  for (let i = 0; i < data.length; i++) data[i] = (Math.max(data[i]!, max - 8) + 4) / 4;
+  return { frames, melBands: mel.melBands, data: data.slice() };
+}

@@ -10,7 +10,9 @@ export type ModelTask =
   | 'speech-enhancement'
   | 'source-separation'
   /** Mel frames to waveform. */
-  | 'vocoder';
+  | 'vocoder'
+  /** Frame features of what is said rather than who says it (voice conversion's matching). */
+  | 'speech-content';
 
 /** What is known of a file's content: its size and digests, as its publisher gives them (every one given is checked). */
 export interface FileDigests {

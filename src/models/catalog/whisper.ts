@@ -60,6 +60,12 @@ function whisperBaseEncoder(precision: 'float32' | 'int8', file: string, bytes: 
   };
 }
 
+/**
+ * The first blocks of whisper-base's audio encoder (the residual stream, no final LayerNorm): the knn voice-conversion
+ * engine's content features (issue 36; which block: bench/results/vc-content-features.json).
+ */
+export const contentEncoderLayers = 4;
+
 export const whisperModels: ModelSpec[] = [
   repositoryModel(
     {
@@ -122,6 +128,21 @@ export const whisperModels: ModelSpec[] = [
         vocabularyPath: path.join(rawDir, 'vocabulary.json'),
         melFiltersNpzPath: path.join(rawDir, 'mel_filters.npz'),
         outputPath: path.join(outDir, 'ggml-base.bin'),
+      }),
+  },
+  {
+    id: 'whisper-base-content',
+    task: 'speech-content',
+    description: `Whisper base's audio encoder cut after block ${contentEncoderLayers} (float32 ONNX), converted from whisper-base: voice conversion's content features`,
+    license: 'MIT',
+    files: [{ name: 'content-encoder.onnx', bytes: 57155669, sha256: 'e8feb6ce3aa9069d27eeb8b39e8524462e54c2a51cae921d0487a5471eb1eb8e' }],
+    sources: [{ kind: 'model', id: 'whisper-base', files: ['ggml-base.bin'] }],
+    convert: ({ rawDir, outDir }) =>
+      convertWhisperEncoderToOnnx({
+        ggmlPath: path.join(rawDir, 'ggml-base.bin'),
+        outputPath: path.join(outDir, 'content-encoder.onnx'),
+        precision: 'float32',
+        truncate: { layers: contentEncoderLayers },
       }),
   },
   whisperBaseEncoder('float32', 'encoder.onnx', 82380767, '951643d95998e62717bcd982b680e0ec47b837556987a5a1be93cbe7fb0b6bdc'),

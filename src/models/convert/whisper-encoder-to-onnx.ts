@@ -37,10 +37,22 @@ export interface WhisperEncoderConversion {
   ggmlPath: string;
   outputPath: string;
   precision: WhisperEncoderPrecision;
+  /** Keep only the first blocks (see `WhisperEncoderGraphOptions`). */
+  truncate?: WhisperEncoderGraphOptions;
 }
 
-export async function convertWhisperEncoderToOnnx({ ggmlPath, outputPath, precision }: WhisperEncoderConversion): Promise<void> {
-  await writeFile(outputPath, buildWhisperEncoderOnnx(readGgmlEncoder(await readFile(ggmlPath)), precision));
+export async function convertWhisperEncoderToOnnx({ ggmlPath, outputPath, precision, truncate }: WhisperEncoderConversion): Promise<void> {
+  await writeFile(outputPath, buildWhisperEncoderOnnx(readGgmlEncoder(await readFile(ggmlPath)), precision, truncate));
+}
+
+/**
+ * A truncated encoder (voice conversion's content features, issue 36): `layers` blocks, and the output `embd` is the
+ * residual stream after them (no final LayerNorm). `blockOutputs`: every block's residual stream is also an output,
+ * `block_<l>` (l from 1), for measuring which layer to keep.
+ */
+export interface WhisperEncoderGraphOptions {
+  layers: number;
+  blockOutputs?: boolean;
 }
 
 export interface GgmlEncoder {
@@ -211,7 +223,11 @@ export function quantizePerOutputChannel(
 }
 
 /** Serialised ONNX encoder. */
-export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: WhisperEncoderPrecision): Uint8Array {
+export function buildWhisperEncoderOnnx(
+  encoder: GgmlEncoder,
+  precision: WhisperEncoderPrecision,
+  truncate?: WhisperEncoderGraphOptions,
+): Uint8Array {
   const g = new EncoderGraph(encoder);
   const conv1 = g.tensor('encoder.conv1.weight');
   const [state, melBins] = conv1.shape as [number, number];
@@ -235,7 +251,10 @@ export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: Whisper
   const merge = g.int64('state_shape', [1, -1, state]);
   const heads = (input: string, perm: number[]): string =>
     g.one('Transpose', [g.one('Reshape', [input, split])], [intsAttribute('perm', perm)]);
-  for (let l = 0; l < encoder.layers; l++) {
+  const layers = truncate?.layers ?? encoder.layers;
+  if (layers < 1 || layers > encoder.layers) throw new Error(`the encoder has ${encoder.layers} blocks, asked for ${layers}`);
+  const blockOutputs: string[] = [];
+  for (let l = 0; l < layers; l++) {
     const p = `encoder.blocks.${l}`;
     const a = g.layerNorm(x, `${p}.attn_ln`);
     const q = heads(g.one('Mul', [g.linear(a, `${p}.attn.query`, precision), scale]), [0, 2, 1, 3]);
@@ -245,9 +264,12 @@ export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: Whisper
     const attended = g.one('Reshape', [g.one('Transpose', [g.one('MatMul', [weights, v])], [intsAttribute('perm', [0, 2, 1, 3])]), merge]);
     x = g.one('Add', [x, g.linear(attended, `${p}.attn.out`, precision)]);
     const m = g.layerNorm(x, `${p}.mlp_ln`);
-    x = g.one('Add', [x, g.linear(gelu(g.linear(m, `${p}.mlp.0`, precision)), `${p}.mlp.2`, precision)]);
+    const last = truncate && l === layers - 1;
+    const output = last ? 'embd' : truncate?.blockOutputs ? `block_${l + 1}` : undefined;
+    x = g.one('Add', [x, g.linear(gelu(g.linear(m, `${p}.mlp.0`, precision)), `${p}.mlp.2`, precision)], [], output);
+    if (truncate?.blockOutputs && !last) blockOutputs.push(x);
   }
-  g.layerNorm(x, 'encoder.ln_post', 'embd');
+  if (!truncate) g.layerNorm(x, 'encoder.ln_post', 'embd');
 
   return encodeModel({
     producer: 'whisper-encoder-to-onnx',
@@ -257,6 +279,6 @@ export function buildWhisperEncoderOnnx(encoder: GgmlEncoder, precision: Whisper
     nodes: g.nodes,
     initializers: g.initializers,
     inputs: [floatValueInfo('mel', [1, melBins, 'frames'])],
-    outputs: [floatValueInfo('embd', [1, 'context', state])],
+    outputs: [floatValueInfo('embd', [1, 'context', state]), ...blockOutputs.map((name) => floatValueInfo(name, [1, 'context', state]))],
   });
 }

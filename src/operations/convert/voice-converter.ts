@@ -39,6 +39,8 @@ export interface VoiceConverter {
   readonly modelId: string;
   analyseTarget(clips: Waveform[], signal?: AbortSignal): Promise<TargetProfileStats>;
   convert(source: Waveform, target: TargetProfileStats, options: ConvertOptions): Promise<ConversionResult>;
+  /** Releases model sessions (engines that hold any). */
+  close?(): Promise<void>;
 }
 
 /** JSON-safe form of the stats for storage: `meta` as JSON, blobs as little-endian float32 bytes. */

@@ -66,7 +66,8 @@ const speechRangeDb = 35;
 const eqQuefrencies = 40;
 const eqLimitNepers = Math.log(10 ** 1.8); // +-18 dB in power
 const maxChunkSeconds = 20;
-const chunkPadSamples = 50 * hop;
+/** WORLD analysis context on each side of a chunk (the knn engine chunks the same way). */
+export const chunkPadSamples = 50 * hop;
 const crossfadeSamples = 2 * hop * 2;
 const searchExcerptSeconds = 3.5;
 const alphaRange = [0.8, 1.25] as const;
@@ -500,7 +501,7 @@ function bandLogOf(log: Float64Array, band: { first: number; last: number }): nu
 }
 
 /** Chunk boundaries (multiples of the hop) at the quietest 10 ms within the last 3 s before every 20 s. */
-function planChunks(samples: Float32Array): Array<{ start: number; end: number }> {
+export function planChunks(samples: Float32Array): Array<{ start: number; end: number }> {
   const maxSamples = maxChunkSeconds * sampleRate;
   const chunks: Array<{ start: number; end: number }> = [];
   let start = 0;
@@ -520,7 +521,7 @@ function planChunks(samples: Float32Array): Array<{ start: number; end: number }
 }
 
 /** Adds a chunk's synthesis into the output, cross-fading across the cut points. */
-function addWithCrossfade(
+export function addWithCrossfade(
   output: Float32Array,
   region: Float64Array,
   regionStart: number,
@@ -543,7 +544,7 @@ function addWithCrossfade(
  * Inputs above 16 kHz: the band above 8 kHz (breath and fricative noise, little speaker identity) is taken from
  * the source as it is, so the output is not band-limited: source minus its own 16 kHz round trip.
  */
-async function addSourceHighBand(output: Float32Array, input: Waveform, source16k: Waveform, signal?: AbortSignal): Promise<void> {
+export async function addSourceHighBand(output: Float32Array, input: Waveform, source16k: Waveform, signal?: AbortSignal): Promise<void> {
   const mono = toMono(input).samples;
   const lowBand = (await resample(source16k, input.sampleRate, signal)).samples;
   for (let i = 0; i < output.length; i++) output[i] = output[i]! + mono[i]! - (lowBand[i] ?? 0);
@@ -583,7 +584,7 @@ async function to16k(waveform: Waveform, signal?: AbortSignal): Promise<Waveform
   return resample(toMono(waveform), sampleRate, signal);
 }
 
-class PearsonAccumulator {
+export class PearsonAccumulator {
   private n = 0;
   private sx = 0;
   private sy = 0;
@@ -610,7 +611,7 @@ class PearsonAccumulator {
 }
 
 /** Median and 1.4826 * median absolute deviation. */
-function robust(values: number[]): [number, number] {
+export function robust(values: number[]): [number, number] {
   const sorted = Float64Array.from(values).sort();
   const median = sorted[sorted.length >> 1]!;
   const deviations = sorted.map((v) => Math.abs(v - median)).sort();
