@@ -113,7 +113,7 @@ let singles = 0;
 for (const language of [...new Set(clips.map((c) => c.language))]) {
   const ofLanguage = clips.filter((c) => c.language === language).sort((a, b) => a.id.localeCompare(b.id));
   if (ofLanguage.length === 1) (singles++ % 2 === 0 ? tuningClips : heldOutClips).push(ofLanguage[0]!);
-  else ofLanguage.forEach((clip, i) => (i % 2 === 0 ? tuningClips : heldOutClips).push(clip));
+  else for (const [i, clip] of ofLanguage.entries()) (i % 2 === 0 ? tuningClips : heldOutClips).push(clip);
 }
 
 interface Turn {
