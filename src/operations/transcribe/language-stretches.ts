@@ -28,13 +28,18 @@ export interface LanguagePriorWeights {
 /** Chosen on the tuning part of bench/language-per-turn.ts (see bench/results/language-per-turn.json). */
 export const defaultLanguagePriorWeights: LanguagePriorWeights = { recording: 0.5, speaker: 0.5 };
 
-/** Stretches shorter than this get no detection of their own (Whisper's guess on a second of audio is poor): the prior decides. */
+/**
+ * Stretches shorter than this get no detection of their own (Whisper's guess on a second of audio is poor): they are
+ * taken as part of the nearest detected stretch (a word split off by a pause, a breath at the end of a turn), whose
+ * language they get. Given the recording's mean instead, a breath after a Spanish turn that followed an English
+ * one became English, its chunk was cut off the turn and came back as "music.".
+ */
 export const minDetectedStretchSeconds = 1;
 
 /** A probability never reaches 0 in the log: one language the detector rules out should not outweigh everything else. */
 const probabilityFloor = 1e-6;
 
-/** The language of each stretch (same order). Stretches without probabilities take their prior's best. */
+/** The language of each stretch (same order). */
 export function assignLanguages(stretches: LanguageStretch[], weights: LanguagePriorWeights = defaultLanguagePriorWeights): string[] {
   const detected = stretches.filter((s) => s.probabilities);
   const languages = [...new Set(detected.flatMap((s) => Object.keys(s.probabilities!)))];
@@ -51,7 +56,8 @@ export function assignLanguages(stretches: LanguageStretch[], weights: LanguageP
       }),
     );
   };
-  return stretches.map((stretch) => {
+  const chosen = new Map<LanguageStretch, string>();
+  for (const stretch of detected) {
     const ofRecording = prior(stretches, stretch);
     const ofSpeaker =
       stretch.speaker === null
@@ -63,15 +69,21 @@ export function assignLanguages(stretches: LanguageStretch[], weights: LanguageP
     let best = languages[0]!;
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const language of languages) {
-      const own = stretch.probabilities ? Math.log(Math.max(stretch.probabilities[language] ?? 0, probabilityFloor)) : 0;
-      const score = own + weights.recording * (ofRecording?.get(language) ?? 0) + weights.speaker * (ofSpeaker?.get(language) ?? 0);
+      const score =
+        Math.log(Math.max(stretch.probabilities![language] ?? 0, probabilityFloor)) +
+        weights.recording * (ofRecording?.get(language) ?? 0) +
+        weights.speaker * (ofSpeaker?.get(language) ?? 0);
       if (score > bestScore) {
         best = language;
         bestScore = score;
       }
     }
-    return best;
-  });
+    chosen.set(stretch, best);
+  }
+  const gap = (a: LanguageStretch, b: LanguageStretch): number => Math.max(a.startSeconds - b.endSeconds, b.startSeconds - a.endSeconds, 0);
+  return stretches.map(
+    (stretch) => chosen.get(stretch) ?? chosen.get(detected.reduce((best, s) => (gap(s, stretch) < gap(best, stretch) ? s : best)))!,
+  );
 }
 
 /**
