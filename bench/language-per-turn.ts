@@ -14,7 +14,8 @@
  * its text is those words. Error rate: words (characters for zh, ja, ko) against the clip's reference, pooled over all
  * turns, beside the same clips transcribed alone with their language given (same condition), in the same run.
  *
- * Writes bench/results/language-per-turn.json (held-out first). LANGUAGE_TURN_CONVERSATIONS=n per part (default 8).
+ * Writes bench/results/language-per-turn.json (held-out first). LANGUAGE_TURN_CONVERSATIONS=n per part (default 8);
+ * LANGUAGE_TURN_GRID: the weights tried for each of the two (default 0,0.5,1,2).
  * Run: VOXD_SHARED_DIR=/work/shared node --import tsx bench/language-per-turn.ts
  */
 import { createHash } from 'node:crypto';
@@ -37,7 +38,7 @@ import { errorRate } from './lib/wer.js';
 const evalDir = path.resolve(process.env.VOXD_SHARED_DIR ?? path.join(packageRoot, '..', 'shared'), 'eval');
 const resultsPath = path.join(packageRoot, 'bench', 'results', 'language-per-turn.json');
 const conversationsPerPart = Number(process.env.LANGUAGE_TURN_CONVERSATIONS ?? 8);
-const weightGrid = [0, 0.5, 1, 2];
+const weightGrid = (process.env.LANGUAGE_TURN_GRID ?? '0,0.5,1,2').split(',').map(Number);
 
 interface Clip {
   id: string;
@@ -310,6 +311,8 @@ writeFileSync(
         'language given; differencePoints = 100 x (errorRate - errorRateAlone). Weights chosen on the tuning part.',
       date: new Date().toISOString(),
       model: engine.modelId,
+      conversationsPerPart,
+      weightGrid,
       chosenWeights: chosen.weights,
       heldOut: { clips: heldOutClips.map((c) => c.id), rows: heldOut.results[0]!.rows, conversations: describe(heldOut.made) },
       tuning: {
