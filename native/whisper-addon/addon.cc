@@ -141,6 +141,8 @@ struct TranscribeJob {
   int audioContext = 0;
   int maxTokens = 0;
   int endOfAudioMarginMs = 0;
+  // Only detect the language (language "auto"): no decoding, no segments.
+  bool detectOnly = false;
   // Forced alignment: the decoder is made to say exactly these tokens (the text, tokenized here), then end.
   std::string forcedText;
   std::vector<whisper_token> forcedTokens;
@@ -150,6 +152,9 @@ struct TranscribeJob {
   std::string error;
   std::string detectedLanguage;
   float languageProbability = 1.0f;
+  // Every language's probability (whisper.cpp's language ids), when it was detected: callers that detect per stretch of
+  // speech combine stretches' probabilities.
+  std::vector<float> languageProbabilities;
   // Temperature of the accepted decoding (whisper-temperature.patch); above the first one after a fallback.
   float acceptedTemperature = 0.0f;
   std::vector<Segment> segments;
@@ -445,9 +450,14 @@ void transcribeExecute(napi_env, void* data) {
       }
       language = whisper_lang_str(id);
       job->languageProbability = probabilities[id];
+      job->languageProbabilities = std::move(probabilities);
     }
   }
   job->detectedLanguage = language;
+  if (job->detectOnly) {
+    job->model->releaseState(state);
+    return;
+  }
 
   whisper_full_params params = whisper_full_default_params(job->beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
   params.n_threads = job->threads;
@@ -546,6 +556,13 @@ void transcribeComplete(napi_env env, napi_status, void* data) {
     napi_create_object(env, &result);
     setString(env, result, "language", job->detectedLanguage);
     setNumber(env, result, "languageProbability", job->languageProbability);
+    if (!job->languageProbabilities.empty()) {
+      napi_value probabilities;
+      napi_create_object(env, &probabilities);
+      for (size_t id = 0; id < job->languageProbabilities.size(); id++)
+        setNumber(env, probabilities, whisper_lang_str(static_cast<int>(id)), job->languageProbabilities[id]);
+      napi_set_named_property(env, result, "languageProbabilities", probabilities);
+    }
     // Single precision: 0.2 arrives as 0.20000000298.
     setNumber(env, result, "temperature", std::round(job->acceptedTemperature * 1000.0) / 1000.0);
     napi_create_array_with_length(env, job->segments.size(), &segments);
@@ -645,6 +662,7 @@ napi_value Transcribe(napi_env env, napi_callback_info info) {
   readInt(env, options, "audioContext", job->audioContext);
   readInt(env, options, "maxTokens", job->maxTokens);
   readInt(env, options, "endOfAudioMarginMs", job->endOfAudioMarginMs);
+  readBool(env, options, "detectOnly", job->detectOnly);
 
   napi_typedarray_type type;
   size_t length = 0;

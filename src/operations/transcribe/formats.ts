@@ -6,6 +6,8 @@ export interface TranscriptWord {
   end: number;
   confidence: number;
   speaker: string | null;
+  /** The language the word was transcribed in (ISO 639-1): with language=auto, its stretch of speech's. */
+  language?: string;
   /** With speaker_voice_ids: the profile the speaker was matched to (null: not matched). */
   speaker_name?: string | null;
   voice_id?: string | null;
@@ -23,6 +25,8 @@ export interface TranscriptSegment {
   speaker: string | null;
   speaker_name?: string | null;
   voice_id?: string | null;
+  /** The language the segment was transcribed in (ISO 639-1; absent on audio event segments). */
+  language?: string;
   confidence: number;
   words: TranscriptWord[];
   avg_logprob: number;
@@ -277,6 +281,7 @@ export function toJson(transcript: Transcript, granularities: { word: boolean; s
     text: s.text,
     speaker: s.speaker,
     ...(s.speaker_name !== undefined ? { speaker_name: s.speaker_name, voice_id: s.voice_id ?? null } : {}),
+    ...(s.language !== undefined ? { language: s.language } : {}),
     confidence: round(s.confidence),
     ...(granularities.word
       ? { words: s.words.map((w) => ({ ...w, start: round(w.start), end: round(w.end), confidence: round(w.confidence) })) }

@@ -2,7 +2,9 @@
  * decode (16 kHz mono, streamed) -> Silero VAD -> speech-only chunks -> ASR per chunk (times mapped back)
  * -> optional diarization (fed the decoded audio during the recognition pass) -> words assigned to speakers -> segments
  * split on speaker change, reaching into the time another speaker talks over them.
- * Two streaming passes over the file (VAD, then ASR) keep memory flat for multi-hour inputs.
+ * Two streaming passes over the file (VAD, then ASR) keep memory flat for multi-hour inputs. With language=auto a pass
+ * between them detects the language of each stretch of speech (language-stretches.ts), and diarization runs there, so
+ * that a speaker's other turns inform each turn's language; chunks are then cut where the language changes.
  */
 import { decodeBlocks } from '../../audio/decode.js';
 import { speechSegments, type SileroVad, type SpeechSegment } from '../../audio/vad.js';
@@ -12,6 +14,14 @@ import { decodingPrompt, findKeyterms, repeatsItself, snapKeyterms } from './key
 import { scriptConverter } from './script.js';
 import type { ChunkTranscript, RecognizedSegment, RecognizedWord, Transcriber } from './transcriber.js';
 import { concatSamples } from '../../audio/waveform.js';
+import {
+  assignLanguages,
+  majorityLanguage,
+  minDetectedStretchSeconds,
+  splitByLanguage,
+  type LanguagePriorWeights,
+  type LanguageStretch,
+} from './language-stretches.js';
 
 export const asrSampleRate = 16000;
 /** Whisper sees 30 s windows; a little headroom keeps padded chunks inside one window. */
@@ -64,6 +74,19 @@ export interface PipelineRequest {
   onProgress?: (progress: { stage: string; fraction: number }) => void;
   /** The input's length as measured before decoding (NaN or absent: the detection pass reports no fraction). */
   expectedSeconds?: number;
+  /** language=auto: how much the other stretches' languages weigh on each stretch's (benches tune it; default otherwise). */
+  languagePriorWeights?: LanguagePriorWeights;
+}
+
+/** A chunk of speech and the language it is decoded in ('auto': detected on the chunk, for engines without detectLanguage). */
+type LanguageChunk = SpeechChunk & { language: string };
+
+export interface RecognizedChunk {
+  chunk: SpeechChunk;
+  segments: RecognizedSegment[];
+  temperature: number;
+  /** The language the chunk was decoded in. */
+  language: string;
 }
 
 /** Share of the progress bar for the speech-detection pass (about that share of the time, on CPU). */
@@ -106,18 +129,49 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
     padAfterSeconds: speechPadAfterSeconds,
     maxSpeechSeconds: maxChunkSeconds - speechPadBeforeSeconds - speechPadAfterSeconds,
   });
-  const chunks = planChunks(segments, maxChunkSeconds);
   const speech = speechSegments(probabilities, durationSeconds, {
     minSilenceSeconds: skippedSpeechMinSilenceSeconds,
     padBeforeSeconds: 0,
     padAfterSeconds: 0,
   });
 
-  // Pass 2: recognition, chunk by chunk, while decoding.
-  const recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }> = [];
+  let chunks: LanguageChunk[] = planChunks(segments, maxChunkSeconds).map((chunk) => ({ ...chunk, language: request.language }));
   let language = request.language;
   let languageProbability = request.language === 'auto' ? 0 : 1;
+  // Known before recognition only when the languages per stretch asked for them.
+  let turns: SpeakerTurn[] | undefined;
+  const detectLanguage = deps.transcriber.detectLanguage?.bind(deps.transcriber);
+  if (request.language === 'auto' && detectLanguage && speech.length > 0) {
+    const stretches = await detectStretchLanguages(decode(), speech, detectLanguage, request.diarizer, request.signal);
+    request.onProgress?.({ stage: 'detecting languages', fraction: detectionShare });
+    if (request.diarizer) {
+      turns = await request.diarizer.finish(request.speakers, request.signal);
+      for (const stretch of stretches) stretch.speaker = speakerAt(turns, stretch.startSeconds, stretch.endSeconds);
+    }
+    const languages = assignLanguages(stretches, request.languagePriorWeights);
+    const assigned = stretches.map((stretch, i) => ({ ...stretch, language: languages[i]! }));
+    const parts = splitByLanguage(segments, assigned, { padBeforeSeconds: speechPadBeforeSeconds, padAfterSeconds: speechPadAfterSeconds });
+    // Consecutive parts of one language are chunked together, as a recording in one language is.
+    chunks = [];
+    for (let from = 0; from < parts.length; ) {
+      let to = from + 1;
+      while (to < parts.length && parts[to]!.language === parts[from]!.language) to++;
+      chunks.push(...planChunks(parts.slice(from, to), maxChunkSeconds).map((chunk) => ({ ...chunk, language: parts[from]!.language })));
+      from = to;
+    }
+    language = majorityLanguage(assigned) ?? 'en';
+    const sure = assigned.filter((s) => s.language === language && s.probabilities);
+    const sureSeconds = sure.reduce((sum, s) => sum + s.endSeconds - s.startSeconds, 0);
+    languageProbability =
+      sureSeconds > 0
+        ? sure.reduce((sum, s) => sum + (s.endSeconds - s.startSeconds) * (s.probabilities![language] ?? 0), 0) / sureSeconds
+        : 0;
+  }
+
+  // Pass 2: recognition, chunk by chunk, while decoding.
+  const recognized: RecognizedChunk[] = [];
   let previousText = '';
+  let previousLanguage: string | undefined;
   let chunkIndex = 0;
   const translate = request.task === 'translate';
   const keyterms = request.keyterms ?? [];
@@ -126,6 +180,9 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   const runReadyChunks = async (final: boolean): Promise<void> => {
     while (chunkIndex < chunks.length) {
       const chunk = chunks[chunkIndex]!;
+      const chunkLanguage = chunk.language === 'auto' ? language : chunk.language;
+      // Text in another language as the prompt invites Whisper to go on in that one.
+      if (previousLanguage !== undefined && previousLanguage !== chunkLanguage) previousText = '';
       const endSample = Math.ceil(chunk.originalEndSeconds * asrSampleRate);
       if (!final && window.availableUntil < endSample) return;
       const samples = concatSamples(
@@ -140,7 +197,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       omittedKeyterms = Math.max(omittedKeyterms, omitted);
       const decode = (withPrompt: string) =>
         deps.transcriber.transcribe(samples, {
-          language,
+          language: chunkLanguage,
           prompt: withPrompt,
           ...(translate ? { translate } : {}),
           temperature: request.temperature ?? 0,
@@ -151,15 +208,16 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join('')))
         result = await decode(decodingPrompt([], request.prompt, previousText).prompt);
       if (language === 'auto') {
-        // The first chunk decides, as in faster-whisper: later chunks stay consistent.
+        // Without per-stretch detection the first chunk decides, as in faster-whisper: later chunks stay consistent.
         language = result.language;
         languageProbability = result.languageProbability;
       }
+      const decodedLanguage = chunkLanguage === 'auto' ? result.language : chunkLanguage;
       const recoveredAt: number[] = [];
       for (const range of skippedSpeech(chunk, result.segments, speech)) {
         const samples = window.take(Math.floor(range.startSeconds * asrSampleRate), Math.floor(range.endSeconds * asrSampleRate));
         const recovered = await deps.transcriber.transcribe(samples, {
-          language,
+          language: decodedLanguage,
           prompt,
           ...(translate ? { translate } : {}),
           temperature: request.temperature ?? 0,
@@ -167,11 +225,22 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
         });
         const kept = recovered.segments.filter((segment) => isRecoveredSpeech(segment, result.segments));
         if (kept.length === 0) continue;
-        recognized.push({ chunk: planChunks([range], maxChunkSeconds)[0]!, segments: kept, temperature: recovered.temperature });
+        recognized.push({
+          chunk: planChunks([range], maxChunkSeconds)[0]!,
+          segments: kept,
+          temperature: recovered.temperature,
+          language: decodedLanguage,
+        });
         recoveredAt.push(range.startSeconds);
       }
-      recognized.push({ chunk, segments: splitAt(chunk, result.segments, recoveredAt), temperature: result.temperature });
+      recognized.push({
+        chunk,
+        segments: splitAt(chunk, result.segments, recoveredAt),
+        temperature: result.temperature,
+        language: decodedLanguage,
+      });
       previousText = conditioningText(result);
+      previousLanguage = decodedLanguage;
       window.discardBefore(Math.floor((chunks[chunkIndex + 1]?.originalStartSeconds ?? chunk.originalEndSeconds) * asrSampleRate));
       chunkIndex++;
       request.onProgress?.({ stage: 'transcribing', fraction: detectionShare + (1 - detectionShare) * (chunkIndex / chunks.length) });
@@ -180,26 +249,28 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
   if (chunks.length > 0) {
     for await (const block of decode()) {
       window.push(block);
-      await request.diarizer?.addAudio(block, request.signal);
+      if (!turns) await request.diarizer?.addAudio(block, request.signal);
       await runReadyChunks(false);
     }
     await runReadyChunks(true);
   }
 
-  const turns = (await request.diarizer?.finish(request.speakers, request.signal)) ?? [];
-  // A translation is English: the source language's script does not apply.
-  const toScript = translate ? undefined : scriptConverter(language, request.languageTag ?? language);
+  turns ??= (await request.diarizer?.finish(request.speakers, request.signal)) ?? [];
   const builtSegments = buildSegments(
-    toScript
-      ? recognized.map((r) => ({
-          ...r,
-          segments: r.segments.map((s) => ({
-            ...s,
-            text: toScript(s.text),
-            words: s.words.map((w) => ({ ...w, text: toScript(w.text) })),
-          })),
-        }))
-      : recognized,
+    recognized.map((r) => {
+      // A translation is English: the source language's script does not apply.
+      const toScript = translate ? undefined : scriptConverter(r.language, request.languageTag ?? r.language);
+      return toScript
+        ? {
+            ...r,
+            segments: r.segments.map((s) => ({
+              ...s,
+              text: toScript(s.text),
+              words: s.words.map((w) => ({ ...w, text: toScript(w.text) })),
+            })),
+          }
+        : r;
+    }),
     turns,
   );
   const transcriptSegments = keyterms.length > 0 ? snapKeyterms(builtSegments, keyterms, translate ? 'en' : language) : builtSegments;
@@ -444,16 +515,13 @@ function originalWordSpan(chunk: SpeechChunk, word: RecognizedWord): SpeechSegme
  * the diarization has a segment's speaker talking over the neighbouring segment of another speaker, the segment
  * reaches into that time (never past the neighbour): segments then overlap, and are sorted by start.
  */
-export function buildSegments(
-  recognized: Array<{ chunk: SpeechChunk; segments: RecognizedSegment[]; temperature: number }>,
-  turns: SpeakerTurn[],
-): TranscriptSegment[] {
+export function buildSegments(recognized: RecognizedChunk[], turns: SpeakerTurn[]): TranscriptSegment[] {
   const result: TranscriptSegment[] = [];
-  for (const { chunk, segments, temperature } of recognized) {
+  for (const { chunk, segments, temperature, language } of recognized) {
     for (const segment of segments) {
       const words: TranscriptWord[] = segment.words.map((w) => {
         const { startSeconds: start, endSeconds: end } = originalWordSpan(chunk, w);
-        return { word: w.text, start, end, confidence: w.probability, speaker: speakerAt(turns, start, end) };
+        return { word: w.text, start, end, confidence: w.probability, speaker: speakerAt(turns, start, end), language };
       });
       const start = toOriginalSeconds(chunk, segment.startSeconds);
       const end = toOriginalSeconds(chunk, segment.endSeconds);
@@ -483,6 +551,7 @@ export function buildSegments(
           end: group.at(-1)?.end ?? end,
           text,
           speaker: group[0]?.speaker ?? speakerAt(turns, start, end),
+          language,
           confidence,
           words: group,
           avg_logprob: segment.averageLogProbability,
@@ -541,4 +610,45 @@ export function summarizeSpeakers(
   return [...totals.entries()]
     .sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true }))
     .map(([id, total]) => ({ id, total_speech_seconds: hundredths(total.speech), total_overlap_seconds: hundredths(total.overlap) }));
+}
+
+/**
+ * Each stretch of speech with Whisper's language probabilities on its audio (padded as chunks are, never into the
+ * neighbouring stretches), from one more streaming pass over the file, which also feeds the diarizer. Stretches shorter
+ * than minDetectedStretchSeconds are not detected on, unless none is longer (then the longest is).
+ */
+async function detectStretchLanguages(
+  blocks: AsyncIterable<Float32Array>,
+  speech: SpeechSegment[],
+  detectLanguage: (samples: Float32Array, signal?: AbortSignal) => Promise<Record<string, number>>,
+  diarizer: Diarizer | undefined,
+  signal: AbortSignal | undefined,
+): Promise<LanguageStretch[]> {
+  const longest = speech.reduce((best, s) => (s.endSeconds - s.startSeconds > best.endSeconds - best.startSeconds ? s : best));
+  const ranges = speech.map((s, i) => ({
+    stretch: s,
+    detect: s === longest || s.endSeconds - s.startSeconds >= minDetectedStretchSeconds,
+    startSeconds: Math.max(s.startSeconds - speechPadBeforeSeconds, speech[i - 1]?.endSeconds ?? 0),
+    endSeconds: Math.min(s.endSeconds + speechPadAfterSeconds, speech[i + 1]?.startSeconds ?? Number.POSITIVE_INFINITY),
+  }));
+  const stretches: LanguageStretch[] = speech.map((s) => ({ startSeconds: s.startSeconds, endSeconds: s.endSeconds, speaker: null }));
+  const window = new SampleWindow();
+  let next = 0;
+  const detectReady = async (final: boolean): Promise<void> => {
+    for (; next < ranges.length; next++) {
+      const range = ranges[next]!;
+      if (!range.detect) continue;
+      if (!final && window.availableUntil < Math.ceil(range.endSeconds * asrSampleRate)) return;
+      const samples = window.take(Math.floor(range.startSeconds * asrSampleRate), Math.ceil(range.endSeconds * asrSampleRate));
+      if (samples.length > 0) stretches[next]!.probabilities = await detectLanguage(samples, signal);
+      window.discardBefore(Math.floor((ranges[next + 1]?.startSeconds ?? range.endSeconds) * asrSampleRate));
+    }
+  };
+  for await (const block of blocks) {
+    window.push(block);
+    await diarizer?.addAudio(block, signal);
+    await detectReady(false);
+  }
+  await detectReady(true);
+  return stretches;
 }

@@ -74,6 +74,11 @@ export interface Transcriber {
   modelId: string;
   languages: readonly string[];
   transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript>;
+  /**
+   * Every language's probability (ISO 639-1 code -> 0..1) for one stretch of speech (at most 30 s), as transcribe detects
+   * it with language 'auto'; engines without it leave it out.
+   */
+  detectLanguage?(samples: Float32Array, signal?: AbortSignal): Promise<Record<string, number>>;
   /** Forced alignment of a given text on one window of speech (at most 30 s); engines without it leave it out. */
   align?(samples: Float32Array, options: AlignChunkOptions): Promise<AlignedChunk>;
   /** Releases what the engine holds besides memory (worker threads). */

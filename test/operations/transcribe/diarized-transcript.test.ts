@@ -37,6 +37,7 @@ describe('segments and speakers from overlapping turns', () => {
     {
       chunk,
       temperature: 0,
+      language: 'en',
       segments: [segment([word(' one', 0.2, 1), word(' two', 1.2, 2.5), word(' three', 5.2, 6.5), word(' four', 7, 8.5)])],
     },
   ];

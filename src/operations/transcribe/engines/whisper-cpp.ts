@@ -300,6 +300,22 @@ export class WhisperCppTranscriber implements Transcriber {
     };
   }
 
+  /** On the context transcribe's first decoding would detect with, so a chunk detected alone gets the language it would. */
+  async detectLanguage(samples: Float32Array, signal?: AbortSignal): Promise<Record<string, number>> {
+    const audioSeconds = samples.length / 16000;
+    const result = await this.model.transcribe(
+      samples,
+      {
+        language: 'auto',
+        detectOnly: true,
+        threads: this.threads,
+        audioContext: audioSeconds <= reducedContextMaxSeconds ? reducedContext(audioSeconds) : 0,
+      },
+      signal,
+    );
+    return result.languageProbabilities ?? { [result.language]: result.languageProbability };
+  }
+
   async transcribe(samples: Float32Array, options: TranscribeChunkOptions): Promise<ChunkTranscript> {
     const decode = (audioContext: number, temperature: number, prompt: string | undefined, fallback: boolean): Promise<WhisperResult> =>
       this.model.transcribe(

@@ -48,6 +48,8 @@ export interface WhisperResult {
   language: string;
   /** The detector's probability of that language (1 when the language was given). */
   languageProbability: number;
+  /** Every language's probability, by whisper.cpp's language code, when it was detected. */
+  languageProbabilities?: Record<string, number>;
   /** Temperature of the accepted decoding: the first one, or higher after a fallback (the highest over 30 s windows). */
   temperature: number;
   segments: WhisperSegment[];
@@ -98,6 +100,8 @@ export interface WhisperDecodeOptions {
    * each token reports the model's probability of it before forcing; DTW times the tokens as in a transcription.
    */
   forcedText?: string;
+  /** With language 'auto': only detect it (languageProbabilities), without decoding. */
+  detectOnly?: boolean;
 }
 
 export interface WhisperModelInfo {
