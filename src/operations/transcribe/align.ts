@@ -121,7 +121,7 @@ export const maxAlignWindowSeconds = 25;
 /** Context kept before and after a window's speech (Whisper loses a word cut too close; see pipeline.ts). */
 const windowPadBeforeSeconds = 1;
 const windowPadAfterSeconds = 0.5;
-/** Characters forced on one window at most: well inside the decoder's 448 tokens (25 s of fast speech is ~500). */
+/** UTF-8 bytes forced on one window at most (25 s of fast English is ~550): inside the decoder's 448 tokens for most scripts. */
 const maxWindowTextCharacters = 1200;
 const sampleRate = 16000;
 
