@@ -47,16 +47,21 @@ export const median = (values: number[]): number => {
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!;
 };
 
-/** Each of our words paired with the next reference word that `same` accepts, in order; words without one are left out. */
+/**
+ * Each of our words paired with the next reference word that `same` accepts, in order; words without one are left out.
+ * `maxSkip`: how many reference words a pairing may pass over (long files repeat words: a word the reference misses must
+ * not pair with the same word minutes later).
+ */
 export function pairStarts(
   ours: TimedWord[],
   heard: TimedWord[],
   same: (reference: string, word: string) => boolean = (reference, word) => bare(reference) === bare(word),
+  maxSkip = Infinity,
 ): PairedStart[] {
   const pairs: PairedStart[] = [];
   let from = 0;
   for (const w of ours) {
-    const j = heard.findIndex((h, k) => k >= from && same(h.word, w.word));
+    const j = heard.findIndex((h, k) => k >= from && k <= from + maxSkip && same(h.word, w.word));
     if (j < 0) continue;
     pairs.push({ word: w.word, voxd: w.start, reference: round(heard[j]!.start), difference: round(Math.abs(heard[j]!.start - w.start)) });
     from = j + 1;

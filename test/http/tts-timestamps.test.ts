@@ -4,12 +4,15 @@
  * Needs a kokoro-82m pulled with its durations output (src/models/convert/kokoro.ts).
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
+import { worldAddon } from '../helpers/vc-assets.js';
 
 interface TimedWord {
   word: string;
@@ -112,6 +115,61 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
     for (const line of lines) assert.ok(Buffer.from(line.audio_base64, 'base64').length > 1000);
   });
 
+  test('stream=true: the last line keeps the trailing words where normalisation changes the word count', { timeout: 300_000 }, async () => {
+    // "3 pm" and "5/6/2026." are spoken as several words each, read in context.
+    const text = 'Thanks for calling. The meeting is at 3 pm on 5/6/2026.';
+    const r = await post({ text, voice_id: 'af_heart', format: 'wav', stream: true });
+    assert.equal(r.statusCode, 200, r.body);
+    const lines = r.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as TimedSpeech);
+    assert.deepEqual(
+      lines.flatMap((line) => line.words.map((w) => w.word)),
+      text.split(' '),
+    );
+    const seconds = lines.reduce((sum, line) => sum + (Buffer.from(line.audio_base64, 'base64').length - 44) / 2 / line.sample_rate, 0);
+    const last = lines.at(-1)!.words.at(-1)!;
+    assert.equal(last.word, '5/6/2026.');
+    assert.ok(last.end > seconds - 0.5 && last.end <= seconds + 1e-3, `last word ends at ${last.end} of ${seconds} s`);
+  });
+
+  test('a cloned voice: word times scaled with the converted speech, in order, ending with it', { timeout: 600_000 }, async () => {
+    await Promise.all([modelFile('resemblyzer-ge2e', 'ge2e.onnx'), worldAddon()]);
+    const clip = (name: string): Buffer => readFileSync(path.join(evalDir, 'vc/resemblyzer_librispeech', name));
+    const voice = multipartBody(
+      { name: 'Reader 2033', consent: 'true', language: 'en' },
+      {
+        files: [
+          { filename: 'a.wav', content: clip('2033-164914-0001.wav') },
+          { filename: 'b.wav', content: clip('2033-164914-0003.wav') },
+        ],
+      },
+    );
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/v1/voices',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': voice.contentType },
+      payload: voice.body,
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const text = 'Please leave a message after the tone, and we will call you back tomorrow.';
+    const r = await post({ text, voice_id: created.json<{ voice_id: string }>().voice_id, format: 'wav' });
+    assert.equal(r.statusCode, 200, r.body);
+    const body = r.json<TimedSpeech>();
+    assert.deepEqual(
+      body.words.map((w) => w.word),
+      text.split(' '),
+    );
+    const seconds = (Buffer.from(body.audio_base64, 'base64').length - 44) / 2 / body.sample_rate;
+    for (const [i, w] of body.words.entries()) {
+      assert.ok(w.start >= 0 && w.start <= w.end && w.end <= seconds + 1e-3, `${w.word} ${w.start}-${w.end} of ${seconds}`);
+      if (i > 0) assert.ok(w.start >= body.words[i - 1]!.end - 1e-3, `${w.word} starts before the word before ends`);
+    }
+    assert.ok(body.words.at(-1)!.end > seconds - 0.5, `last word ends at ${body.words.at(-1)!.end} of ${seconds} s`);
+    assert.ok(body.words[0]!.start < 0.5, `first word starts at ${body.words[0]!.start}`);
+  });
+
   test("the official OpenAI SDK: /v1/audio/speech with stream_format 'sse' sends speech.audio events", { timeout: 300_000 }, async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
@@ -127,12 +185,24 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
     const events = (await response.text())
       .split('\n\n')
       .filter((block) => block.startsWith('data: '))
-      .map((block) => JSON.parse(block.slice('data: '.length)) as { type: string; audio?: string });
+      .map(
+        (block) =>
+          JSON.parse(block.slice('data: '.length)) as {
+            type: string;
+            audio?: string;
+            usage?: { input_tokens: number; output_tokens: number; total_tokens: number };
+          },
+      );
     assert.equal(events.at(-1)?.type, 'speech.audio.done');
     const deltas = events.filter((e) => e.type === 'speech.audio.delta');
     assert.ok(deltas.length >= 1);
     const pcmSeconds = deltas.reduce((sum, e) => sum + Buffer.from(e.audio!, 'base64').length, 0) / 2 / 24000;
     assert.ok(pcmSeconds > 1.5 && pcmSeconds < 8, `${pcmSeconds} s of audio`);
+    // Usage as OpenAI counts it: the input's text tokens (10 words, 2 full stops) and the audio's tokens (~1 250 a minute).
+    const usage = events.at(-1)!.usage!;
+    assert.equal(usage.input_tokens, 12);
+    assert.ok(Math.abs(usage.output_tokens - (pcmSeconds * 1250) / 60) <= 1, `${usage.output_tokens} tokens for ${pcmSeconds} s`);
+    assert.equal(usage.total_tokens, usage.input_tokens + usage.output_tokens);
     const bad = await t.app.inject({
       method: 'POST',
       url: '/v1/audio/speech',

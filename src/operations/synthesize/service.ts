@@ -207,6 +207,7 @@ export class SynthesisService {
     const emotion = instructionKeywords.find(([pattern]) => pattern.test(fields.instructions ?? ''))?.[1];
     const streamFormat = fields.stream_format ?? 'audio';
     if (streamFormat !== 'audio' && streamFormat !== 'sse') throw unsupportedValue('stream_format', streamFormat, ['audio', 'sse']);
+    let audioSeconds = 0;
     const result = await this.synthesize(
       {
         text: fields.input,
@@ -218,14 +219,19 @@ export class SynthesisService {
         ...(fields.pronunciation_dictionary_ids ? { pronunciation_dictionary_ids: fields.pronunciation_dictionary_ids } : {}),
       },
       context,
+      { onAudioSeconds: (seconds) => (audioSeconds += seconds) },
     );
     if (streamFormat !== 'sse' || result.kind !== 'stream') return result;
-    // OpenAI's speech events: the encoded audio as it comes, base64 in speech.audio.delta, then speech.audio.done.
+    // OpenAI's speech events: the encoded audio as it comes, base64 in speech.audio.delta, then speech.audio.done with
+    // the usage (the audio's length is known once the stream has ended).
     const audio = result.stream;
+    const inputTokens = textTokens(fields.input) + textTokens(fields.instructions ?? '');
     const events = async function* () {
       for await (const bytes of audio)
         yield `data: ${JSON.stringify({ type: 'speech.audio.delta', audio: Buffer.from(bytes as Uint8Array).toString('base64') })}\n\n`;
-      yield `data: ${JSON.stringify({ type: 'speech.audio.done', usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0 } })}\n\n`;
+      const outputTokens = Math.round(audioSeconds * audioTokensPerSecond);
+      const usage = { input_tokens: inputTokens, output_tokens: outputTokens, total_tokens: inputTokens + outputTokens };
+      yield `data: ${JSON.stringify({ type: 'speech.audio.done', usage })}\n\n`;
     };
     return { kind: 'stream', stream: Readable.from(events()), contentType: 'text/event-stream', headers: result.headers ?? {} };
   }
@@ -333,7 +339,12 @@ export class SynthesisService {
     return { text, segments: sayPhonemesInSentence(planned), warnings };
   }
 
-  async synthesize(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
+  /** `onAudioSeconds`: each streamed chunk's length, as it is sent (OpenAI's SSE usage counts the audio). */
+  async synthesize(
+    fields: SynthesizeFields,
+    context: OperationContext,
+    hooks: { onAudioSeconds?: (seconds: number) => void } = {},
+  ): Promise<OperationResult> {
     const { plan, segments, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } = await this.prepareRequest(
       fields,
       context,
@@ -368,7 +379,9 @@ export class SynthesisService {
               const following = chunks.next();
               following.catch(() => undefined);
               await encoder.write(current.value.waveform.samples);
-              audioSeconds += current.value.waveform.samples.length / current.value.waveform.sampleRate;
+              const chunkSeconds = current.value.waveform.samples.length / current.value.waveform.sampleRate;
+              audioSeconds += chunkSeconds;
+              hooks.onAudioSeconds?.(chunkSeconds);
               current = await following;
             }
             encoder.end();
@@ -452,12 +465,17 @@ export class SynthesisService {
         const chunks = timed(render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }));
         let writtenDone = 0;
         let audioSeconds = 0;
+        const lettersToSpeak = letterCount(spokenText);
+        let lettersSpoken = 0;
         const lines = async function* () {
           for await (const { chunk, words } of chunks) {
+            lettersSpoken += letterCount(chunk.text);
             // A mark alone is no line: it goes with the next audio.
             if (chunk.waveform.samples.length === 0) continue;
-            // A line carries the written words its spoken words stand for (what is left, with the last chunk).
-            const upTo = writtenDone + writtenShare(written.slice(writtenDone), words.length, plan.language);
+            // A line carries the written words its spoken words stand for; the last speech carries what is left (a
+            // written word read in context can make fewer spoken words than alone: "5/6/2026." at the end).
+            const last = lettersSpoken >= lettersToSpeak;
+            const upTo = last ? written.length : writtenDone + writtenShare(written.slice(writtenDone), words.length, plan.language);
             const share = written.slice(writtenDone, upTo);
             writtenDone = upTo;
             audioSeconds += chunk.waveform.samples.length / chunk.waveform.sampleRate;
@@ -468,6 +486,12 @@ export class SynthesisService {
             );
             const bytes = await encodeWaveform(chunk.waveform, { format, sampleRate, signal: context.signal });
             yield `${JSON.stringify(answer(bytes, lineWords, share.map((w) => w.word).join(' ')))}\n`;
+          }
+          // Words no speech line took (the engine's text differs from ours): a last line without audio, at the end.
+          if (writtenDone < written.length) {
+            const end = { startSeconds: audioSeconds, endSeconds: audioSeconds };
+            const rest = written.slice(writtenDone).map((w) => ({ word: w.word, ...end }));
+            yield `${JSON.stringify(answer(Buffer.alloc(0), rest, rest.map((w) => w.word).join(' ')))}\n`;
           }
         };
         const iterator = lines();
@@ -1036,6 +1060,9 @@ function writtenWords(text: string, language: string): Array<{ word: string; wei
   }));
 }
 
+/** Letters and digits: what the engine's chunks and the normalised text are compared by (spaces and cuts differ). */
+const letterCount = (text: string): number => text.match(/[\p{L}\p{N}]/gu)?.length ?? 0;
+
 /** How many of the remaining written words a chunk of `spokenCount` spoken words stands for (by the spoken words each makes). */
 function writtenShare(remaining: Array<{ word: string }>, spokenCount: number, language: string): number {
   let spoken = 0;
@@ -1046,6 +1073,17 @@ function writtenShare(remaining: Array<{ word: string }>, spokenCount: number, l
 }
 
 const roundMs = (seconds: number): number => Math.round(seconds * 1000) / 1000;
+
+/**
+ * Text tokens as OpenAI's tokenizers roughly cut text (a word, a number, a punctuation mark; a CJK character each): our
+ * count for the usage of OpenAI's speech events, which have no tokenizer of their own here.
+ */
+export function textTokens(text: string): number {
+  return text.match(/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[\p{L}\p{M}\p{N}]+|[^\s\p{L}\p{M}\p{N}]/gu)?.length ?? 0;
+}
+
+/** OpenAI's speech models count about 1 250 audio output tokens a minute of speech (their published per-minute estimate). */
+const audioTokensPerSecond = 1250 / 60;
 
 /** Progress by the share of the (normalised) text spoken so far. */
 async function* reportSpoken(

@@ -3,8 +3,15 @@
  * the text (teacher-forced greedy decoding, native/whisper-addon's forcedText) and its cross-attention DTW, the one the
  * transcription runs, times each token; a word's confidence is the model's own probability of its tokens before
  * forcing, so words the audio does not say are kept, in order, with a low confidence.
+ *
+ * Audio longer than one Whisper window is cut at pauses (Silero VAD) into windows of at most `maxAlignWindowSeconds`,
+ * and the text with it, greedily: a quick greedy transcription of each window is matched against the text still to
+ * place (edit distance, the text's end free), the words it covers are forced on that window, the rest carried over.
  */
-import type { AlignedToken } from './transcriber.js';
+import type { SileroVad, SpeechSegment } from '../../audio/vad.js';
+import { speechSegments } from '../../audio/vad.js';
+import { VoxError } from '../../core/errors.js';
+import type { AlignedToken, Transcriber } from './transcriber.js';
 
 /** Scripts written without spaces: each character is a word, as Whisper's own word timing does. */
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
@@ -105,6 +112,166 @@ export function characterTimes(words: AlignedWord[]): AlignedCharacter[] {
       characters.push({ character, start: round(word.start + k * step), end: round(word.start + (k + 1) * step) });
   }
   return characters;
+}
+
+/** Audio up to one Whisper window is aligned whole. */
+const singleWindowSeconds = 30;
+/** Longer audio: windows end at pauses and stay inside Whisper's 30 s with room for the padding. */
+export const maxAlignWindowSeconds = 25;
+/** Context kept before and after a window's speech (Whisper loses a word cut too close; see pipeline.ts). */
+const windowPadBeforeSeconds = 1;
+const windowPadAfterSeconds = 0.5;
+/** UTF-8 bytes forced on one window at most (25 s of fast English is ~550): inside the decoder's 448 tokens for most scripts. */
+const maxWindowTextCharacters = 1200;
+const sampleRate = 16000;
+
+export interface AlignmentWindow {
+  startSeconds: number;
+  endSeconds: number;
+}
+
+/** Consecutive speech segments grouped while they span at most `maxSeconds`; a window runs from its first to its last. */
+export function alignmentWindows(segments: SpeechSegment[], maxSeconds = maxAlignWindowSeconds): AlignmentWindow[] {
+  const windows: AlignmentWindow[] = [];
+  for (const segment of segments) {
+    const current = windows.at(-1);
+    if (current && segment.endSeconds - current.startSeconds <= maxSeconds) current.endSeconds = segment.endSeconds;
+    else windows.push({ startSeconds: segment.startSeconds, endSeconds: segment.endSeconds });
+  }
+  return windows;
+}
+
+/** Letters and digits, case folded: how words are compared between the text and what Whisper heard. */
+const bare = (word: string): string =>
+  word
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
+
+/**
+ * How many of the text's words a window's transcript covers: the prefix of `text` the transcript matches best (word edit
+ * distance; words with no letters cost nothing to skip), the longest of equally good ones.
+ */
+export function coveredWords(text: string[], heard: string[]): number {
+  const t = text.map(bare);
+  const h = heard.map(bare).filter(Boolean);
+  if (h.length === 0) return 0;
+  // previous[j]: cost of the transcript's first i words against the text's first j.
+  let previous = new Array<number>(t.length + 1).fill(0);
+  for (let j = 1; j <= t.length; j++) previous[j] = previous[j - 1]! + (t[j - 1] ? 1 : 0);
+  for (let i = 1; i <= h.length; i++) {
+    const row = new Array<number>(t.length + 1);
+    row[0] = i;
+    for (let j = 1; j <= t.length; j++) {
+      const skip = t[j - 1] ? 1 : 0;
+      row[j] = Math.min(previous[j - 1]! + (t[j - 1] === h[i - 1] ? 0 : 1), previous[j]! + 1, row[j - 1]! + skip);
+    }
+    previous = row;
+  }
+  let best = 0;
+  for (let j = 1; j <= t.length; j++) if (previous[j]! <= previous[best]!) best = j;
+  return best;
+}
+
+export interface AlignRequest {
+  transcriber: Transcriber;
+  vad: () => Promise<SileroVad>;
+  /** 16 kHz mono. */
+  samples: Float32Array;
+  text: string;
+  /** ISO 639-1 code or 'auto'. */
+  language: string;
+  signal?: AbortSignal;
+  onProgress?: (fraction: number) => void;
+}
+
+/** Every word of the text, timed, over audio of any length. */
+export async function alignText(request: AlignRequest): Promise<{ words: AlignedWord[]; language: string }> {
+  const { transcriber, samples, signal } = request;
+  const align = transcriber.align?.bind(transcriber);
+  if (!align) throw new VoxError('not_implemented', `The ${transcriber.engine} engine cannot align text.`);
+  const audioSeconds = samples.length / sampleRate;
+  const withSignal = signal ? { signal } : {};
+  if (audioSeconds <= singleWindowSeconds) {
+    // Words are cut by the detected language's script: detected first when not given.
+    const chunk = await align(samples, {
+      text: forcedWords(request.text, request.language).forcedText,
+      language: request.language,
+      ...withSignal,
+    });
+    const { words } = forcedWords(request.text, chunk.language);
+    return { words: wordsFromTokens(words, chunk.tokens, { offsetSeconds: 0, endSeconds: audioSeconds }), language: chunk.language };
+  }
+  const vad = await request.vad();
+  const segments = speechSegments(await vad.probabilities(samples, signal), audioSeconds, {
+    minSilenceSeconds: 0.3,
+    padBeforeSeconds: windowPadBeforeSeconds,
+    padAfterSeconds: windowPadAfterSeconds,
+    maxSpeechSeconds: maxAlignWindowSeconds - windowPadBeforeSeconds - windowPadAfterSeconds,
+  });
+  // No speech found: the text is forced on the start, where the model's probabilities mark it as not said.
+  const windows = segments.length > 0 ? alignmentWindows(segments) : [{ startSeconds: 0, endSeconds: maxAlignWindowSeconds }];
+  let language = request.language;
+  let remaining: ReturnType<typeof forcedWords> | undefined;
+  const aligned: AlignedWord[] = [];
+  for (const [index, window] of windows.entries()) {
+    const windowSamples = samples.subarray(Math.floor(window.startSeconds * sampleRate), Math.ceil(window.endSeconds * sampleRate));
+    const last = index === windows.length - 1;
+    let take = Infinity;
+    if (!last || (!remaining && language === 'auto')) {
+      const hear = (draft: boolean) => transcriber.transcribe(windowSamples, { language, temperature: 0, draft, ...withSignal });
+      let heard = await hear(true);
+      // A greedy decoding can end at once on speech (a 24 s window of the JFK clip, in bench/forced-alignment.ts --long):
+      // the full decoding, with its fallbacks, then says what the window holds.
+      if (!heard.segments.some((segment) => /[\p{L}\p{N}]/u.test(segment.text))) heard = await hear(false);
+      // The first window decides the language, as transcription does.
+      language = heard.language;
+      remaining ??= forcedWords(request.text, language);
+      if (!last) {
+        const heardWords = forcedWords(heard.segments.map((s) => s.text).join(' '), language).words;
+        // A window says at most a few times what Whisper heard of it: the match looks no further.
+        const lookahead = remaining.words.slice(0, 4 * heardWords.length + 100);
+        take = coveredWords(
+          lookahead.map((w) => w.word),
+          heardWords.map((w) => w.word),
+        );
+      }
+    }
+    remaining ??= forcedWords(request.text, language);
+    const { forced, words, rest } = splitForced(remaining, take);
+    remaining = rest;
+    if (words.length > 0) {
+      const chunk = await align(windowSamples, { text: forced, language, ...withSignal });
+      aligned.push(...wordsFromTokens(words, chunk.tokens, { offsetSeconds: window.startSeconds, endSeconds: window.endSeconds }));
+    }
+    request.onProgress?.((index + 1) / windows.length);
+  }
+  // Words past the last window's room (or with no speech to put them in) end the audio, not said.
+  const endSeconds = round(windows.at(-1)!.endSeconds);
+  for (const word of remaining?.words ?? []) aligned.push({ word: word.word, start: endSeconds, end: endSeconds, confidence: 0 });
+  return { words: aligned, language };
+}
+
+/** The first `count` words (fewer past `maxWindowTextCharacters`) as text to force, and the rest, byte ranges re-based. */
+function splitForced(
+  text: ReturnType<typeof forcedWords>,
+  count: number,
+): { forced: string; words: ReturnType<typeof forcedWords>['words']; rest: ReturnType<typeof forcedWords> } {
+  const bytes = Buffer.from(text.forcedText);
+  let taken = 0;
+  while (taken < Math.min(count, text.words.length) && text.words[taken]!.endByte - text.words[0]!.startByte < maxWindowTextCharacters)
+    taken++;
+  const slice = (from: number, to: number): ReturnType<typeof forcedWords> => {
+    if (from >= to) return { forcedText: '', words: [] };
+    const first = text.words[from]!.startByte;
+    // A leading space, as Whisper writes a text's first word.
+    return {
+      forcedText: ` ${bytes.subarray(first, text.words[to - 1]!.endByte).toString()}`,
+      words: text.words.slice(from, to).map((w) => ({ word: w.word, startByte: w.startByte - first + 1, endByte: w.endByte - first + 1 })),
+    };
+  };
+  const head = slice(0, taken);
+  return { forced: head.forcedText, words: head.words, rest: slice(taken, text.words.length) };
 }
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;

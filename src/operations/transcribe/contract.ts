@@ -126,12 +126,14 @@ export const transcribeContract = Type.Object({
 export const transcribeFields = Type.Omit(transcribeContract, ['audio']);
 export type TranscribeFields = Static<typeof transcribeFields>;
 
-/** Characters of text one alignment takes: one Whisper window's worth of tokens. */
-export const maxAlignTextCharacters = 2000;
+/** Characters of text one alignment takes: a book chapter and more (2 h of speech is ~120 000), inside the form's 1 MB field. */
+export const maxAlignTextCharacters = 200_000;
 
 /** POST /v1/audio/align: the time of every word of a given text in the audio. */
 export const alignContract = Type.Object({
-  audio: fileField('Audio or video file in any format ffmpeg decodes: at most 30 s of speech.'),
+  audio: fileField(
+    'Audio or video file in any format ffmpeg decodes, as long as transcription takes (VOXD_MAX_AUDIO_SECONDS): longer than 30 s, it is cut at pauses and the text with it.',
+  ),
   text: Type.String({
     minLength: 1,
     maxLength: maxAlignTextCharacters,

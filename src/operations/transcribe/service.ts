@@ -10,7 +10,7 @@ import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
 import { decodeFile } from '../../audio/decode.js';
-import { characterTimes, forcedWords, wordsFromTokens } from './align.js';
+import { alignText, characterTimes } from './align.js';
 import { detectEvents, withAudioEvents } from './audio-events.js';
 import { transcribeChannels } from './channels.js';
 import { defaultSubtitleRules, toDiarizedJson, toJson, toSrt, toVtt, type SubtitleRules, type Transcript } from './formats.js';
@@ -88,9 +88,6 @@ function subtitleRules(fields: TranscribeFields): SubtitleRules {
     throw new VoxError('invalid_request', 'min_cue_seconds must not exceed max_cue_seconds.', { param: 'min_cue_seconds' });
   return rules;
 }
-
-/** One Whisper window: longer audio is refused by alignment (chunked alignment is not built yet). */
-const maxAlignSeconds = 30;
 
 export class TranscriptionService {
   constructor(private readonly deps: TranscriptionDependencies) {}
@@ -291,7 +288,7 @@ export class TranscriptionService {
     return this.render(transcript, format, granularities, options.openaiCompatible ?? false, task, rules);
   }
 
-  /** Forced alignment of `text` on the upload (one Whisper window: at most 30 s). */
+  /** Forced alignment of `text` on the upload: one Whisper window, or windows cut at pauses for longer audio. */
   async align(fields: AlignFields, context: OperationContext): Promise<OperationResult> {
     const language = baseLanguage(fields.language || 'auto');
     if (language !== 'auto' && !(whisperLanguages as readonly string[]).includes(language)) {
@@ -299,35 +296,41 @@ export class TranscriptionService {
     }
     if (fields.text.trim() === '') throw new VoxError('invalid_request', "'text' has no words to align.", { param: 'text' });
     const input = await admitAudio(uploadedFile(context.inputs, 'audio'), this.deps.limits, context.signal);
-    if (input.durationSeconds > maxAlignSeconds)
-      throw new VoxError(
-        'payload_too_large',
-        `The audio lasts ${input.durationSeconds.toFixed(1)} s; alignment takes at most ${maxAlignSeconds} s (one Whisper window).`,
-        { param: 'audio' },
-      );
     const loadTranscriber = this.deps.transcriber;
     if (!loadTranscriber)
       throw new VoxError('not_implemented', 'Alignment is not available on this server: no ASR model is installed (voxd models pull).');
     return this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
       const transcriber = await loadTranscriber();
-      if (!transcriber.align) throw new VoxError('not_implemented', `The ${transcriber.engine} engine cannot align text.`);
       const { samples } = await decodeFile(input.path, {
         sampleRate: 16000,
         channels: 1,
-        maxSeconds: maxAlignSeconds,
+        maxSeconds: this.deps.limits.maxAudioSeconds,
         param: 'audio',
         ...(signal ? { signal } : {}),
       });
-      const audioSeconds = samples.length / 16000;
-      // Words are cut by the detected language's script: detect first when not given.
-      const chunk = await transcriber.align(samples, {
-        text: forcedWords(fields.text, language).forcedText,
+      const startedAt = performance.now();
+      const { words, language: spoken } = await alignText({
+        transcriber,
+        vad: this.deps.vad,
+        samples,
+        text: fields.text,
         language,
         ...(signal ? { signal } : {}),
+        onProgress: (fraction) => context.onProgress?.({ stage: 'aligning', fraction }),
       });
-      const { words } = forcedWords(fields.text, chunk.language);
-      const aligned = wordsFromTokens(words, chunk.tokens, { offsetSeconds: 0, endSeconds: audioSeconds });
-      return { kind: 'json', body: { words: aligned, characters: characterTimes(aligned), language: chunk.language } };
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      context.log.info(
+        {
+          op: 'align',
+          engine: transcriber.engine,
+          model: transcriber.modelId,
+          audio_seconds: samples.length / 16000,
+          words: words.length,
+          elapsed_ms: Math.round(elapsedSeconds * 1000),
+        },
+        'aligned',
+      );
+      return { kind: 'json', body: { words, characters: characterTimes(words), language: spoken } };
     });
   }
 
