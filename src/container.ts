@@ -37,6 +37,7 @@ import { builtinAnalysisModels, catalog } from './models/catalog/index.js';
 import { ModelManager } from './models/manager.js';
 import { conversionTargetAtCreation, VoiceConversionService } from './operations/convert/service.js';
 import { SeparationService } from './operations/separate/service.js';
+import { DubbingService, dubbingUses } from './operations/dub/service.js';
 import { SynthesisService } from './operations/synthesize/service.js';
 import { TranscriptionService } from './operations/transcribe/service.js';
 import { openStore } from './storage/open.js';
@@ -69,6 +70,7 @@ export interface Container {
     synthesis: SynthesisService;
     conversion: VoiceConversionService;
     separation: SeparationService;
+    dubbing: DubbingService;
     liveTranscription: LiveTranscriptionService;
   };
   /** Every way to call an operation by name: what sync routes and job workers run. */
@@ -153,7 +155,9 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     ? { builtinVoices: () => synthesis.builtinVoices(), referenceSpeech: (voiceId, options) => synthesis.referenceSpeech(voiceId, options) }
     : published;
   // The models this node needs: those of the operations it runs (none on an API-only node).
-  const nodeOperations: readonly string[] = localEngines ? config.workerOperations : [];
+  const nodeOperations: readonly string[] = localEngines
+    ? config.workerOperations.flatMap((operation) => (operation === 'dub' ? [operation, ...dubbingUses] : [operation]))
+    : [];
   const nodeModels = loadedModels.filter((m) => m.operations.some((operation) => nodeOperations.includes(operation)));
   const builtinStore = new BuiltinAnalysisStore(
     builtinAnalysisDir(
@@ -188,7 +192,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
     engines: [...synthesizers.values()].map((engine) => () => engine.get()),
     converter: () => converter.get(),
   });
-  const operations = {
+  const engineOperations = {
     transcription: new TranscriptionService({
       limits,
       scheduler,
@@ -223,11 +227,25 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
       ...(localEngines ? { transcriber: () => asr.get(), speakerEncoder: campplus } : {}),
     }),
   };
+  const operations = {
+    ...engineOperations,
+    // Joins the others: it calls them as any caller would, so each keeps its own scheduling and checks.
+    dubbing: new DubbingService({
+      limits,
+      files,
+      voices,
+      separation: engineOperations.separation,
+      transcription: engineOperations.transcription,
+      synthesis,
+      scratchPath: () => scratch.path('-dub'),
+    }),
+  };
   const capabilities = async () => ({
     tts: await operations.synthesis.capabilities(),
     vc: operations.conversion.capabilities(),
     separate: operations.separation.capabilities(),
     transcribe: operations.transcription.capabilities(),
+    dub: operations.dubbing.capabilities(),
     realtime: {
       // Sessions run where the engines are.
       available: localEngines,

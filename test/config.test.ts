@@ -115,7 +115,7 @@ describe('API keys', () => {
     const bootstrap = `vx_${'b'.repeat(43)}`;
     await keys.seed([bootstrap]);
     await keys.seed([bootstrap]);
-    assert.deepEqual((await keys.verify(bootstrap))?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'voices', 'metrics', 'admin']);
+    assert.deepEqual((await keys.verify(bootstrap))?.scopes, ['tts', 'vc', 'separate', 'transcribe', 'dub', 'voices', 'metrics', 'admin']);
     assert.equal((await keys.list()).length, 2);
     assert.throws(() => parseScopes('tts,root'), /Unknown scope 'root'/);
     assert.deepEqual(parseScopes('metrics'), ['metrics']);

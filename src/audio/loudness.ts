@@ -34,3 +34,21 @@ export function normalizeVolume(samples: Float32Array, targetDbfs: number, optio
   const gain = 10 ** (changeDb / 20);
   return samples.map((v) => v * gain);
 }
+
+/**
+ * RMS in dBFS over the 50 ms frames louder than `floorDb` (-Infinity when none is): the level of speech without the
+ * pauses within it, so that a line with long pauses and one without compare as heard.
+ */
+export function activeRmsDb(samples: Float32Array, sampleRate: number, floorDb = -50): number {
+  const frame = Math.max(1, Math.round(sampleRate * 0.05));
+  let sum = 0;
+  let count = 0;
+  for (let start = 0; start < samples.length; start += frame) {
+    const piece = samples.subarray(start, Math.min(samples.length, start + frame));
+    if (rmsDb(piece) > floorDb) {
+      for (let i = 0; i < piece.length; i++) sum += piece[i]! * piece[i]!;
+      count += piece.length;
+    }
+  }
+  return count === 0 ? -Infinity : 10 * Math.log10(sum / count);
+}

@@ -1,5 +1,5 @@
 /** The records and enumerations of the domain: what the store keeps and every layer passes around. */
-export const scopes = ['tts', 'vc', 'separate', 'transcribe', 'voices', 'metrics', 'admin'] as const;
+export const scopes = ['tts', 'vc', 'separate', 'transcribe', 'dub', 'voices', 'metrics', 'admin'] as const;
 export type Scope = (typeof scopes)[number];
 
 export interface ApiKeyRecord {
@@ -63,7 +63,7 @@ export interface PronunciationDictionaryRecord {
 export const voicePurposes = ['speech', 'identify'] as const;
 export type VoicePurpose = (typeof voicePurposes)[number];
 
-export const operations = ['tts', 'vc', 'separate', 'transcribe'] as const;
+export const operations = ['tts', 'vc', 'separate', 'transcribe', 'dub'] as const;
 export type Operation = (typeof operations)[number];
 export const jobStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof jobStatuses)[number];

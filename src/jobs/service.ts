@@ -106,6 +106,7 @@ export class JobService {
     const speakerVoices = runner.speakerVoicesOf?.(params) ?? [];
     if (speakerVoices.length > 0) await this.options.voices.identificationProfiles(speakerVoices, context.apiKey);
     await this.options.dictionaries.rules(runner.dictionariesOf?.(params) ?? [], context.apiKey);
+    await runner.admit?.(params, context.apiKey);
     let inputSeconds: number | null = null;
     for (const field of runner.audioFields) {
       const admitted = await admitAudio(uploadedFile(context.inputs, field), this.options.limits, context.signal);

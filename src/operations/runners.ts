@@ -2,11 +2,13 @@
  * Every way to call an operation (our routes and the OpenAI aliases), by name: the HTTP layer runs them for synchronous
  * requests, the job worker runs the same call for jobs (a job records the runner's name), so both give the same result.
  */
-import type { Operation } from '../core/records.js';
+import type { ApiKeyRecord, Operation } from '../core/records.js';
 import type { VoiceService } from '../voices/service.js';
 import type { OperationContext, OperationResult } from '../core/operation-context.js';
 import { contractFields } from '../core/contract-fields.js';
 import { convertFields } from './convert/contract.js';
+import { dubFields } from './dub/contract.js';
+import type { DubbingService } from './dub/service.js';
 import type { VoiceConversionService } from './convert/service.js';
 import { separateFields } from './separate/contract.js';
 import type { SeparationService } from './separate/service.js';
@@ -28,6 +30,8 @@ export interface OperationRunner {
   speakerVoicesOf?: (params: Record<string, unknown>) => string[];
   /** The pronunciation dictionaries the request applies, checked before a job is accepted too (404 for another key's). */
   dictionariesOf?: (params: Record<string, unknown>) => string[];
+  /** Any other check of the request before a job is accepted (its voices, languages, consent), as its run makes it. */
+  admit?: (params: Record<string, unknown>, caller: ApiKeyRecord) => Promise<void>;
   run(params: Record<string, unknown>, context: OperationContext): Promise<OperationResult>;
 }
 
@@ -41,6 +45,7 @@ export const runnerNames = [
   'speech',
   'vc',
   'separate',
+  'dub',
 ] as const;
 export type RunnerName = (typeof runnerNames)[number];
 
@@ -49,6 +54,7 @@ export interface OperationServices {
   synthesis: SynthesisService;
   conversion: VoiceConversionService;
   separation: SeparationService;
+  dubbing: DubbingService;
   voices: VoiceService;
 }
 
@@ -117,6 +123,12 @@ export function operationRunners(services: OperationServices): Record<RunnerName
       operation: 'separate',
       audioFields: ['audio'],
       run: (params, context) => services.separation.separate(contractFields(separateFields, params), context),
+    },
+    dub: {
+      operation: 'dub',
+      audioFields: ['audio'],
+      admit: async (params, caller) => void (await services.dubbing.admit(contractFields(dubFields, params), caller)),
+      run: (params, context) => services.dubbing.dub(contractFields(dubFields, params), context),
     },
   };
 }

@@ -59,7 +59,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: { 
     app,
     container,
     config,
-    key: await keyWith(['tts', 'vc', 'separate', 'transcribe', 'voices', 'admin']),
+    key: await keyWith(['tts', 'vc', 'separate', 'transcribe', 'dub', 'voices', 'admin']),
     keyWith,
     close: async () => {
       await app.close();

@@ -27,6 +27,7 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
       '/v1/audio/separate',
       '/v1/audio/transcribe',
       '/v1/audio/align',
+      '/v1/dubbing',
     ])
       assert.ok(doc.paths[route]?.post, route);
     for (const route of ['/v1/health', '/v1/ready', '/v1/capabilities', '/metrics']) assert.ok(doc.paths[route]?.get, route);
@@ -40,6 +41,11 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
       assert.ok(transcriptions.properties[field], field);
     assert.ok((transcriptions.properties.response_format as { enum?: string[] }).enum?.includes('diarized_json'));
     assert.ok(doc.paths['/v1/audio/tts']!.post!.requestBody!.content['application/json']);
+    // Issue 40: dubbing takes an upload (or audio_url) and its languages, voices and consent.
+    const dubbing = doc.paths['/v1/dubbing']!.post!.requestBody!.content['multipart/form-data']!.schema;
+    assert.equal(dubbing.properties.audio?.format, 'binary');
+    for (const field of ['audio_url', 'target_language', 'source_language', 'voices', 'consent', 'keep_background', 'save_voices'])
+      assert.ok(dubbing.properties[field], field);
   });
 
   test('docs page', async () => {

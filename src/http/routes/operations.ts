@@ -17,6 +17,7 @@ import {
   openaiTranscriptionBody,
   openaiTranslationBody,
   separateBody,
+  dubbingBody,
   transcribeBody,
   ttsBody,
   vcBody,
@@ -115,6 +116,31 @@ export const operationRoutes: FastifyPluginAsync<OperationRoutesOptions> = async
       },
     },
     operationHandler(options, 'separate'),
+  );
+
+  app.post(
+    '/v1/dubbing',
+    {
+      config: { scope: 'dub', audioUrlField: 'audio' },
+      schema: {
+        summary: 'Dub a recording: its speech re-voiced in English (or its own language) over its own music and effects',
+        description:
+          'Always a job: 202 with the job, followed at GET /v1/jobs/{id} (its Location) or its events, progress by stage ' +
+          '(separating, transcribing or translating, voicing, mixing). The result: files (audio, dialogue, video for a video ' +
+          'input, transcript_json, transcript_srt, transcript_vtt), voices (speaker -> voice id, cloned, temporary) and lines ' +
+          '(speaker, text, source and dubbed times, tempo, gain).',
+        tags: ['audio'],
+        security,
+        consumes: multipart,
+        body: dubbingBody,
+        response: { 202: acceptedJob, ...voiceOperationErrors },
+      },
+    },
+    async (request, reply) => {
+      const { webhook_url: webhookUrl, ...params } = request.body as Record<string, unknown> & { webhook_url?: string };
+      const job = await options.jobs.view(await options.jobs.submit('dub', params, requestContext(request), webhookUrl));
+      return reply.status(202).header('location', job.links.self).send(job);
+    },
   );
 
   app.post(

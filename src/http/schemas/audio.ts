@@ -5,6 +5,7 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import { contentTypes } from '../../audio/encode.js';
 import { convertContract } from '../../operations/convert/contract.js';
+import { dubContract } from '../../operations/dub/contract.js';
 import { separateContract } from '../../operations/separate/contract.js';
 import { openaiSpeechContract, synthesizeContract } from '../../operations/synthesize/contract.js';
 import {
@@ -54,6 +55,8 @@ export const ttsBody = withJobFields(synthesizeContract, { additionalProperties:
 /** OpenAI's /v1/audio/speech body, so the official SDKs work unchanged. */
 export const openaiSpeechBody = withJobFields(openaiSpeechContract);
 export const vcBody = withAudioUrl(withJobFields(convertContract), 'audio');
+/** Always a job: only the webhook of the job fields applies. */
+export const dubbingBody = withAudioUrl(Type.Object({ ...dubContract.properties, webhook_url: jobFields.webhook_url }), 'audio');
 export const separateBody = withAudioUrl(withJobFields(separateContract), 'audio');
 
 export const speechAudio = { description: 'Speech in the requested format', content: binaryContent(Object.values(contentTypes)) };

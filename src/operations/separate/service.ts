@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import yazl from 'yazl';
 import { contentTypes, outputSampleRate } from '../../audio/encode.js';
-import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
+import { admitAudio, uploadedFile, type AudioInput, type AudioLimits } from '../../audio/input.js';
 import { unsupportedValue, VoxError } from '../../core/errors.js';
 import type { FileService } from '../../files/service.js';
 import type { OperationContext, OperationResult } from '../../core/operation-context.js';
@@ -68,42 +68,7 @@ export class SeparationService {
     await mkdir(scratch, { recursive: true });
     let keepScratch = false;
     try {
-      const result = await this.deps.scheduler.run('separate', input.durationSeconds, context.signal, async (signal) => {
-        const separator = await loadSeparator();
-        const startedAt = performance.now();
-        const written = await writeStemFiles({
-          separator,
-          inputPath: input.path,
-          layout,
-          stems,
-          format,
-          extension: extensions[format],
-          sampleRate,
-          dir: scratch,
-          maxSeconds: this.deps.limits.maxAudioSeconds,
-          expectedSeconds: input.durationSeconds,
-          ...(context.onProgress ? { onProgress: context.onProgress } : {}),
-          ...(signal ? { signal } : {}),
-        });
-        const elapsedSeconds = (performance.now() - startedAt) / 1000;
-        this.deps.metrics.recordInference(
-          { operation: 'separate', engine: separator.engine, model: separator.modelId },
-          elapsedSeconds,
-          written.durationSeconds,
-        );
-        context.log.info(
-          {
-            op: 'separate',
-            engine: separator.engine,
-            model: separator.modelId,
-            audio_seconds: written.durationSeconds,
-            elapsed_ms: Math.round(elapsedSeconds * 1000),
-            rtf: elapsedSeconds / written.durationSeconds,
-          },
-          'separated',
-        );
-        return written;
-      });
+      const result = await this.writeStems(loadSeparator, input, { stems, format, sampleRate, dir: scratch }, context);
 
       if (fields.response_format === 'zip') {
         const zip = new yazl.ZipFile();
@@ -147,5 +112,76 @@ export class SeparationService {
     } finally {
       if (!keepScratch) await rm(scratch, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * The dialogue of an admitted upload and the rest of it (music, effects and ambience: the input minus the dialogue, so
+   * the two sum to it) as WAV files at the input's rate and channels in `dir`, for operations that re-voice a recording.
+   */
+  async splitDialogue(
+    input: AudioInput,
+    dir: string,
+    context: Pick<OperationContext, 'signal' | 'log' | 'onProgress'>,
+  ): Promise<{ dialoguePath: string; backgroundPath: string; warnings: string[] }> {
+    const loadSeparator = this.deps.separator;
+    if (!loadSeparator)
+      throw new VoxError(
+        'not_implemented',
+        'Separation is not available on this server: no separation model is installed (voxd models pull).',
+      );
+    const written = await this.writeStems(
+      loadSeparator,
+      input,
+      { stems: ['dialogue'], format: 'wav', sampleRate: input.probe.sampleRate, dir },
+      context,
+    );
+    const pathOf = (name: string): string => written.files.find((file) => file.name === name)!.path;
+    return { dialoguePath: pathOf('dialogue'), backgroundPath: pathOf('residual'), warnings: written.warnings };
+  }
+
+  /** Separates in a separation slot, recording the metrics. */
+  private async writeStems(
+    loadSeparator: () => Promise<Separator>,
+    input: AudioInput,
+    output: { stems: StemName[]; format: StemFormat; sampleRate: number; dir: string },
+    context: Pick<OperationContext, 'signal' | 'log' | 'onProgress'>,
+  ) {
+    const layout = { sampleRate: input.probe.sampleRate, channels: input.probe.channels };
+    return this.deps.scheduler.run('separate', input.durationSeconds, context.signal, async (signal) => {
+      const separator = await loadSeparator();
+      const startedAt = performance.now();
+      const written = await writeStemFiles({
+        separator,
+        inputPath: input.path,
+        layout,
+        stems: output.stems,
+        format: output.format,
+        extension: extensions[output.format],
+        sampleRate: output.sampleRate,
+        dir: output.dir,
+        maxSeconds: this.deps.limits.maxAudioSeconds,
+        expectedSeconds: input.durationSeconds,
+        ...(context.onProgress ? { onProgress: context.onProgress } : {}),
+        ...(signal ? { signal } : {}),
+      });
+      const elapsedSeconds = (performance.now() - startedAt) / 1000;
+      this.deps.metrics.recordInference(
+        { operation: 'separate', engine: separator.engine, model: separator.modelId },
+        elapsedSeconds,
+        written.durationSeconds,
+      );
+      context.log.info(
+        {
+          op: 'separate',
+          engine: separator.engine,
+          model: separator.modelId,
+          audio_seconds: written.durationSeconds,
+          elapsed_ms: Math.round(elapsedSeconds * 1000),
+          rtf: elapsedSeconds / written.durationSeconds,
+        },
+        'separated',
+      );
+      return written;
+    });
   }
 }

@@ -1,0 +1,215 @@
+/**
+ * POST /v1/dubbing on the real app: a two-speaker clip over music (eval speech and a separation music stem) as a video,
+ * dubbed as a job: stages, line timing, a voice per speaker deleted afterwards, the dubbed audio, dialogue, video with
+ * its picture copied, subtitles; and the checks made before a job is accepted.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, test } from 'node:test';
+import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { sleep } from '../helpers/jobs.js';
+
+const run = promisify(execFile);
+
+/** Where each speaker's recording is placed in the clip (seconds). */
+const placements = [
+  { file: 'vc/resemblyzer_librispeech/3080-5032-0001.wav', atSeconds: 0.5 },
+  { file: 'vc/resemblyzer_librispeech/2033-164914-0001.wav', atSeconds: 9.3 },
+];
+const clipSeconds = 16.5;
+
+interface DubResult {
+  source_language: string;
+  target_language: string;
+  task: string;
+  duration: number;
+  files: Record<string, { url: string; content_type: string } | null>;
+  voices: Array<{ speaker: string; voice_id: string; cloned: boolean; temporary: boolean }>;
+  lines: Array<{
+    speaker: string;
+    text: string;
+    sourceStartSeconds: number;
+    sourceEndSeconds: number;
+    dubbedStartSeconds: number;
+    dubbedEndSeconds: number;
+    tempo: number;
+  }>;
+}
+
+interface JobView {
+  id: string;
+  status: string;
+  operation: string;
+  progress: { stage: string; fraction: number } | null;
+  result: DubResult | null;
+  error: { code: string; message: string } | null;
+}
+
+async function probe(file: string, entries: string, stream = 'v:0'): Promise<string> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', stream, '-count_packets', '-show_entries', entries, '-of', 'csv=p=0', file]);
+  return stdout.trim();
+}
+
+async function audioSeconds(file: string): Promise<number> {
+  const { stdout } = await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'csv=p=0', file]);
+  return Number(stdout.trim());
+}
+
+describe('dubbing', () => {
+  let t: TestApp;
+  let dir: string;
+  let video: string;
+
+  before(async () => {
+    t = await buildTestApp();
+    t.container.jobWorker.start();
+    dir = makeTempDir('dubbing');
+    // Two speakers (a woman, then a man) over a music bed looped to the clip's length, about 8 dB under the speech.
+    const audio = path.join(dir, 'clip.wav');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      ...placements.flatMap((p) => ['-i', path.join(evalDir, p.file)]),
+      '-stream_loop',
+      '-1',
+      '-i',
+      path.join(evalDir, 'sep/dnr_mix01/music.wav'),
+      '-filter_complex',
+      [
+        ...placements.map((p, i) => `[${i}:a]aresample=44100,adelay=${Math.round(p.atSeconds * 1000)}:all=1[s${i}]`),
+        `[${placements.length}:a]aresample=44100,atrim=0:${clipSeconds}[m]`,
+        `${placements.map((_, i) => `[s${i}]`).join('')}[m]amix=inputs=${placements.length + 1}:normalize=0:duration=longest,atrim=0:${clipSeconds}[out]`,
+      ].join(';'),
+      '-map',
+      '[out]',
+      '-ac',
+      '1',
+      audio,
+    ]);
+    video = path.join(dir, 'clip.mp4');
+    await run('ffmpeg', [
+      '-v',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      `testsrc=size=160x120:rate=10:duration=${clipSeconds}`,
+      '-i',
+      audio,
+      '-c:v',
+      'mpeg4',
+      '-c:a',
+      'aac',
+      '-shortest',
+      video,
+    ]);
+  });
+  after(async () => {
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const post = (fields: Record<string, string>, file?: string) => {
+    const { body, contentType } = multipartBody(
+      fields,
+      file ? { audio: { filename: path.basename(file), content: readFileSync(file) } } : {},
+    );
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/dubbing',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': contentType },
+      payload: body,
+    });
+  };
+  const download = async (url: string, name: string): Promise<string> => {
+    const response = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${t.key}` } });
+    assert.equal(response.statusCode, 200);
+    const file = path.join(dir, name);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(file, response.rawPayload);
+    return file;
+  };
+
+  test('a video with two speakers over music is re-voiced as a job, each in a voice cloned from their own speech', async () => {
+    const accepted = await post({ target_language: 'en', consent: 'true', num_speakers: '2', format: 'wav' }, video);
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const submitted = accepted.json<JobView>();
+    assert.equal(submitted.operation, 'dub');
+    assert.equal(accepted.headers.location, `/v1/jobs/${submitted.id}`);
+
+    const stages = new Set<string>();
+    let job: JobView;
+    for (const deadline = Date.now() + 240_000; ; await sleep(200)) {
+      job = (await t.app.inject({ url: `/v1/jobs/${submitted.id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
+      if (job.progress) stages.add(job.progress.stage);
+      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
+      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
+    }
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    for (const stage of ['separating', 'transcribing', 'voicing', 'mixing']) assert.ok(stages.has(stage), `stage ${stage} seen: ${[...stages]}`);
+    const result = job.result!;
+    assert.equal(result.source_language, 'en');
+    assert.equal(result.task, 'transcribe');
+
+    // A voice per speaker, cloned and gone once the dub is done.
+    assert.deepEqual(result.voices.map((v) => v.speaker).sort(), ['SPEAKER_0', 'SPEAKER_1']);
+    assert.equal(new Set(result.voices.map((v) => v.voice_id)).size, 2);
+    for (const voice of result.voices) {
+      assert.ok(voice.cloned && voice.temporary);
+      const looked = await t.app.inject({ url: `/v1/voices/${voice.voice_id}`, headers: { authorization: `Bearer ${t.key}` } });
+      assert.equal(looked.statusCode, 404);
+    }
+
+    // Each line starts where its source line does; the speakers' first lines where their speech was placed.
+    assert.ok(result.lines.length >= 2);
+    for (const line of result.lines) {
+      assert.ok(Math.abs(line.dubbedStartSeconds - line.sourceStartSeconds) <= 0.3, JSON.stringify(line));
+      assert.ok(line.tempo >= 1 && line.tempo <= 1.25);
+      assert.ok(line.text.length > 0);
+    }
+    const firstStarts = result.voices.map((v) => result.lines.find((l) => l.speaker === v.speaker)!.sourceStartSeconds).sort((a, b) => a - b);
+    placements.forEach((p, i) => assert.ok(Math.abs(firstStarts[i]! - p.atSeconds) < 0.8, `first line at ${firstStarts[i]}, placed at ${p.atSeconds}`));
+
+    // The dubbed audio and the dialogue alone last as long as the input.
+    const dubbed = await download(result.files.audio!.url, 'dubbed.wav');
+    const dialogue = await download(result.files.dialogue!.url, 'dialogue.wav');
+    for (const file of [dubbed, dialogue]) assert.ok(Math.abs((await audioSeconds(file)) - clipSeconds) < 0.1);
+
+    // The video keeps its picture as it was (same codec, same frames); its sound is the dub.
+    const dubbedVideo = await download(result.files.video!.url, 'dubbed.mp4');
+    assert.equal(await probe(dubbedVideo, 'stream=codec_name'), await probe(video, 'stream=codec_name'));
+    assert.equal(await probe(dubbedVideo, 'stream=nb_read_packets'), await probe(video, 'stream=nb_read_packets'));
+    assert.equal(await probe(dubbedVideo, 'stream=codec_name', 'a:0'), 'aac');
+
+    // Subtitles of the dubbed speech, with speakers.
+    const srt = readFileSync(await download(result.files.transcript_srt!.url, 'dub.srt'), 'utf8');
+    const cues = srt.trim().split(/\n\n+/);
+    assert.ok(cues.length >= 2);
+    for (const cue of cues) assert.match(cue, /^\d+\n\d{2}:\d{2}:\d{2},\d{3} --> \d{2}:\d{2}:\d{2},\d{3}\n.+/);
+    const vtt = readFileSync(await download(result.files.transcript_vtt!.url, 'dub.vtt'), 'utf8');
+    assert.match(vtt, /^WEBVTT/);
+  });
+
+  test('bad requests are refused before a job is accepted', async () => {
+    const audio = path.join(evalDir, placements[0]!.file);
+    const cases: Array<{ fields: Record<string, string>; file?: string; status: number; param: string }> = [
+      { fields: { target_language: 'en', consent: 'true' }, status: 400, param: 'audio' },
+      { fields: { target_language: 'en' }, file: audio, status: 400, param: 'consent' },
+      { fields: { target_language: 'de', source_language: 'en', consent: 'true' }, file: audio, status: 422, param: 'target_language' },
+      { fields: { target_language: 'en', voices: 'somebody' }, file: audio, status: 400, param: 'voices' },
+      { fields: { target_language: 'en', voices: '{"SPEAKER_0": "voice_none"}' }, file: audio, status: 404, param: 'voices' },
+    ];
+    for (const { fields, file, status, param } of cases) {
+      const response = await post(fields, file);
+      assert.equal(response.statusCode, status, `${JSON.stringify(fields)}: ${response.body}`);
+      const { error } = response.json<{ error: { param: string; message: string } }>();
+      assert.equal(error.param, param);
+      if (status === 422) assert.match(error.message, /Whisper translates only into English/);
+    }
+    const jobs = await t.app.inject({ url: '/v1/jobs?operation=dub', headers: { authorization: `Bearer ${t.key}` } });
+    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 1);
+  });
+});
