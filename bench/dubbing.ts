@@ -109,13 +109,14 @@ const embed = (samples: Float32Array) => campp.embedUtterance({ samples, sampleR
 const at16k = async (file: string) => (await decodeFile(file, { sampleRate: camppSampleRate, channels: 1 })).samples;
 
 const loadAtStart = round(loadavg()[0]!);
-const rows = [];
+const rows: Row[] = [];
 try {
   await waitUntilReady(server.base, 900_000);
   const builtins = await builtinEmbeddings();
   for (const clip of chosen) {
     const row = await dubClip(clip, builtins);
     rows.push(row);
+    writeResults(rows);
     process.stderr.write(`${clip.id}: ${JSON.stringify(row.summary)}\n`);
   }
 } finally {
@@ -312,23 +313,28 @@ function summarise(part: Row[]) {
   };
 }
 
-const results = {
-  bench: 'dubbing',
-  date: new Date().toISOString(),
-  load_average_1m: { at_start: loadAtStart, at_end: round(loadavg()[0]!) },
-  options: { clips: chosen.map((c) => c.id), num_speakers_given: args['num-speakers'], format: 'wav', voices: 'clone' },
-  clip_set: allClips.map((c) => ({
-    id: c.id,
-    part: c.part,
-    languages: c.languages,
-    speakers: c.speakers.length,
-    lines: c.lines.length,
-    duration_seconds: round(c.mixture.length / c.sampleRate),
-  })),
-  targets,
-  held_out: summarise(rows.filter((r) => r.part === 'held-out')),
-  tuning: summarise(rows.filter((r) => r.part === 'tuning')),
-  clips: rows,
-};
-writeFileSync(args.out!, `${JSON.stringify(results, null, 2)}\n`);
+/** Written after every clip, so a run cut short keeps what it measured. */
+function writeResults(rows: Row[]) {
+  const results = {
+    bench: 'dubbing',
+    date: new Date().toISOString(),
+    load_average_1m: { at_start: loadAtStart, at_end: round(loadavg()[0]!) },
+    options: { clips: chosen.map((c) => c.id), num_speakers_given: args['num-speakers'], format: 'wav', voices: 'clone' },
+    clip_set: allClips.map((c) => ({
+      id: c.id,
+      part: c.part,
+      languages: c.languages,
+      speakers: c.speakers.length,
+      lines: c.lines.length,
+      duration_seconds: round(c.mixture.length / c.sampleRate),
+    })),
+    targets,
+    held_out: summarise(rows.filter((r) => r.part === 'held-out')),
+    tuning: summarise(rows.filter((r) => r.part === 'tuning')),
+    clips: rows,
+  };
+  writeFileSync(args.out!, `${JSON.stringify(results, null, 2)}\n`);
+  return results;
+}
+const results = writeResults(rows);
 process.stdout.write(`${JSON.stringify({ held_out: results.held_out, tuning: results.tuning }, null, 2)}\n`);
