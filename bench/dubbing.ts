@@ -16,7 +16,8 @@
  *   POST /v1/audio/tts); share of lines closest to their own speaker, and closer to it than to every built-in voice;
  * - time: the job's run time (started -> finished) per second of input, and per minute of input.
  * The first job also loads the models a dub needs beyond those preloaded: its time is reported as it is.
- * Targets (issue 40) are in the results file. Writes bench/results/dubbing.json (`--out` elsewhere).
+ * Targets (issue 40) are in the results file. Writes bench/results/dubbing.json (`--out` elsewhere), keeping the clips
+ * an earlier run measured there and this one did not.
  *
  * Run: npm run build && VOXD_SHARED_DIR=/work/shared node --import tsx bench/dubbing.ts [--clips id,id] [--part held-out]
  *      [--num-speakers] [--clips-only]
@@ -100,6 +101,11 @@ const chosen = allClips
   .filter((c) => (!wanted || wanted.includes(c.id)) && (!args.part || c.part === args.part))
   // Held-out clips first: if the run is cut short, they are the ones measured.
   .sort((a, b) => (a.part === b.part ? 0 : a.part === 'held-out' ? -1 : 1));
+
+/** Clips measured by an earlier run into the same file and not run now (a run of one part keeps the other's). */
+const earlierRows: Row[] = existsSync(args.out!)
+  ? (JSON.parse(readFileSync(args.out!, 'utf8')) as { clips: Row[] }).clips.filter((r) => !chosen.some((c) => c.id === r.id))
+  : [];
 
 const key = testKey('d');
 // Jobs are polled 5 times a second: no rate limit.
@@ -321,12 +327,13 @@ function summarise(part: Row[]) {
 }
 
 /** Written after every clip, so a run cut short keeps what it measured. */
-function writeResults(rows: Row[]) {
+function writeResults(measured: Row[]) {
+  const rows = [...measured, ...earlierRows].sort((a, b) => (a.part === b.part ? 0 : a.part === 'held-out' ? -1 : 1));
   const results = {
     bench: 'dubbing',
     date: new Date().toISOString(),
     load_average_1m: { at_start: loadAtStart, at_end: round(loadavg()[0]!) },
-    options: { clips: chosen.map((c) => c.id), num_speakers_given: args['num-speakers'], format: 'wav', voices: 'clone' },
+    options: { clips: rows.map((r) => r.id), num_speakers_given: args['num-speakers'], format: 'wav', voices: 'clone' },
     clip_set: allClips.map((c) => ({
       id: c.id,
       part: c.part,
