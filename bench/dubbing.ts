@@ -103,9 +103,12 @@ const chosen = allClips
   .sort((a, b) => (a.part === b.part ? 0 : a.part === 'held-out' ? -1 : 1));
 
 /** Clips measured by an earlier run into the same file and not run now (a run of one part keeps the other's). */
-const earlierRows: Row[] = existsSync(args.out!)
-  ? (JSON.parse(readFileSync(args.out!, 'utf8')) as { clips: Row[] }).clips.filter((r) => !chosen.some((c) => c.id === r.id))
-  : [];
+const earlier = existsSync(args.out!)
+  ? (JSON.parse(readFileSync(args.out!, 'utf8')) as { clips: Row[]; failed?: Array<{ id: string; part: string; error: string }> })
+  : { clips: [], failed: [] };
+const notRunNow = (r: { id: string }) => !chosen.some((c) => c.id === r.id);
+const earlierRows = earlier.clips.filter(notRunNow);
+const earlierFailures = (earlier.failed ?? []).filter(notRunNow);
 
 const key = testKey('d');
 // Jobs are polled 5 times a second: no rate limit.
@@ -120,14 +123,21 @@ const at16k = async (file: string) => (await decodeFile(file, { sampleRate: camp
 
 const loadAtStart = round(loadavg()[0]!);
 const rows: Row[] = [];
+const failures: Array<{ id: string; part: string; error: string }> = [];
 try {
   await waitUntilReady(server.base, 900_000);
   const builtins = await builtinEmbeddings();
   for (const clip of chosen) {
-    const row = await dubClip(clip, builtins);
-    rows.push(row);
+    try {
+      const row = await dubClip(clip, builtins);
+      rows.push(row);
+      process.stderr.write(`${clip.id}: ${JSON.stringify(row.summary)}\n`);
+    } catch (error) {
+      // A failed dub is a finding: recorded with its reason, and the other clips still run.
+      failures.push({ id: clip.id, part: clip.part, error: error instanceof Error ? error.message : String(error) });
+      process.stderr.write(`${clip.id}: FAILED ${failures.at(-1)!.error}\n`);
+    }
     writeResults(rows);
-    process.stderr.write(`${clip.id}: ${JSON.stringify(row.summary)}\n`);
   }
 } finally {
   await campp.close();
@@ -343,6 +353,7 @@ function writeResults(measured: Row[]) {
       duration_seconds: round(c.mixture.length / c.sampleRate),
     })),
     targets,
+    failed: [...failures, ...earlierFailures],
     held_out: summarise(rows.filter((r) => r.part === 'held-out')),
     tuning: summarise(rows.filter((r) => r.part === 'tuning')),
     clips: rows,
