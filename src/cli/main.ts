@@ -114,7 +114,7 @@ program
   .addOption(
     new Option('--role <role>', 'all: API + worker; api: HTTP API, no models (needs workers); worker: jobs only, no HTTP').choices(roles),
   )
-  .option('--operations <list>', "operations this node's worker takes (comma list of tts, vc, separate, transcribe; default all)")
+  .option('--operations <list>', "operations this node's worker takes (comma list of tts, vc, separate, transcribe, dub; default all)")
   .action(async (o: { role?: string; operations?: string }) => {
     // Flags override the environment (VOXD_ROLE, VOXD_WORKER_OPERATIONS).
     const config = loadConfig({

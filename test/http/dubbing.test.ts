@@ -49,7 +49,18 @@ interface JobView {
 }
 
 async function probe(file: string, entries: string, stream = 'v:0'): Promise<string> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-select_streams', stream, '-count_packets', '-show_entries', entries, '-of', 'csv=p=0', file]);
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-select_streams',
+    stream,
+    '-count_packets',
+    '-show_entries',
+    entries,
+    '-of',
+    'csv=p=0',
+    file,
+  ]);
   return stdout.trim();
 }
 
@@ -142,20 +153,22 @@ describe('dubbing', () => {
 
     const stages = new Set<string>();
     let job: JobView;
-    for (const deadline = Date.now() + 240_000; ; await sleep(200)) {
+    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
       job = (await t.app.inject({ url: `/v1/jobs/${submitted.id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
       if (job.progress) stages.add(job.progress.stage);
       if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
       assert.ok(Date.now() < deadline, 'the dub did not finish in time');
     }
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
-    for (const stage of ['separating', 'transcribing', 'voicing', 'mixing']) assert.ok(stages.has(stage), `stage ${stage} seen: ${[...stages]}`);
+    // The language is detected: the speech goes through Whisper's translate task (English, so it comes out transcribed).
+    for (const stage of ['separating', 'translating', 'voicing', 'mixing'])
+      assert.ok(stages.has(stage), `stage ${stage} seen: ${[...stages]}`);
     const result = job.result!;
     assert.equal(result.source_language, 'en');
     assert.equal(result.task, 'transcribe');
 
     // A voice per speaker, cloned and gone once the dub is done.
-    assert.deepEqual(result.voices.map((v) => v.speaker).sort(), ['SPEAKER_0', 'SPEAKER_1']);
+    assert.equal(new Set(result.voices.map((v) => v.speaker)).size, 2);
     assert.equal(new Set(result.voices.map((v) => v.voice_id)).size, 2);
     for (const voice of result.voices) {
       assert.ok(voice.cloned && voice.temporary);
@@ -170,8 +183,11 @@ describe('dubbing', () => {
       assert.ok(line.tempo >= 1 && line.tempo <= 1.25);
       assert.ok(line.text.length > 0);
     }
-    const firstStarts = result.voices.map((v) => result.lines.find((l) => l.speaker === v.speaker)!.sourceStartSeconds).sort((a, b) => a - b);
-    placements.forEach((p, i) => assert.ok(Math.abs(firstStarts[i]! - p.atSeconds) < 0.8, `first line at ${firstStarts[i]}, placed at ${p.atSeconds}`));
+    const firstStarts = result.voices
+      .map((v) => result.lines.find((l) => l.speaker === v.speaker)!.sourceStartSeconds)
+      .sort((a, b) => a - b);
+    for (const [i, p] of placements.entries())
+      assert.ok(Math.abs(firstStarts[i]! - p.atSeconds) < 0.8, `first line at ${firstStarts[i]}, placed at ${p.atSeconds}`);
 
     // The dubbed audio and the dialogue alone last as long as the input.
     const dubbed = await download(result.files.audio!.url, 'dubbed.wav');
@@ -193,6 +209,53 @@ describe('dubbing', () => {
     assert.match(vtt, /^WEBVTT/);
   });
 
+  test('an audio input with a voice named per speaker and no background: the dub is the dubbed dialogue alone', async () => {
+    const voices = { SPEAKER_1: 'af_heart', SPEAKER_2: 'am_adam' };
+    const accepted = await post(
+      {
+        target_language: 'en',
+        source_language: 'en',
+        voices: JSON.stringify(voices),
+        num_speakers: '2',
+        keep_background: 'false',
+        format: 'wav',
+      },
+      path.join(dir, 'clip.wav'),
+    );
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const id = accepted.json<JobView>().id;
+    let job: JobView;
+    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
+      job = (await t.app.inject({ url: `/v1/jobs/${id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
+      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
+      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
+    }
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    const result = job.result!;
+    assert.deepEqual(
+      result.voices.map(({ speaker, voice_id, cloned }) => ({ speaker, voice_id, cloned })),
+      Object.entries(voices).map(([speaker, voice_id]) => ({ speaker, voice_id, cloned: false })),
+    );
+    assert.equal(result.files.video, null);
+    const samples = async (url: string, name: string): Promise<Float32Array> => {
+      const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', await download(url, name), '-f', 'f32le', '-'], {
+        encoding: 'buffer',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      return new Float32Array(stdout.buffer, stdout.byteOffset, stdout.byteLength / 4);
+    };
+    const dubbed = await samples(result.files.audio!.url, 'voiced.wav');
+    const dialogue = await samples(result.files.dialogue!.url, 'voiced-dialogue.wav');
+    assert.equal(dubbed.length, dialogue.length);
+    let speech = 0;
+    let difference = 0;
+    for (let i = 0; i < dubbed.length; i++) {
+      speech += dialogue[i]! ** 2;
+      difference += (dubbed[i]! - dialogue[i]!) ** 2;
+    }
+    assert.ok(speech > 0 && difference / speech < 1e-4, `dub minus dialogue at ${(10 * Math.log10(difference / speech)).toFixed(1)} dB`);
+  });
+
   test('bad requests are refused before a job is accepted', async () => {
     const audio = path.join(evalDir, placements[0]!.file);
     const cases: Array<{ fields: Record<string, string>; file?: string; status: number; param: string }> = [
@@ -200,7 +263,7 @@ describe('dubbing', () => {
       { fields: { target_language: 'en' }, file: audio, status: 400, param: 'consent' },
       { fields: { target_language: 'de', source_language: 'en', consent: 'true' }, file: audio, status: 422, param: 'target_language' },
       { fields: { target_language: 'en', voices: 'somebody' }, file: audio, status: 400, param: 'voices' },
-      { fields: { target_language: 'en', voices: '{"SPEAKER_0": "voice_none"}' }, file: audio, status: 404, param: 'voices' },
+      { fields: { target_language: 'en', voices: '{"SPEAKER_1": "voice_none"}' }, file: audio, status: 404, param: 'voices' },
     ];
     for (const { fields, file, status, param } of cases) {
       const response = await post(fields, file);
@@ -210,6 +273,6 @@ describe('dubbing', () => {
       if (status === 422) assert.match(error.message, /Whisper translates only into English/);
     }
     const jobs = await t.app.inject({ url: '/v1/jobs?operation=dub', headers: { authorization: `Bearer ${t.key}` } });
-    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 1);
+    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 2);
   });
 });

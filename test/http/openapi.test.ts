@@ -71,6 +71,7 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
     assert.ok(caps.tts.emotions.includes('whisper'));
     assert.ok(caps.tts.formats.includes('opus'));
     assert.ok(caps.tts.languages.length >= 80, `${caps.tts.languages.length} TTS languages`);
+    assert.equal(caps.dub.max_tempo, 1.25);
     assert.equal(caps.limits.max_audio_seconds, 7200);
     assert.ok(caps.models.some((m: { id: string }) => m.id === 'silero-vad'));
   });

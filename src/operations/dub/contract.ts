@@ -20,7 +20,7 @@ export const dubContract = Type.Object({
       maxLength: 4000,
       description:
         'clone (default): each speaker speaks in a voice cloned from their own speech in the recording (needs consent=true); ' +
-        'or a JSON object from diarized speaker to voice id, e.g. {"SPEAKER_0": "af_heart", "SPEAKER_1": "voice_..."}: ' +
+        'or a JSON object from diarized speaker to voice id, e.g. {"SPEAKER_1": "af_heart", "SPEAKER_2": "voice_..."}: ' +
         'speakers it leaves out are cloned (with consent) or the job fails naming them.',
     }),
   ),

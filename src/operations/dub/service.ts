@@ -98,7 +98,7 @@ function targetRefused(target: string, source: string): VoxError {
   return new VoxError(
     'unsupported_value',
     `This server dubs into English (en) or re-voices speech in its own language${source === 'auto' ? '' : ` (${source})`}; it ` +
-      `cannot produce '${target}': the speech is translated by Whisper, which translates only into English.`,
+      `cannot produce '${target}': Whisper translates only into English, and it is what translates the speech.`,
     { param: 'target_language' },
   );
 }
@@ -117,7 +117,7 @@ export function parseVoices(value: string | undefined): Map<string, string> {
   if (entries.length === 0 || entries.some(([speaker, id]) => speaker.trim() === '' || typeof id !== 'string' || id.trim() === ''))
     throw new VoxError(
       'invalid_request',
-      `'voices' must be clone or a JSON object from speaker to voice id, e.g. {"SPEAKER_0": "af_heart"}.`,
+      `'voices' must be clone or a JSON object from speaker to voice id, e.g. {"SPEAKER_1": "af_heart"}.`,
       { param: 'voices' },
     );
   return new Map(entries.map(([speaker, id]) => [speaker.trim(), (id as string).trim()]));
@@ -190,7 +190,7 @@ export class DubbingService {
       if (plan.target !== 'en' && plan.target !== sourceLanguage) throw targetRefused(plan.target, sourceLanguage);
       const lines = transcript.segments
         .filter((s) => s.kind !== 'event' && s.text.trim() !== '')
-        .map((s) => ({ speaker: s.speaker ?? 'SPEAKER_0', text: s.text.trim(), startSeconds: s.start, endSeconds: s.end }))
+        .map((s) => ({ speaker: s.speaker ?? 'SPEAKER_1', text: s.text.trim(), startSeconds: s.start, endSeconds: s.end }))
         .sort((a, b) => a.startSeconds - b.startSeconds);
       if (lines.length === 0) throw new VoxError('unsupported_value', 'The recording holds no speech to dub.', { param: 'audio' });
 
@@ -232,15 +232,21 @@ export class DubbingService {
       for (const [index, line] of lines.entries()) {
         signal.throwIfAborted();
         report('voicing', index / lines.length);
-        const speech = await this.speak(line.text, voiceOf.get(line.speaker)!, plan.target, sampleRate, scratch, context);
-        // A speaker's lines follow one another: one still running delays the next (another speaker's never does).
-        const startSeconds = Math.max(line.startSeconds, lastEndOf.get(line.speaker) ?? 0);
-        const slotSeconds = Math.max(line.endSeconds - startSeconds, 0.1);
-        const speechSeconds = speech.samples.length / sampleRate;
-        const tempo = speechSeconds > slotSeconds ? Math.min(maxTempo, speechSeconds / slotSeconds) : 1;
+        let speech: Waveform;
+        try {
+          speech = await this.speak(line.text, voiceOf.get(line.speaker)!, plan.target, sampleRate, scratch, context);
+        } catch (error) {
+          // A line the voice cannot say (e.g. only symbols) is left out; the rest of the dub goes on.
+          if (!(error instanceof VoxError) || error.status >= 500 || signal.aborted) throw error;
+          warnings.push(`The line at ${line.startSeconds.toFixed(2)} s ("${line.text}") was not voiced: ${error.message}`);
+          continue;
+        }
+        const { startSeconds, tempo, limitSeconds } = placeLine(line, speech.samples.length / sampleRate, {
+          ownPreviousEndSeconds: lastEndOf.get(line.speaker) ?? 0,
+          nextOtherStartSeconds: lines.slice(index + 1).find((l) => l.speaker !== line.speaker)?.startSeconds ?? Infinity,
+          totalSeconds: frames / sampleRate,
+        });
         const fitted = tempo > 1.001 ? await changeTempo(speech, tempo, signal) : speech;
-        const nextOther = lines.slice(index + 1).find((l) => l.speaker !== line.speaker)?.startSeconds ?? frames / sampleRate;
-        const limitSeconds = Math.max(startSeconds, Math.min(nextOther, frames / sampleRate));
         const fullSeconds = fitted.samples.length / sampleRate;
         const endSeconds = Math.min(startSeconds + fullSeconds, limitSeconds);
         const samples = fitted.samples.slice(0, Math.max(0, Math.round((endSeconds - startSeconds) * sampleRate)));
@@ -340,7 +346,8 @@ export class DubbingService {
           object: 'dubbing',
           source_language: sourceLanguage,
           target_language: plan.target,
-          task: translate ? 'translate' : 'transcribe',
+          // Whisper's translate task on English speech is a transcription.
+          task: translate && sourceLanguage !== 'en' ? 'translate' : 'transcribe',
           duration: round(frames / sampleRate),
           keep_background: keepBackground,
           files,
@@ -456,6 +463,23 @@ export class DubbingService {
     const trimmed = trimEdgeSilence(speech.samples, sampleRate, { leadingSeconds: 0.02, trailingSeconds: 0.05, thresholdDb: -50 });
     return { samples: trimmed.slice(), sampleRate, channels: 1 };
   }
+}
+
+/**
+ * Where a line's speech goes and how fast: at its source start (later only while the same speaker's previous line still
+ * runs), sped up to fit the source line by at most maxTempo, and allowed to run on until another speaker's next line or
+ * the end of the recording (`limitSeconds`: cut there).
+ */
+export function placeLine(
+  line: { startSeconds: number; endSeconds: number },
+  speechSeconds: number,
+  around: { ownPreviousEndSeconds: number; nextOtherStartSeconds: number; totalSeconds: number },
+): { startSeconds: number; tempo: number; limitSeconds: number } {
+  const startSeconds = Math.max(line.startSeconds, around.ownPreviousEndSeconds);
+  const slotSeconds = Math.max(line.endSeconds - startSeconds, 0.1);
+  const tempo = speechSeconds > slotSeconds ? Math.min(maxTempo, speechSeconds / slotSeconds) : 1;
+  const limitSeconds = Math.max(startSeconds, Math.min(around.nextOtherStartSeconds, around.totalSeconds));
+  return { startSeconds, tempo, limitSeconds };
 }
 
 /** A file in `scratch` as an operation's upload under `field`. */

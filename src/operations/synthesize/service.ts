@@ -842,10 +842,21 @@ async function* speak(plan: Plan, request: SynthesisRequest): AsyncIterable<Synt
       continue;
     }
     // The spoken emotion's intonation is kept, moved into the target's register.
-    const converted = await plan.convertTo.converter.convert(chunk.waveform, plan.convertTo.target, {
-      preserveEmotion: true,
-      ...(request.signal ? { signal: request.signal } : {}),
-    });
+    let converted: Awaited<ReturnType<VoiceConverter['convert']>>;
+    try {
+      converted = await plan.convertTo.converter.convert(chunk.waveform, plan.convertTo.target, {
+        preserveEmotion: true,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
+    } catch (error) {
+      // A word or two has too little voiced speech to analyse: it keeps the voice the engine spoke it in (for a cloned
+      // voice, the blend closest to it) instead of failing the request (a dub's one-word line).
+      if (error instanceof VoxError && error.code === 'invalid_request') {
+        yield chunk;
+        continue;
+      }
+      throw error;
+    }
     // Conversion keeps timing; any change of length stretches the word times with it.
     const stretch =
       converted.waveform.samples.length / converted.waveform.sampleRate / (chunk.waveform.samples.length / chunk.waveform.sampleRate);
