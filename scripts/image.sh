@@ -128,11 +128,14 @@ build() {
   local seconds=$(($(date +%s) - started))
   # For bench/image.ts. The CPU seconds of what this script ran (its children: apt-get, mmdebstrap, npm, Podman and the
   # build steps under it; a Docker daemon's work is not counted) are inflated far less than the wall time by a busy machine.
-  local cpu_seconds load
-  cpu_seconds="$(times | tail -1 | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); total += t[1] * 60 + t[2] } } END { printf "%d", total }')"
+  # (`times` in this shell, not in a command substitution's subshell, which has no children of its own.)
+  local cpu_seconds load joined
+  times >"$state/times"
+  cpu_seconds="$(tail -1 "$state/times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); total += t[1] * 60 + t[2] } } END { printf "%d", total }')"
+  rm -f "$state/times"
   load="$(cut -d' ' -f1 /proc/loadavg)"
-  local joined
-  joined="$(IFS=,; echo "${image_seconds[*]}")"
+  joined="$(printf '%s, ' "${image_seconds[@]}")"
+  joined="${joined%, }"
   printf '{"seconds": %d, "image_seconds": {%s}, "cpu_seconds": %d, "load_average_1m_at_end": %s, "cold": %s, "base_image": "%s", "finished": "%s"}\n' \
     "$seconds" "$joined" "$cpu_seconds" "$load" "$cold" "$base" "$(date -u +%FT%TZ)" >"$state/last-build.json"
   echo "built in $seconds s" >&2
