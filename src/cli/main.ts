@@ -241,7 +241,8 @@ models
         );
       const wanted = [...new Set([...(options.needed ? container.neededModels() : []), ...ids, ...voices.map((v) => v.id)])];
       // Voice models are one of many per language: a user picks them, `models pull` alone does not fetch all of them.
-      if (wanted.length === 0) wanted.push(...manager.catalog.filter((s) => !s.voice).map((s) => s.id));
+      // --needed on a node that loads none (an API-only node) pulls nothing, not everything.
+      if (wanted.length === 0 && !options.needed) wanted.push(...manager.catalog.filter((s) => !s.voice).map((s) => s.id));
       const steps = stepProgress('models', wanted.length);
       for (const [index, id] of wanted.entries()) {
         try {

@@ -126,6 +126,18 @@ describe('voxd models', () => {
     assert.deepEqual(existsSync(modelsDir) ? readdirSync(modelsDir) : [], []);
   });
 
+  test('pull --needed on an API-only node: nothing to pull, exits 0 (the image entrypoint runs it on every start)', {
+    timeout: 60_000,
+  }, async (t) => {
+    const dir = makeTempDir('cli-models');
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const r = await voxd(dir, ['models', 'pull', '--needed'], { VOXD_ROLE: 'api' });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /models: 0 installed and verified/);
+    const modelsDir = path.join(dir, 'models');
+    assert.deepEqual(existsSync(modelsDir) ? readdirSync(modelsDir) : [], []);
+  });
+
   test('pull --tts-language of a language no voice speaks: a clear error listing the languages there are', {
     timeout: 60_000,
   }, async (t) => {

@@ -3,6 +3,7 @@
  * file; npm test does not, it needs the images):
  *   - voxd-full, one `run` with a key: one request per operation on real eval audio, as a non-root user, and a SIGTERM
  *     to PID 1 that ends in a graceful exit (0), not a kill;
+ *   - voxd on a data volume its user cannot write: a message that names it, not a stack trace;
  *   - deploy/kubernetes played with `podman kube play` (PostgreSQL, SeaweedFS, the API pod, the transcription worker):
  *     a transcription job submitted to the API pod, done by the worker, with a webhook whose signature checks out.
  * VOXD_ENGINE (set by scripts/image.sh) is the engine command with the flags this host needs, e.g. `podman --runtime runc`.
@@ -95,6 +96,15 @@ describe('voxd-full, one container', () => {
     await engine('stop', '--time', '30', name);
     assert.equal(await engine('inspect', '--format', '{{.State.ExitCode}}', name), '0');
   });
+});
+
+test('a data volume the image user cannot write stops the container with a message naming it', async () => {
+  // A root-owned tmpfs stands for a root-owned host directory or claim.
+  const failed = await engine('run', '--rm', '--tmpfs', '/var/lib/voxd/data:mode=0755', 'localhost/voxd:latest').then(
+    () => assert.fail('the container started'),
+    (error: Error & { stderr: string }) => error.stderr,
+  );
+  assert.match(failed, /the data directory \/var\/lib\/voxd\/data \(VOXD_DATA_DIR\) is not writable by uid 10001 gid 10001/);
 });
 
 describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'podman' && 'kube play is Podman only' }, () => {
