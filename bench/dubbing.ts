@@ -33,6 +33,7 @@ import { decodeFile } from '../src/audio/decode.js';
 import { concatSamples } from '../src/audio/waveform.js';
 import { packageRoot } from '../src/core/version.js';
 import { CamppEncoder, camppSampleRate } from '../src/speakers/campplus.js';
+import type { DubbedLine } from '../src/operations/dub/service.js';
 import { evalDir, makeTempDir } from '../test/helpers/app.js';
 import { Api, type Job } from '../test/helpers/jobs.js';
 import { camppModelPath } from '../test/helpers/models.js';
@@ -63,16 +64,6 @@ const targets = {
 const minEmbedSeconds = 1;
 const builtinSentence = 'The evening train was late again, so we walked home along the river and talked about the summer.';
 
-interface ResultLine {
-  speaker: string;
-  text: string;
-  sourceStartSeconds: number;
-  sourceEndSeconds: number;
-  dubbedStartSeconds: number;
-  dubbedEndSeconds: number;
-  tempo: number;
-  cutSeconds?: number;
-}
 interface ResultFile {
   url: string;
 }
@@ -81,7 +72,7 @@ interface DubResult {
   target_language: string;
   files: { audio: ResultFile; dialogue: ResultFile };
   voices: Array<{ speaker: string; voice_id: string; cloned: boolean; temporary: boolean }>;
-  lines: ResultLine[];
+  lines: DubbedLine[];
   warnings: string[];
 }
 

@@ -9,6 +9,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
+import type { DubbedLine } from '../../src/operations/dub/service.js';
 import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { clipSeconds, dubbingClip, placements } from '../helpers/dubbing.js';
 import { sleep } from '../helpers/jobs.js';
@@ -22,15 +23,7 @@ interface DubResult {
   duration: number;
   files: Record<string, { url: string; content_type: string } | null>;
   voices: Array<{ speaker: string; voice_id: string; cloned: boolean; temporary: boolean }>;
-  lines: Array<{
-    speaker: string;
-    text: string;
-    sourceStartSeconds: number;
-    sourceEndSeconds: number;
-    dubbedStartSeconds: number;
-    dubbedEndSeconds: number;
-    tempo: number;
-  }>;
+  lines: DubbedLine[];
 }
 
 interface JobView {

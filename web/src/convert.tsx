@@ -2,7 +2,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { apiFile, runOperation, type Job, type Voice } from './api';
 import { AudioInput, Download, ErrorMessage, Field, fieldId, invalidIf, JobChoice, JobProgress } from './fields';
-import { useAction, useObjectUrl } from './hooks';
+import { switchSides, useAction, useObjectUrl } from './hooks';
 
 const form = 'convert';
 
@@ -56,15 +56,6 @@ export function Convert({ voices }: { voices: Voice[] }) {
       setConvertedBlob(output);
       setResult({ conversion: answer, file: output, voice: voices.find((v) => v.voice_id === target)?.name ?? target });
     });
-  };
-
-  /** A/B: the other side takes over from the same moment. */
-  const switchSide = () => {
-    const [from, to] = source.current?.paused === false ? [source.current, converted.current] : [converted.current, source.current];
-    if (!from || !to) return;
-    to.currentTime = Math.min(from.currentTime, to.duration || from.currentTime);
-    from.pause();
-    void to.play();
   };
 
   const c = result?.conversion;
@@ -143,7 +134,7 @@ export function Convert({ voices }: { voices: Voice[] }) {
             </div>
           </div>
           <div class="inline">
-            <button type="button" class="secondary" onClick={switchSide}>
+            <button type="button" class="secondary" onClick={() => switchSides(source.current, converted.current)}>
               Switch A/B
             </button>
             <Download href={convertedUrl} filename={result.file.name}>

@@ -5,7 +5,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { apiFile, runOperation, type Capabilities, type Job } from './api';
 import { AudioInput, clock, Download, ErrorMessage, Field, fieldId, invalidIf, JobProgress } from './fields';
-import { useAction, useObjectUrl } from './hooks';
+import { switchSides, useAction, useObjectUrl } from './hooks';
 
 const form = 'dub';
 
@@ -89,15 +89,6 @@ export function Dub({ capabilities }: { capabilities: Capabilities | null }) {
       }
       setResult({ dub, files });
     });
-  };
-
-  /** A/B: the other side takes over from the same moment. */
-  const switchSide = () => {
-    const [from, to] = original.current?.paused === false ? [original.current, dubbed.current] : [dubbed.current, original.current];
-    if (!from || !to) return;
-    to.currentTime = Math.min(from.currentTime, to.duration || from.currentTime);
-    from.pause();
-    void to.play();
   };
 
   const languages = capabilities?.transcribe.languages ?? [];
@@ -198,7 +189,7 @@ export function Dub({ capabilities }: { capabilities: Capabilities | null }) {
           </div>
           {result.files.video && <video controls src={result.files.video.url} aria-label="Dubbed video" class="dubbed-video" />}
           <div class="inline">
-            <button type="button" class="secondary" onClick={switchSide}>
+            <button type="button" class="secondary" onClick={() => switchSides(original.current, dubbed.current)}>
               Switch A/B
             </button>
             {downloads.map(([name, label]) => {

@@ -109,3 +109,12 @@ export function useRecorder(onRecorded: (file: File) => void): {
   };
   return { recording, error, start, stop };
 }
+
+/** A/B: whichever of two players is playing stops, and the other takes over from the same moment (A when neither plays). */
+export function switchSides(a: HTMLMediaElement | null, b: HTMLMediaElement | null): void {
+  const [from, to] = a?.paused === false ? [a, b] : [b, a];
+  if (!from || !to) return;
+  to.currentTime = Math.min(from.currentTime, to.duration || from.currentTime);
+  from.pause();
+  void to.play();
+}
