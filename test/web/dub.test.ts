@@ -38,13 +38,29 @@ describe('Dub page in Chromium', () => {
     assert.equal(await page.getByLabel(/agreed to having their voices cloned/).getAttribute('aria-invalid'), 'true');
 
     await page.getByLabel(/agreed to having their voices cloned/).check();
-    await page.getByRole('button', { name: 'Dub', exact: true }).click();
-    await page
+    // The job's progress shows while it runs (seen whenever that is: the upload may take a while on a busy machine).
+    const progressShown = page
       .getByRole('status')
       .filter({ hasText: /Job (queued|running)/ })
-      .waitFor();
+      .waitFor({ timeout: 900_000 })
+      .then(
+        () => true,
+        () => false,
+      );
+    await page.getByRole('button', { name: 'Dub', exact: true }).click();
     const heading = page.getByRole('heading', { name: /^Dubbed from en into en/ });
-    await heading.waitFor({ timeout: 900_000 });
+    // The dub, or the error the page shows instead (said at once rather than after the test's timeout).
+    const outcome = await Promise.race([
+      heading.waitFor({ timeout: 500_000 }).then(() => 'dubbed'),
+      page
+        .getByRole('alert')
+        .waitFor({ timeout: 500_000 })
+        .then(async () => `error: ${await page.getByRole('alert').textContent()}`),
+    ]);
+    if (outcome !== 'dubbed') await screenshot(t, page, 'dub-failed');
+    assert.equal(outcome, 'dubbed');
+    const afterASecond = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000));
+    assert.ok(await Promise.race([progressShown, afterASecond]), 'the job showed its progress');
 
     const voices = page.getByRole('table', { name: 'Voices' }).locator('tbody tr');
     assert.equal(await voices.count(), 2, 'a voice per speaker');
