@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { decodeFile } from '../../src/audio/decode.js';
 import { CamppEncoder } from '../../src/speakers/campplus.js';
 import { cosineSimilarity } from '../../src/speakers/embedding.js';
-import { buildTestApp, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { buildTestApp, createVoice, evalDir, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { camppModelPath, ge2eModelPath, modelFile } from '../helpers/models.js';
 import { worldAddon } from '../helpers/vc-assets.js';
 
@@ -37,20 +37,18 @@ describe('POST /v1/audio/vc with the knn engine', () => {
 
   test('the output keeps the length and is nearer the target than the source was, and nearer the target than its source', async () => {
     const auth = { authorization: `Bearer ${t.key}` };
-    const form = multipartBody(
-      { name: 'Reader 3080', consent: 'true' },
-      { files: { filename: 'enrollment.wav', content: readFileSync(evalClip('3080-5032-0001.wav')), contentType: 'audio/wav' } },
+    const created = await createVoice(
+      t,
+      { name: 'Reader 3080' },
+      {
+        filename: 'enrollment.wav',
+        content: readFileSync(evalClip('3080-5032-0001.wav')),
+        contentType: 'audio/wav',
+      },
     );
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/v1/voices',
-      headers: { ...auth, 'content-type': form.contentType },
-      payload: form.body,
-    });
-    assert.equal(created.statusCode, 201, created.body);
     const sourceFile = evalClip('2033-164914-0001.wav');
     const convertForm = multipartBody(
-      { target_voice_id: created.json().voice_id, preserve_emotion: 'true' },
+      { target_voice_id: created.voice_id, preserve_emotion: 'true' },
       { audio: { filename: 'source.wav', content: readFileSync(sourceFile), contentType: 'audio/wav' } },
     );
     const converted = await t.app.inject({
