@@ -33,6 +33,7 @@ import {
   plainSpeech,
   sameProsody,
   spokenText as segmentsText,
+  ssmlMarkupIn,
   type SegmentProsody,
   type SpeechSegment,
 } from './text/ssml.js';
@@ -148,6 +149,23 @@ function parsedSpeech(input: string, textType: 'text' | 'ssml' | undefined): Par
       param: 'text',
     });
   return { ssml, parsed };
+}
+
+/**
+ * A piece of the speech socket's text: a whole `<speak>` document is SSML; SSML markup in any other piece (an element
+ * sent outside a document, a document's end without its start) is refused, never read aloud.
+ */
+function streamedSpeech(piece: string): ParsedSpeech {
+  const markup = isSsml(piece) ? undefined : ssmlMarkupIn(piece);
+  if (markup)
+    throw new VoxError(
+      'invalid_request',
+      `SSML markup outside a <speak> document: '${markup.tag}' at character ${markup.offset + 1} of ` +
+        `'${piece.length > 80 ? `${piece.slice(0, 77)}...` : piece}'. Send SSML as a whole document, <speak> to </speak> ` +
+        `(over as many text messages as needed); it was not spoken.`,
+      { param: 'text' },
+    );
+  return parsedSpeech(piece, undefined);
 }
 
 export class SynthesisService {
@@ -571,7 +589,7 @@ export class SynthesisService {
         warnings: plan.warnings,
         // Each piece (an SSML document too) is planned as a request is; its segments' warnings are the stream's.
         speak: async function* (this: void, text: string, signal: AbortSignal) {
-          const { segments } = await planSegments(parsedSpeech(text, undefined), { profile, plan, fields }, caller, pronunciationRules);
+          const { segments } = await planSegments(streamedSpeech(text), { profile, plan, fields }, caller, pronunciationRules);
           yield* render(segments, plan.synthesizer.sampleRate, {
             text,
             language: plan.language,
