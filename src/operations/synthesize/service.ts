@@ -646,12 +646,21 @@ export class SynthesisService {
     profile: VoiceProfile,
     voices: readonly BlendVoice[],
     { engines, language }: Languages,
+    requested: string | undefined,
     caller: ApiKeyRecord,
   ): Promise<Plan> {
     const engine = engines.find((e) => e.engine === profile.engine && e.blends);
     if (!engine) throw new VoxError('model_unavailable', `Blended voices speak with ${profile.engine}, which is not installed here.`);
     const spoken = engine.speaks(language);
-    if (!spoken) throw unsupportedValue('language', language, engine.languages());
+    // Typically a cloned voice of another language first in the blend: its language is the blend's.
+    if (!spoken)
+      throw new VoxError(
+        'unsupported_value',
+        `Voice '${profile.voice_id}' is a blend, spoken by ${engine.engine}, which has no voices for '${language}' (` +
+          `${requested ? 'the language asked for' : "the blend's language: its first voice's"}). Name a language it speaks ` +
+          `(${engine.languages().join(', ')}); a cloned voice then enters as its mix of that language's voices.`,
+        { param: 'language' },
+      );
     const builtin = new Set(engine.voices().map((v) => v.id));
     const weights = new Map<string, number>();
     const warnings: string[] = [];
@@ -671,7 +680,7 @@ export class SynthesisService {
   private async plan(profile: VoiceProfile, requested: string | undefined, caller: ApiKeyRecord): Promise<Plan> {
     const languages = await this.languages(profile, requested);
     if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
-    if (profile.blend) return this.blendPlan(profile, profile.blend, languages, caller);
+    if (profile.blend) return this.blendPlan(profile, profile.blend, languages, requested, caller);
     const { language } = languages;
     const warnings: string[] = [];
     // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another neural one
