@@ -132,6 +132,9 @@ describe('blended voices', () => {
       payload: { text: 'Hello.', voice_id: `${swahili}*0.5+af_bella*0.5`, language: 'en-us', format: 'wav' },
     });
     assert.equal(named.statusCode, 200, named.body);
+    // The other tests list this key's voices.
+    for (const id of [storedId, cloned, swahili])
+      assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/voices/${id}`, headers: as(keys.owner) })).statusCode, 200);
   });
 
   test('bad blends are refused naming the part: malformed, weight <= 0, unknown voice, another engine’s voice', async () => {
