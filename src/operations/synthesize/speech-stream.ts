@@ -5,7 +5,7 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import type { Metrics } from '../../core/metrics.js';
 import { minSpokenClauseCharacters } from './text/sentences.js';
-import { ssmlDocumentStart } from './text/ssml.js';
+import { ssmlDocumentStart, ssmlMarkupIn } from './text/ssml.js';
 import type { SynthesizedChunk } from './synthesizer.js';
 
 /** Audio formats of a speech stream: raw 16-bit PCM, or a codec streamed as it encodes. */
@@ -33,7 +33,8 @@ export function takeSpeakable(
   const documentStart = buffer.search(ssmlDocumentStart);
   if (documentStart >= 0) {
     const before = buffer.slice(0, documentStart);
-    if (/[\p{L}\p{N}]/u.test(before)) return { piece: before.trim(), rest: buffer.slice(documentStart) };
+    // Stray markup before it (a `</speak>` sent twice) goes too, to be refused.
+    if (/[\p{L}\p{N}]/u.test(before) || ssmlMarkupIn(before)) return { piece: before.trim(), rest: buffer.slice(documentStart) };
     const close = /<\/speak\s*>/u.exec(buffer.slice(documentStart));
     if (close) {
       const end = documentStart + close.index + close[0].length;

@@ -54,6 +54,11 @@ test('an SSML document on the speech socket is spoken whole once its </speak> ha
     piece: 'Sure thing',
     rest: '<speak>Hello, there my good friend of many years. <break time="1s"/>How',
   });
+  assert.deepEqual(
+    takeSpeakable('</speak> <speak>Hi.</speak>', opening),
+    { piece: '</speak>', rest: '<speak>Hi.</speak>' },
+    'to be refused',
+  );
   assert.deepEqual(takeSpeakable(' <?xml version="1.0"?>\n<speak>Hi.</speak > Bye', opening), {
     piece: '<?xml version="1.0"?>\n<speak>Hi.</speak >',
     rest: ' Bye',
