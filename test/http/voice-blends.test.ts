@@ -90,8 +90,8 @@ describe('blended voices', () => {
     const foreign = await tts(`af_bella*0.5+${cloned}*0.5`, 'Hello.', keys.other);
     assert.equal(foreign.statusCode, 404, foreign.body);
     assert.match(foreign.json().error.message, new RegExp(cloned));
-    const storeBlend = async (blend: string, key: string) => {
-      const form = multipartBody({ name: 'Bella and the reader', blend }, {});
+    const storeBlend = async (blend: string, key: string, fields: Record<string, string> = {}) => {
+      const form = multipartBody({ name: 'Bella and the reader', blend, ...fields }, {});
       return t.app.inject({
         method: 'POST',
         url: '/v1/voices',
@@ -125,6 +125,13 @@ describe('blended voices', () => {
       refused.json().error.message,
       /spoken by kokoro, which has no voices for 'sw' \(the blend's language: its first voice's\)/,
     );
+    // Stored, it would speak Swahili by default: refused when stored, unless a language Kokoro speaks is given.
+    const storedSwahili = await storeBlend(`${swahili}*0.5+af_bella*0.5`, keys.owner);
+    assert.equal(storedSwahili.statusCode, 422, storedSwahili.body);
+    assert.equal(storedSwahili.json().error.param, 'blend');
+    assert.match(storedSwahili.json().error.message, /no voices for 'sw' \(the blend's language: its first voice's\)/);
+    const storedEnglish = await storeBlend(`${swahili}*0.5+af_bella*0.5`, keys.owner, { language: 'en-us' });
+    assert.equal(storedEnglish.statusCode, 201, storedEnglish.body);
     const named = await t.app.inject({
       method: 'POST',
       url: '/v1/audio/tts',
@@ -133,7 +140,7 @@ describe('blended voices', () => {
     });
     assert.equal(named.statusCode, 200, named.body);
     // The other tests list this key's voices.
-    for (const id of [storedId, cloned, swahili])
+    for (const id of [storedId, storedEnglish.json().voice_id, cloned, swahili])
       assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/voices/${id}`, headers: as(keys.owner) })).statusCode, 200);
   });
 
