@@ -62,12 +62,15 @@ export const isSsml = (text: string): boolean => {
   return start >= 0 && text.slice(0, start).trim() === '';
 };
 
+/** An opening or closing tag of a supported element (`<s>` and `<p>` but not `<strong>` or `<pre>`). */
+const ssmlTag = new RegExp(`</?(${elements.join('|')})(?=[\\s/>])[^<>]*>?`, 'u');
+
 /**
  * The first tag of a supported SSML element in `text`, with its offset: markup in text that is not a document (on the speech
  * socket, where it would otherwise be read aloud).
  */
 export function ssmlMarkupIn(text: string): { tag: string; offset: number } | undefined {
-  const match = new RegExp(`</?(${elements.join('|')})(?=[\\s/>])[^<>]*>?`, 'u').exec(text);
+  const match = ssmlTag.exec(text);
   return match ? { tag: match[0], offset: match.index } : undefined;
 }
 
