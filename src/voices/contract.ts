@@ -19,7 +19,9 @@ export const createVoiceBody = Type.Object({
       maxLength: maxIdLength,
       description:
         'Instead of files: a weighted mix of Kokoro voices (built-in, cloned or stored blends) to store under name, e.g. ' +
-        'af_bella*0.6+am_adam*0.4 (weights are normalised). Needs no consent.',
+        'af_bella*0.6+am_adam*0.4 or af_bella*0.5+voice_...*0.5 (weights are normalised). A cloned voice must be this ' +
+        "key's (else 404) and enters as its mix of Kokoro voices; the blend speaks its first voice's language, which Kokoro " +
+        'must speak when no language is asked for (else 422). Needs no consent.',
     }),
   ),
   language: Type.Optional(Type.String({ maxLength: maxLanguageLength, description: 'Main language of the speaker (ISO 639-1).' })),

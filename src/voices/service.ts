@@ -463,6 +463,7 @@ export class VoiceService {
     if (name.length === 0) throw new VoxError('invalid_request', "'name' must not be empty.", { param: 'name' });
     const labels = parseLabels(fields.labels);
     const blend = await this.blendProfile(written.trim(), context.apiKey, 'blend');
+    await this.refuseUnblendableLanguage(fields.language ?? blend.languages[0], fields.language ? 'language' : 'blend');
     const id = `voice_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
     const record: VoiceRecord = {
       id,
@@ -481,6 +482,23 @@ export class VoiceService {
     };
     await this.deps.store.voices.insert(record);
     return { kind: 'json', status: 201, body: this.toProfile(record) };
+  }
+
+  /**
+   * A stored blend speaks its language by default: one the blending engine has no voices for (a cloned voice of such a
+   * language first in the blend) is refused when the blend is stored, not at each use. The engine's voices say what it
+   * speaks ('en' and 'pt' as its 'en-us' and 'pt-br'); without them (not installed) the speech says so instead.
+   */
+  private async refuseUnblendableLanguage(language: string | undefined, param: 'language' | 'blend'): Promise<void> {
+    const spoken = [...new Set((await this.builtinVoices()).filter((v) => v.engine === blendingEngine).flatMap((v) => v.languages))].sort();
+    const tag = language?.trim().toLowerCase().replace(/_/g, '-');
+    if (!tag || spoken.length === 0 || spoken.some((l) => l === tag || l.startsWith(`${tag}-`))) return;
+    throw new VoxError(
+      'unsupported_value',
+      `A blend speaks with ${blendingEngine}, which has no voices for '${language}' (${param === 'language' ? "the 'language' given" : "the blend's language: its first voice's"}). ` +
+        `Give a 'language' it speaks (${spoken.join(', ')}); a cloned voice then enters as its mix of that language's voices.`,
+      { param },
+    );
   }
 
   async update(voiceId: string, changes: PatchVoiceFields, caller: ApiKeyRecord): Promise<OperationResult> {

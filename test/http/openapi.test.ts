@@ -84,7 +84,10 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
           string,
           {
             responses: Record<string, { content?: Record<string, unknown> }>;
-            requestBody?: { content: Record<string, { schema: { properties: Record<string, { maxLength?: number }> } }> };
+            description?: string;
+            requestBody?: {
+              content: Record<string, { schema: { properties: Record<string, { maxLength?: number; description?: string }> } }>;
+            };
           }
         >
       >;
@@ -106,6 +109,12 @@ describe('OpenAPI, docs, health, capabilities, metrics', () => {
     assert.ok(doc.paths['/v1/voices/{voice_id}']!.delete!.responses['404']);
     // The schema bounds the document (SSML markup included); the service counts its text against 5000 (errors.test.ts).
     assert.equal(doc.paths['/v1/audio/tts']!.post!.requestBody!.content['application/json']!.schema.properties.text!.maxLength, 20000);
+    // SSML on the speech socket and cloned voices in blends are described where they are used (issue 39).
+    assert.match(doc.paths['/v1/audio/tts/stream']!.get!.description!, /<speak> document.*error event/s);
+    assert.match(
+      doc.paths['/v1/audio/tts']!.post!.requestBody!.content['application/json']!.schema.properties.voice_id!.description!,
+      /blend.*cloned voices/,
+    );
   });
 
   test('metrics need a key with scope metrics (or admin)', async () => {

@@ -5,6 +5,7 @@ import { RealtimeClient } from '../../bench/lib/realtime-client.js';
 import { errorRate } from '../../bench/lib/wer.js';
 import { encodeWaveform } from '../../src/audio/encode.js';
 import { buildTestApp, listen, multipartBody, type TestApp } from '../helpers/app.js';
+import { longestSilence } from '../helpers/silence.js';
 
 const text =
   'Good morning to everyone listening today, this is a streaming test. The words arrive in small pieces, just like a language model writes them. Can you hear every one of them?';
@@ -116,6 +117,45 @@ describe('streaming speech socket', () => {
     await client.closed;
     assert.equal(client.closeCode, 1000);
     assert.ok(client.events.some((e) => e.type === 'alignment' && e.text === 'Still here.'));
+  });
+
+  test('SSML: a document sent over two messages is spoken whole (its break measured, its <sub> heard as the alias); malformed SSML and markup outside a document are error events, and the session goes on (issue 39)', async () => {
+    const client = await RealtimeClient.connect(url, { key: t.key });
+    client.send({ type: 'start', voice_id: 'af_heart', format: 'pcm16', sample_rate: 16000 });
+    await client.waitFor('started');
+    const document =
+      '<speak>I work at the <sub alias="World Wide Web Consortium">W3C</sub>.<break time="1.5s"/>See you at the meeting.</speak>';
+    const split = document.indexOf('<break');
+    client.send({ type: 'text', text: document.slice(0, split) });
+    client.send({ type: 'text', text: `${document.slice(split)} ` });
+    client.send({ type: 'text', text: '<speak>Please <shout>now</shout>.</speak>' });
+    client.send({ type: 'text', text: 'Then wait <break time="1s"/> a moment. ' });
+    const errorEvents = () => client.events.filter((e) => e.type === 'error');
+    await client.waitFor('error', { where: () => errorEvents().length === 2, timeoutMs: 60_000 });
+    client.send({ type: 'text', text: 'Goodbye for now.' });
+    client.send({ type: 'close' });
+    await client.closed;
+    assert.equal(client.closeCode, 1000, 'the session goes on after its errors and ends cleanly');
+    const errors = errorEvents().map((e) => e.error as { code: string; param: string; message: string });
+    assert.equal(errors.length, 2, JSON.stringify(errors));
+    assert.equal(errors[0]!.code, 'invalid_request');
+    assert.equal(errors[0]!.param, 'text');
+    assert.match(errors[0]!.message, /unknown element <shout> \(line 1, column \d+\)/);
+    assert.match(errors[1]!.message, /outside a <speak> document: '<break time="1s"\/>' at character 11/);
+    const alignments = client.events.filter((e) => e.type === 'alignment');
+    assert.deepEqual(
+      alignments.map((a) => a.text),
+      [document, 'Goodbye for now.'],
+    );
+    const pcm = Buffer.concat(client.binary.map((b) => b.data));
+    const samples = new Float32Array(pcm.length / 2).map((_, i) => pcm.readInt16LE(i * 2) / 32768);
+    const [start, end] = [alignments[0]!.audio_start as number, alignments[0]!.audio_end as number].map((s) => Math.round(s * 16000));
+    const silence = longestSilence({ samples: samples.subarray(start, end), sampleRate: 16000, channels: 1 });
+    assert.ok(Math.abs(silence.seconds - 1.5) <= 0.2, `the break measured ${silence.seconds} s`);
+    const heard = (await transcribe(await wav(pcm, 16000), 'speech.wav')).toLowerCase();
+    assert.match(heard, /world ?wide web consortium/, heard);
+    assert.match(heard, /goodbye/, heard);
+    assert.doesNotMatch(heard, /w3c|shout|please|break|wait/, heard);
   });
 
   test('protocol errors: text before start, an unknown voice, binary messages, a second start; a bad key is refused at the upgrade', async () => {

@@ -11,21 +11,8 @@ import { pitchStatistics, trackPitch } from '../../src/audio/pitch.js';
 import type { Waveform } from '../../src/audio/waveform.js';
 import { buildTestApp, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
+import { longestSilence } from '../helpers/silence.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
-
-/** The longest stretch (seconds) of 10 ms frames quieter than -50 dBFS, and where it ends. */
-function longestSilence(audio: Waveform): { seconds: number; endSeconds: number } {
-  const frame = Math.round(audio.sampleRate / 100);
-  let best = { frames: 0, end: 0 };
-  let run = 0;
-  for (let f = 0; (f + 1) * frame <= audio.samples.length; f++) {
-    let energy = 0;
-    for (let i = f * frame; i < (f + 1) * frame; i++) energy += audio.samples[i]! ** 2;
-    run = energy / frame < 1e-5 ? run + 1 : 0;
-    if (run > best.frames) best = { frames: run, end: f + 1 };
-  }
-  return { seconds: best.frames / 100, endSeconds: (best.end * frame) / audio.sampleRate };
-}
 
 const ssml =
   '<speak>I work at the <sub alias="World Wide Web Consortium">W3C</sub>.<break time="1.5s"/>' +

@@ -1,15 +1,16 @@
 /**
  * Blended voices through the server: `af_bella*0.5+am_adam*0.5` speaks with the mix of the two Kokoro styles (its
- * speaker embedding lies between theirs), a blend is stored by name with POST /v1/voices `blend`, and bad blends are
- * refused naming the part.
+ * speaker embedding lies between theirs), as does af_bella with a cloned voice made from eval recordings; a blend is
+ * stored by name with POST /v1/voices `blend`; bad blends are refused naming the part, another key's cloned voice in a
+ * blend is a 404, and a blend whose language Kokoro lacks a 422.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeFile } from '../../src/audio/decode.js';
-import { cosineSimilarity, embeddingSampleRate } from '../../src/speakers/embedding.js';
-import { buildTestApp, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
+import { averageEmbedding, cosineSimilarity, embeddingSampleRate } from '../../src/speakers/embedding.js';
+import { buildTestApp, createVoice, evalDir, evalFile, makeTempDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 
 const sentence = 'The quick brown fox jumps over the lazy dog near the river bank.';
@@ -51,6 +52,96 @@ describe('blended voices', () => {
     const toAdam = cosineSimilarity(blend, adam);
     context.diagnostic(JSON.stringify({ bellaAdam: apart, blendBella: toBella, blendAdam: toAdam }));
     assert.ok(toBella > apart && toAdam > apart, `blend-bella ${toBella}, blend-adam ${toAdam}, bella-adam ${apart}`);
+  });
+
+  test('a cloned voice blends: 50/50 with af_bella it speaks between them; a stored blend naming it is its owner’s; a language Kokoro lacks is a clear error', async (context) => {
+    const clips = ['2033-164914-0001.wav', '2033-164914-0003.wav'].map((name) => evalFile(`vc/resemblyzer_librispeech/${name}`));
+    const cloned = (await createVoice(t, { name: 'Reader 2033', language: 'en-us' }, clips, keys.owner)).voice_id;
+    const dir = makeTempDir('cloned-blend');
+    const encoder = await t.container.speakerEncoder.get();
+    const embeddings: Float32Array[] = [];
+    for (const voice of ['af_bella', cloned, `af_bella*0.5+${cloned}*0.5`]) {
+      const r = await tts(voice);
+      assert.equal(r.statusCode, 200, r.body);
+      const file = path.join(dir, `${embeddings.length}.wav`);
+      writeFileSync(file, r.rawPayload);
+      embeddings.push(await encoder.embedUtterance(await decodeFile(file, { sampleRate: embeddingSampleRate, channels: 1 })));
+    }
+    const [bella, clone, blend] = embeddings as [Float32Array, Float32Array, Float32Array];
+    const apart = cosineSimilarity(bella, clone);
+    const toBella = cosineSimilarity(blend, bella);
+    const toClone = cosineSimilarity(blend, clone);
+    // The speaker's own recordings: the blend carries some of them, af_bella alone none.
+    const recorded = averageEmbedding(
+      await Promise.all(
+        ['2033-164914-0001.wav', '2033-164914-0003.wav'].map(async (name) =>
+          encoder.embedUtterance(
+            await decodeFile(path.join(evalDir, 'vc/resemblyzer_librispeech', name), { sampleRate: embeddingSampleRate }),
+          ),
+        ),
+      ),
+    );
+    const [bellaRecorded, blendRecorded] = [cosineSimilarity(bella, recorded), cosineSimilarity(blend, recorded)];
+    context.diagnostic(JSON.stringify({ bellaClone: apart, blendBella: toBella, blendClone: toClone, bellaRecorded, blendRecorded }));
+    assert.ok(toBella > apart && toClone > apart, `blend-bella ${toBella}, blend-clone ${toClone}, bella-clone ${apart}`);
+    assert.ok(blendRecorded > bellaRecorded, `to the recordings: blend ${blendRecorded}, af_bella ${bellaRecorded}`);
+
+    // The owner rule: another key's cloned voice is a 404 in a blend as anywhere, written as an id or stored.
+    const foreign = await tts(`af_bella*0.5+${cloned}*0.5`, 'Hello.', keys.other);
+    assert.equal(foreign.statusCode, 404, foreign.body);
+    assert.match(foreign.json().error.message, new RegExp(cloned));
+    const storeBlend = async (blend: string, key: string, fields: Record<string, string> = {}) => {
+      const form = multipartBody({ name: 'Bella and the reader', blend, ...fields }, {});
+      return t.app.inject({
+        method: 'POST',
+        url: '/v1/voices',
+        headers: { ...as(key), 'content-type': form.contentType },
+        payload: form.body,
+      });
+    };
+    assert.equal((await storeBlend(`${cloned}*0.5+af_bella*0.5`, keys.other)).statusCode, 404);
+    const stored = await storeBlend(`${cloned}*0.5+af_bella*0.5`, keys.owner);
+    assert.equal(stored.statusCode, 201, stored.body);
+    assert.deepEqual(stored.json().blend, [
+      { voice_id: cloned, weight: 0.5 },
+      { voice_id: 'af_bella', weight: 0.5 },
+    ]);
+    assert.deepEqual(stored.json().languages, ['en-us']);
+    const storedId = stored.json().voice_id as string;
+    const spoken = await tts(storedId, 'Hello there.');
+    assert.equal(spoken.statusCode, 200, spoken.body);
+    assert.equal(spoken.headers['x-voxd-engine'], 'kokoro');
+    assert.match(String(spoken.headers['x-voxd-warnings']), new RegExp(`Cloned voice ${cloned} enters the blend as its mix`));
+    assert.equal((await tts(storedId, 'Hello.', keys.other)).statusCode, 404);
+
+    // A cloned voice of a language Kokoro has no voices for makes that the blend's language: a 422 saying what to do.
+    const swahili = (
+      await createVoice(t, { name: 'Reader 3005', language: 'sw' }, evalFile('vc/resemblyzer_librispeech/3005-163389-0001.wav'), keys.owner)
+    ).voice_id;
+    const refused = await tts(`${swahili}*0.5+af_bella*0.5`, 'Hello.');
+    assert.equal(refused.statusCode, 422, refused.body);
+    assert.equal(refused.json().error.param, 'language');
+    assert.match(
+      refused.json().error.message,
+      /spoken by kokoro, which has no voices for 'sw' \(the blend's language: its first voice's\)/,
+    );
+    // Stored, it would speak Swahili by default: refused when stored, unless a language Kokoro speaks is given.
+    const storedSwahili = await storeBlend(`${swahili}*0.5+af_bella*0.5`, keys.owner);
+    assert.equal(storedSwahili.statusCode, 422, storedSwahili.body);
+    assert.equal(storedSwahili.json().error.param, 'blend');
+    assert.match(storedSwahili.json().error.message, /no voices for 'sw' \(the blend's language: its first voice's\)/);
+    const storedEnglish = await storeBlend(`${swahili}*0.5+af_bella*0.5`, keys.owner, { language: 'en-us' });
+    assert.equal(storedEnglish.statusCode, 201, storedEnglish.body);
+    const named = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts',
+      headers: as(keys.owner),
+      payload: { text: 'Hello.', voice_id: `${swahili}*0.5+af_bella*0.5`, language: 'en-us', format: 'wav' },
+    });
+    assert.equal(named.statusCode, 200, named.body);
+    // The other tests list this key's voices.
+    for (const id of [storedId, storedEnglish.json().voice_id, cloned, swahili])
+      assert.equal((await t.app.inject({ method: 'DELETE', url: `/v1/voices/${id}`, headers: as(keys.owner) })).statusCode, 200);
   });
 
   test('bad blends are refused naming the part: malformed, weight <= 0, unknown voice, another engine’s voice', async () => {

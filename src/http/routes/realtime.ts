@@ -68,6 +68,10 @@ export const realtimeRoutes: FastifyPluginAsync<RealtimeRoutesOptions> = async (
     config: { scope: 'tts' },
     schema: {
       summary: 'Streaming speech over a WebSocket: text in pieces, audio frames out (see the README)',
+      description:
+        'Client messages: start, text, flush, cancel, close. A <speak> document is SSML, spoken whole once its </speak> has ' +
+        'come (it may span text messages); malformed SSML, and SSML markup outside a document, get an error event naming ' +
+        'the element and where it is, are not spoken, and the session goes on.',
       tags,
       security,
       response: { 101: switchingProtocols, ...errorResponses([...keyedErrors, 403, 426, 501]) },

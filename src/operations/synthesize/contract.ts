@@ -19,7 +19,13 @@ const textDescription = `Text to speak (1-${maxTextCharacters} characters of tex
 export const synthesizeContract = Type.Object({
   text: text(textDescription),
   text_type: Type.Optional(closedSet(['text', 'ssml'] as const, 'ssml: read `text` as SSML (default: SSML when it starts with <speak>).')),
-  voice_id: Type.String({ minLength: 1, maxLength: maxIdLength, description: 'A voice profile id (GET /v1/voices).' }),
+  voice_id: Type.String({
+    minLength: 1,
+    maxLength: maxIdLength,
+    description:
+      'A voice profile id (GET /v1/voices), or a blend written id*weight+id*weight of Kokoro voices, cloned voices of this ' +
+      "key (each entering as its mix of Kokoro voices of the blend's language) and stored blends, e.g. af_bella*0.5+voice_...*0.5.",
+  }),
   language: Type.Optional(
     Type.String({ maxLength: maxLanguageLength, description: 'Language code; default: the voice profile’s first language.' }),
   ),

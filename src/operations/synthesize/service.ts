@@ -33,6 +33,7 @@ import {
   plainSpeech,
   sameProsody,
   spokenText as segmentsText,
+  ssmlMarkupIn,
   type SegmentProsody,
   type SpeechSegment,
 } from './text/ssml.js';
@@ -148,6 +149,23 @@ function parsedSpeech(input: string, textType: 'text' | 'ssml' | undefined): Par
       param: 'text',
     });
   return { ssml, parsed };
+}
+
+/**
+ * A piece of the speech socket's text: a whole `<speak>` document is SSML; SSML markup in any other piece (an element
+ * sent outside a document, a document's end without its start) is refused, never read aloud.
+ */
+function streamedSpeech(piece: string): ParsedSpeech {
+  const markup = isSsml(piece) ? undefined : ssmlMarkupIn(piece);
+  if (markup)
+    throw new VoxError(
+      'invalid_request',
+      `SSML markup outside a <speak> document: '${markup.tag}' at character ${markup.offset + 1} of ` +
+        `'${piece.length > 80 ? `${piece.slice(0, 77)}...` : piece}'. Send SSML as a whole document, <speak> to </speak> ` +
+        `(over as many text messages as needed); it was not spoken.`,
+      { param: 'text' },
+    );
+  return parsedSpeech(piece, undefined);
 }
 
 export class SynthesisService {
@@ -571,7 +589,7 @@ export class SynthesisService {
         warnings: plan.warnings,
         // Each piece (an SSML document too) is planned as a request is; its segments' warnings are the stream's.
         speak: async function* (this: void, text: string, signal: AbortSignal) {
-          const { segments } = await planSegments(parsedSpeech(text, undefined), { profile, plan, fields }, caller, pronunciationRules);
+          const { segments } = await planSegments(streamedSpeech(text), { profile, plan, fields }, caller, pronunciationRules);
           yield* render(segments, plan.synthesizer.sampleRate, {
             text,
             language: plan.language,
@@ -628,12 +646,21 @@ export class SynthesisService {
     profile: VoiceProfile,
     voices: readonly BlendVoice[],
     { engines, language }: Languages,
+    requested: string | undefined,
     caller: ApiKeyRecord,
   ): Promise<Plan> {
     const engine = engines.find((e) => e.engine === profile.engine && e.blends);
     if (!engine) throw new VoxError('model_unavailable', `Blended voices speak with ${profile.engine}, which is not installed here.`);
     const spoken = engine.speaks(language);
-    if (!spoken) throw unsupportedValue('language', language, engine.languages());
+    // Typically a cloned voice of another language first in the blend: its language is the blend's.
+    if (!spoken)
+      throw new VoxError(
+        'unsupported_value',
+        `Voice '${profile.voice_id}' is a blend, spoken by ${engine.engine}, which has no voices for '${language}' (` +
+          `${requested ? 'the language asked for' : "the blend's language: its first voice's"}). Name a language it speaks ` +
+          `(${engine.languages().join(', ')}); a cloned voice then enters as its mix of that language's voices.`,
+        { param: 'language' },
+      );
     const builtin = new Set(engine.voices().map((v) => v.id));
     const weights = new Map<string, number>();
     const warnings: string[] = [];
@@ -653,7 +680,7 @@ export class SynthesisService {
   private async plan(profile: VoiceProfile, requested: string | undefined, caller: ApiKeyRecord): Promise<Plan> {
     const languages = await this.languages(profile, requested);
     if (profile.type === 'builtin') return this.builtinPlan(profile, languages);
-    if (profile.blend) return this.blendPlan(profile, profile.blend, languages, caller);
+    if (profile.blend) return this.blendPlan(profile, profile.blend, languages, requested, caller);
     const { language } = languages;
     const warnings: string[] = [];
     // A cloned voice: an engine that blends (Kokoro) speaks with the profile's blend of its voices, another neural one

@@ -5,6 +5,7 @@
 import type { Scheduler } from '../../core/scheduler.js';
 import type { Metrics } from '../../core/metrics.js';
 import { minSpokenClauseCharacters } from './text/sentences.js';
+import { ssmlDocumentStart, ssmlMarkupIn } from './text/ssml.js';
 import type { SynthesizedChunk } from './synthesizer.js';
 
 /** Audio formats of a speech stream: raw 16-bit PCM, or a codec streamed as it encodes. */
@@ -27,11 +28,19 @@ export function takeSpeakable(
   buffer: string,
   options: { final: boolean; clauseOk: boolean; opening?: boolean },
 ): { piece: string; rest: string } | undefined {
-  // An SSML document is spoken whole, once its </speak> has come (or at the end, where an unfinished one gets its 400).
-  if (/^\s*<speak[\s>/]/u.test(buffer)) {
-    const end = buffer.indexOf('</speak>');
-    if (end >= 0) return { piece: buffer.slice(0, end + '</speak>'.length).trim(), rest: buffer.slice(end + '</speak>'.length) };
-    return options.final ? { piece: buffer.trim(), rest: '' } : undefined;
+  // An SSML document is spoken whole, once its </speak> has come however many messages it took (at the end, an
+  // unfinished one is handed over for its error). Text before it ends where it starts: never cut together with markup.
+  const documentStart = buffer.search(ssmlDocumentStart);
+  if (documentStart >= 0) {
+    const before = buffer.slice(0, documentStart);
+    // Stray markup before it (a `</speak>` sent twice) goes too, to be refused.
+    if (/[\p{L}\p{N}]/u.test(before) || ssmlMarkupIn(before)) return { piece: before.trim(), rest: buffer.slice(documentStart) };
+    const close = /<\/speak\s*>/u.exec(buffer.slice(documentStart));
+    if (close) {
+      const end = documentStart + close.index + close[0].length;
+      return { piece: buffer.slice(documentStart, end), rest: buffer.slice(end) };
+    }
+    return options.final ? { piece: buffer.slice(documentStart).trim(), rest: '' } : undefined;
   }
   if (options.final) return /[\p{L}\p{N}]/u.test(buffer) ? { piece: buffer.trim(), rest: '' } : undefined;
   const ends = (pattern: RegExp): number[] => [...buffer.matchAll(pattern)].map((match) => match.index + match[0].length);

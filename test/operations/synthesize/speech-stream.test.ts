@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { takeSpeakable } from '../../../src/operations/synthesize/speech-stream.js';
+import { isSsml, ssmlMarkupIn } from '../../../src/operations/synthesize/text/ssml.js';
 import { repeatsPhrase } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 
 test('text is spoken once a sentence is complete; at the start a long enough clause is enough, and the opening clause whatever its length', () => {
@@ -47,4 +48,29 @@ test('an SSML document on the speech socket is spoken whole once its </speak> ha
   });
   // An unfinished document at the end is handed over whole (and answered with its 400).
   assert.deepEqual(takeSpeakable('<speak>Hello', { final: true, clauseOk: false }), { piece: '<speak>Hello', rest: '' });
+  // Text before a document is spoken up to where the document starts, never cut at a clause inside it.
+  const later = 'Sure thing <speak>Hello, there my good friend of many years. <break time="1s"/>How';
+  assert.deepEqual(takeSpeakable(later, { final: false, clauseOk: true }), {
+    piece: 'Sure thing',
+    rest: '<speak>Hello, there my good friend of many years. <break time="1s"/>How',
+  });
+  assert.deepEqual(
+    takeSpeakable('</speak> <speak>Hi.</speak>', opening),
+    { piece: '</speak>', rest: '<speak>Hi.</speak>' },
+    'to be refused',
+  );
+  assert.deepEqual(takeSpeakable(' <?xml version="1.0"?>\n<speak>Hi.</speak > Bye', opening), {
+    piece: '<?xml version="1.0"?>\n<speak>Hi.</speak >',
+    rest: ' Bye',
+  });
+});
+
+test('SSML markup outside a document is found (the socket refuses it instead of reading it aloud)', () => {
+  assert.deepEqual(ssmlMarkupIn('Wait <break time="1s"/> now.'), { tag: '<break time="1s"/>', offset: 5 });
+  assert.deepEqual(ssmlMarkupIn('the end.</speak>'), { tag: '</speak>', offset: 8 });
+  assert.deepEqual(ssmlMarkupIn('Say <say-as interpret-as="digits">12</say-as>'), { tag: '<say-as interpret-as="digits">', offset: 4 });
+  assert.equal(ssmlMarkupIn('If a < b and <strong> or <br> then'), undefined);
+  assert.equal(isSsml('  <speak>Hi</speak>'), true);
+  assert.equal(isSsml('Hi <speak>Hi</speak>'), false);
+  assert.equal(isSsml('   '), false);
 });

@@ -53,8 +53,26 @@ const emphasisLevels: Record<string, SegmentProsody> = {
 export const sayAsKinds = ['characters', 'spell-out', 'cardinal', 'ordinal', 'digits', 'date', 'time', 'telephone'] as const;
 const elements = ['speak', 'break', 'p', 's', 'sub', 'phoneme', 'say-as', 'prosody', 'emphasis', 'lang', 'voice', 'mark'] as const;
 
+/** Where a `<speak>` document starts (with its XML declaration, if any). */
+export const ssmlDocumentStart = /(<\?xml[^>]*\?>\s*)?<speak[\s>/]/u;
+
 /** A text is SSML when it is a `<speak>` document (or the caller says so). */
-export const isSsml = (text: string): boolean => /^\s*(<\?xml[^>]*\?>\s*)?<speak[\s>/]/u.test(text);
+export const isSsml = (text: string): boolean => {
+  const start = text.search(ssmlDocumentStart);
+  return start >= 0 && text.slice(0, start).trim() === '';
+};
+
+/** An opening or closing tag of a supported element (`<s>` and `<p>` but not `<strong>` or `<pre>`). */
+const ssmlTag = new RegExp(`</?(${elements.join('|')})(?=[\\s/>])[^<>]*>?`, 'u');
+
+/**
+ * The first tag of a supported SSML element in `text`, with its offset: markup in text that is not a document (on the speech
+ * socket, where it would otherwise be read aloud).
+ */
+export function ssmlMarkupIn(text: string): { tag: string; offset: number } | undefined {
+  const match = ssmlTag.exec(text);
+  return match ? { tag: match[0], offset: match.index } : undefined;
+}
 
 /** Plain text: one segment. */
 export const plainSpeech = (text: string): ParsedSpeech => ({
