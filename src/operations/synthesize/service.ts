@@ -437,7 +437,7 @@ export class SynthesisService {
       for await (const chunk of chunks) {
         for (const name of chunk.marks ?? []) marks.push({ name, time: roundMs(offsetSeconds) });
         if (!chunk.words) {
-          throw new VoxError('unsupported_value', `The ${engine} voice gives no word timestamps; a Kokoro voice does.`, {
+          throw new VoxError('unsupported_value', `The ${engine} voice gives no word timestamps; Kokoro and Piper voices do.`, {
             param: 'voice_id',
           });
         }

@@ -20,12 +20,14 @@ import { resample } from '../../../audio/resample.js';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
 import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../core/errors.js';
+import { piperDurationsOutput, piperModelWithDurations } from '../../../models/convert/piper.js';
 import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, PullableVoice, SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizationLanguage, normalizeText } from '../text/normalize.js';
 import { joinPieces, speechPieces, splitClauses } from '../text/sentences.js';
 import { withStress } from '../text/phonemes.js';
+import { mapWordTimes, shareWords, spokenWords, type TimedSpan } from '../text/word-times.js';
 import { phonemize } from './espeak-ng.js';
 
 /**
@@ -85,12 +87,15 @@ class PiperVoice {
     readonly idMap: ReadonlyMap<string, readonly number[]>,
   ) {}
 
+  /** Its session, loaded with the predicted durations as a second output where the graph has them (word times). */
   worker(threads: number): Promise<WorkerSession> {
-    this.session ??= WorkerSession.create(`Piper ${this.key}`, this.modelPath, sleepingThreadsOptions(threads)).catch((error: unknown) => {
-      // A failed start is tried again on the next request.
-      this.session = undefined;
-      throw error;
-    });
+    this.session ??= piperModelWithDurations(this.modelPath)
+      .then((model) => WorkerSession.create(`Piper ${this.key}`, model ?? this.modelPath, sleepingThreadsOptions(threads)))
+      .catch((error: unknown) => {
+        // A failed start is tried again on the next request.
+        this.session = undefined;
+        throw error;
+      });
     return this.session;
   }
 
@@ -229,6 +234,15 @@ export class PiperSynthesizer implements Synthesizer {
    * slower.
    */
   async run(voiceId: string, ids: readonly number[], lengthScale?: number): Promise<Float32Array> {
+    return (await this.runTimed(voiceId, ids, lengthScale)).audio;
+  }
+
+  /** One model run with the decoder frames the model gave each id (absent for a graph without them, see loadVoice). */
+  async runTimed(
+    voiceId: string,
+    ids: readonly number[],
+    lengthScale?: number,
+  ): Promise<{ audio: Float32Array; durations: Float32Array | undefined }> {
     const { voice, speakerId } = this.speaker(voiceId);
     const session = await voice.worker(this.threads);
     const { noise_scale: noiseScale, length_scale: voiceLengthScale, noise_w: noiseWidth } = voice.config.inference;
@@ -238,7 +252,7 @@ export class PiperSynthesizer implements Synthesizer {
       scales: session.tensor('float32', Float32Array.of(noiseScale, lengthScale ?? voiceLengthScale, noiseWidth), [3]),
       ...(speakerId !== undefined ? { sid: session.tensor('int64', BigInt64Array.of(BigInt(speakerId)), [1]) } : {}),
     });
-    return outputs.output!.data as Float32Array;
+    return { audio: outputs.output!.data as Float32Array, durations: outputs[piperDurationsOutput]?.data as Float32Array | undefined };
   }
 
   /**
@@ -288,17 +302,28 @@ export class PiperSynthesizer implements Synthesizer {
       signal?.throwIfAborted();
       const phonemes = await next!;
       next = phonemise(i + 1);
-      const runs = splitPhonemes(phonemes);
+      // No letter this voice has an id for: nothing it can say (e.g. a script its espeak voice does not read).
+      const runs = splitPhonemes(phonemes).filter((run) => run.some((phoneme) => /\p{L}/u.test(phoneme) && voice.idMap.has(phoneme)));
+      const runGroups = runs.map((run) => wordGroups(run, voice.idMap));
+      const runWords = shareWords(
+        spokenWords(pieces[i]!.text),
+        runGroups.map((groups) => groups.length),
+      );
       for (const [r, run] of runs.entries()) {
-        // No letter this voice has an id for: nothing it can say (e.g. a script its espeak voice does not read).
-        if (!run.some((phoneme) => /\p{L}/u.test(phoneme) && voice.idMap.has(phoneme))) continue;
-        const audio = await this.run(speaker.id, phonemeIds(run, voice.idMap), lengthScale);
+        const { audio, durations } = await this.runTimed(speaker.id, phonemeIds(run, voice.idMap), lengthScale);
         signal?.throwIfAborted();
         const endsSentence = r === runs.length - 1 && pieces[i]!.endsSentence;
         const trimmed = trimEdgeSilence(audio, voiceRate, {
           leadingSeconds: joinSilenceSeconds.leading,
           trailingSeconds: endsSentence ? Infinity : joinSilenceSeconds.trailing,
         });
+        const timing = durations && {
+          durations,
+          samplesPerFrame: audio.length / durations.reduce((sum, frames) => sum + frames, 0),
+          trimmedSamples: trimmed.byteOffset / trimmed.BYTES_PER_ELEMENT - audio.byteOffset / audio.BYTES_PER_ELEMENT,
+          lengthSamples: trimmed.length,
+          sampleRate: voiceRate,
+        };
         const samples =
           voiceRate === piperSampleRate
             ? trimmed
@@ -306,7 +331,18 @@ export class PiperSynthesizer implements Synthesizer {
         applySpectralTilt(samples, piperSampleRate, emotion.tiltDb);
         applyGainDb(samples, emotion.gainDb);
         guardPeak(samples);
-        yield { waveform: { samples, sampleRate: piperSampleRate, channels: 1 }, text: pieces[i]!.text };
+        yield {
+          waveform: { samples, sampleRate: piperSampleRate, channels: 1 },
+          text: pieces[i]!.text,
+          ...(timing
+            ? {
+                words: mapWordTimes(
+                  runWords[r]!,
+                  runGroups[r]!.map((group) => groupSpan(group, timing)),
+                ),
+              }
+            : {}),
+        };
       }
     }
   }
@@ -397,6 +433,54 @@ async function partsPhonemes(parts: readonly SpeechPart[], voice: PiperVoice, si
 function voicePhonemes(ipa: string, voice: PiperVoice): string[] {
   const phonemeMap = voice.config.phoneme_map ?? {};
   return [...ipa.replace(/\^|\u0361|\u035c/gu, '').normalize('NFD')].flatMap((phoneme) => phonemeMap[phoneme] ?? [phoneme]);
+}
+
+/** A spoken word of a run: the positions of its phonemes' first ids and of the pad after its last phoneme. */
+interface WordGroup {
+  firstId: number;
+  endId: number;
+}
+
+/**
+ * The words of a run as Piper reads them: phonemes between spaces, punctuation (a pause of its own) left out. Positions
+ * follow phonemeIds' framing.
+ */
+export function wordGroups(phonemes: readonly string[], idMap: ReadonlyMap<string, readonly number[]>): WordGroup[] {
+  const pauses = new Set([' ', ...Object.values(clauseMarks), ...Object.values(sentenceMarks)]);
+  const padLength = idMap.get(padSymbol)?.length ?? 1;
+  const groups: WordGroup[] = [];
+  let position = (idMap.get(bosSymbol)?.length ?? 1) + padLength;
+  let open: WordGroup | undefined;
+  for (const phoneme of phonemes) {
+    const mapped = idMap.get(phoneme);
+    if (phoneme === ' ') open = undefined;
+    if (!mapped) continue;
+    const end = position + mapped.length + padLength;
+    if (!pauses.has(phoneme)) {
+      if (open) open.endId = end;
+      else {
+        open = { firstId: position, endId: end };
+        groups.push(open);
+      }
+    }
+    position = end;
+  }
+  return groups;
+}
+
+/** The seconds of a run's trimmed audio a word's ids cover, from the decoder frames of each id. */
+function groupSpan(
+  group: WordGroup,
+  timing: { durations: Float32Array; samplesPerFrame: number; trimmedSamples: number; lengthSamples: number; sampleRate: number },
+): TimedSpan {
+  const framesBefore = (position: number): number => {
+    let frames = 0;
+    for (let p = 0; p < position; p++) frames += timing.durations[p]!;
+    return frames;
+  };
+  const seconds = (frames: number): number =>
+    Math.min(Math.max(frames * timing.samplesPerFrame - timing.trimmedSamples, 0), timing.lengthSamples) / timing.sampleRate;
+  return { startSeconds: seconds(framesBefore(group.firstId)), endSeconds: seconds(framesBefore(group.endId)) };
 }
 
 /** Runs of at most maxPhonemes, each cut after the last word space of its second half. */
