@@ -311,6 +311,10 @@ export class PiperSynthesizer implements Synthesizer {
       );
       for (const [r, run] of runs.entries()) {
         const { audio, durations } = await this.runTimed(speaker.id, phonemeIds(run, voice.idMap), lengthScale);
+        const groups =
+          durations && runGroups[r]!.length < runWords[r]!.length
+            ? (splitJoinedWords(runGroups[r]!, await wordPhonemeCounts(runWords[r]!, voice, signal)) ?? runGroups[r]!)
+            : runGroups[r]!;
         signal?.throwIfAborted();
         const endsSentence = r === runs.length - 1 && pieces[i]!.endsSentence;
         const trimmed = trimEdgeSilence(audio, voiceRate, {
@@ -338,7 +342,7 @@ export class PiperSynthesizer implements Synthesizer {
             ? {
                 words: mapWordTimes(
                   runWords[r]!,
-                  runGroups[r]!.map((group) => groupSpan(group, timing)),
+                  groups.map((group) => groupSpan(group, timing)),
                 ),
               }
             : {}),
@@ -437,16 +441,18 @@ function voicePhonemes(ipa: string, voice: PiperVoice): string[] {
 
 /** A spoken word of a run: the positions of its phonemes' first ids and of the pad after its last phoneme. */
 interface WordGroup {
-  firstId: number;
+  phonemeIds: number[];
   endId: number;
 }
+
+/** Punctuation Piper keeps (a pause of its own) and the word space: no part of a word. */
+const pauses = new Set([' ', ...Object.values(clauseMarks), ...Object.values(sentenceMarks)]);
 
 /**
  * The words of a run as Piper reads them: phonemes between spaces, punctuation (a pause of its own) left out. Positions
  * follow phonemeIds' framing.
  */
 export function wordGroups(phonemes: readonly string[], idMap: ReadonlyMap<string, readonly number[]>): WordGroup[] {
-  const pauses = new Set([' ', ...Object.values(clauseMarks), ...Object.values(sentenceMarks)]);
   const padLength = idMap.get(padSymbol)?.length ?? 1;
   const groups: WordGroup[] = [];
   let position = (idMap.get(bosSymbol)?.length ?? 1) + padLength;
@@ -457,9 +463,11 @@ export function wordGroups(phonemes: readonly string[], idMap: ReadonlyMap<strin
     if (!mapped) continue;
     const end = position + mapped.length + padLength;
     if (!pauses.has(phoneme)) {
-      if (open) open.endId = end;
-      else {
-        open = { firstId: position, endId: end };
+      if (open) {
+        open.phonemeIds.push(position);
+        open.endId = end;
+      } else {
+        open = { phonemeIds: [position], endId: end };
         groups.push(open);
       }
     }
@@ -467,6 +475,12 @@ export function wordGroups(phonemes: readonly string[], idMap: ReadonlyMap<strin
   }
   return groups;
 }
+
+/**
+ * Word times read this much earlier than the predicted frames place them: against faster-whisper's word times on the same
+ * audio they came 0.093 s late (median over the tuning half of the English sentences of bench/tts-timestamps.ts).
+ */
+const wordLeadSeconds = 0.09;
 
 /** The seconds of a run's trimmed audio a word's ids cover, from the decoder frames of each id. */
 function groupSpan(
@@ -479,8 +493,70 @@ function groupSpan(
     return frames;
   };
   const seconds = (frames: number): number =>
-    Math.min(Math.max(frames * timing.samplesPerFrame - timing.trimmedSamples, 0), timing.lengthSamples) / timing.sampleRate;
-  return { startSeconds: seconds(framesBefore(group.firstId)), endSeconds: seconds(framesBefore(group.endId)) };
+    Math.min(
+      Math.max(frames * timing.samplesPerFrame - timing.trimmedSamples - wordLeadSeconds * timing.sampleRate, 0),
+      timing.lengthSamples,
+    ) / timing.sampleRate;
+  return { startSeconds: seconds(framesBefore(group.phonemeIds[0]!)), endSeconds: seconds(framesBefore(group.endId)) };
+}
+
+/**
+ * One group per word where espeak-ng read several words as one (`of the` as /ʌvðə/): each group is given the run of words
+ * whose phonemes (each word phonemised alone: `wordPhonemes`) best match its length in number, and is cut among them at
+ * the phoneme their shares of it reach. Undefined when there are more groups than words.
+ */
+export function splitJoinedWords(groups: readonly WordGroup[], wordPhonemes: readonly number[]): WordGroup[] | undefined {
+  const g = groups.length;
+  const n = wordPhonemes.length;
+  if (g > n || g === 0) return undefined;
+  const sums = [0];
+  for (const count of wordPhonemes) sums.push(sums.at(-1)! + count);
+  // best[k][j]: the least mismatch with the first k groups covering the first j words; from[k][j]: where group k-1 began.
+  const best = Array.from({ length: g + 1 }, () => new Array<number>(n + 1).fill(Infinity));
+  const from = Array.from({ length: g + 1 }, () => new Array<number>(n + 1).fill(0));
+  best[0]![0] = 0;
+  for (let k = 1; k <= g; k++) {
+    for (let j = k; j <= n - (g - k); j++) {
+      for (let i = k - 1; i < j; i++) {
+        const cost = best[k - 1]![i]! + Math.abs(groups[k - 1]!.phonemeIds.length - (sums[j]! - sums[i]!));
+        if (cost < best[k]![j]!) {
+          best[k]![j] = cost;
+          from[k]![j] = i;
+        }
+      }
+    }
+  }
+  const blocks: Array<{ first: number; end: number }> = [];
+  for (let k = g, j = n; k > 0; k--) {
+    const i = from[k]![j]!;
+    blocks.unshift({ first: i, end: j });
+    j = i;
+  }
+  return blocks.flatMap(({ first, end }, k) => {
+    const group = groups[k]!;
+    const total = sums[end]! - sums[first]!;
+    const cuts = Array.from({ length: end - first + 1 }, (_, w) =>
+      Math.round(((sums[first + w]! - sums[first]!) / Math.max(total, 1)) * group.phonemeIds.length),
+    );
+    return Array.from({ length: end - first }, (_, w) => {
+      // At least one phoneme a word, in order.
+      const start = Math.min(Math.max(cuts[w]!, w), group.phonemeIds.length - (end - first - w));
+      const stop = w === end - first - 1 ? group.phonemeIds.length : Math.max(start + 1, cuts[w + 1]!);
+      return {
+        phonemeIds: group.phonemeIds.slice(start, stop),
+        endId: stop < group.phonemeIds.length ? group.phonemeIds[stop]! : group.endId,
+      };
+    });
+  });
+}
+
+/** How many phonemes of a word (a pause excepted) each word has, phonemised alone in the voice's espeak voice. */
+async function wordPhonemeCounts(words: readonly string[], voice: PiperVoice, signal?: AbortSignal): Promise<number[]> {
+  const bare = words.map((word) => word.replace(/^\p{P}+|\p{P}+$/gu, ''));
+  const ipa = await phonemize(bare, voice.config.espeak.voice, signal);
+  return ipa.map(
+    (phonemes) => voicePhonemes(phonemes.replace(/\^/g, ''), voice).filter((p) => voice.idMap.has(p) && !pauses.has(p)).length,
+  );
 }
 
 /** Runs of at most maxPhonemes, each cut after the last word space of its second half. */
