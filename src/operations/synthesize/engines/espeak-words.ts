@@ -21,11 +21,17 @@ const pauseFrames = 3;
 /** Frames every 10 ms. */
 const frameSeconds = 0.01;
 const melBands = 40;
+/**
+ * The warping's cells at most (8 bytes of cost and 1 of step each: 144 MB): a sentence of about 40 s. A longer one (no
+ * punctuation to cut it at) gets no word times rather than a memory spike.
+ */
+const maxWarpCells = 16_000_000;
 /** Frames this far below the loudest frame of the words spoken alone are silence. */
 const silenceBelowMaxDb = 50;
 
 /**
- * Seconds of `sentence` each unit is spoken in, in order; undefined when the words spoken alone cannot be told apart.
+ * Seconds of `sentence` each unit is spoken in, in order; undefined when the words spoken alone cannot be told apart (or
+ * the sentence is too long to warp).
  * `units`: SSML for each unit (a word, or a `[[...]]` phoneme run); `speak`: espeak-ng's audio for an SSML body in the
  * voice, rate and prosody of the sentence, at the sentence's sample rate.
  */
@@ -63,6 +69,8 @@ export async function unitSpans(
     silence = 0;
   }
   if (segments.length !== units.length) return undefined;
+  const templateFrames = segments.reduce((sum, s) => sum + s.last - s.first + 1, 0) + (segments.length + 1) * pauseFrames;
+  if (templateFrames * sentenceMel.frames > maxWarpCells) return undefined;
 
   // Log mel, floored relative to the loudest band of either: digital silence and quiet noise become the same floor.
   let peak = 1e-12;
