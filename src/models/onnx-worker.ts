@@ -28,7 +28,7 @@ type Loaded = { loaded: true; inputNames: string[]; outputNames: string[] } | { 
 const workerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
 const ort = require(workerData.onnxruntimePath);
-ort.InferenceSession.create(workerData.modelPath, workerData.sessionOptions).then(
+ort.InferenceSession.create(workerData.model, workerData.sessionOptions).then(
   (session) => {
     // Runs one after another; a close request waits for the run under way, then releases the session and ends the thread.
     let queue = Promise.resolve();
@@ -212,10 +212,14 @@ export class WorkerSession {
     });
   }
 
-  /** Starts a worker and waits until its session is loaded. */
-  static async create(name: string, modelPath: string, sessionOptions: Ort.InferenceSession.SessionOptions): Promise<WorkerSession> {
+  /** Starts a worker and waits until its session is loaded (`model`: a file's path or a model's bytes). */
+  static async create(
+    name: string,
+    model: string | Uint8Array,
+    sessionOptions: Ort.InferenceSession.SessionOptions,
+  ): Promise<WorkerSession> {
     const onnxruntimePath = createRequire(import.meta.url).resolve('onnxruntime-node');
-    const worker = new Worker(workerSource, { eval: true, workerData: { modelPath, sessionOptions, onnxruntimePath } });
+    const worker = new Worker(workerSource, { eval: true, workerData: { model, sessionOptions, onnxruntimePath } });
     nativeWorkUnderWay++;
     const loaded = await new Promise<Loaded>((resolve, reject) => {
       worker.once('message', resolve);

@@ -1,7 +1,7 @@
 /**
- * POST /v1/audio/tts/with-timestamps (issue 38, point 1): Kokoro's speech with the times of the words as written,
- * checked against where Whisper (our own transcription route, word times) hears those words in the returned audio.
- * Needs a kokoro-82m pulled with its durations output (src/models/convert/kokoro.ts).
+ * POST /v1/audio/tts/with-timestamps (issue 38, point 1): speech of Kokoro, Piper and espeak-ng voices with the times of
+ * the words as written, checked against where Whisper (our own transcription route, word times) hears those words in the
+ * returned audio. Needs a kokoro-82m pulled with its durations output (src/models/convert/kokoro.ts).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -46,6 +46,37 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
   const post = (payload: Record<string, unknown>) =>
     t.app.inject({ method: 'POST', url: '/v1/audio/tts/with-timestamps', headers: { authorization: `Bearer ${t.key}` }, payload });
 
+  /**
+   * Each written word against the next word Whisper (our own transcription route, word times) heard with the same
+   * spelling (numbers are heard as digits or words): loose on purpose, the route's word times run late of faster-whisper's
+   * (the reference of bench/tts-timestamps.ts, where the 0.1 s target is measured); a misplaced word (a whole word off)
+   * fails.
+   */
+  const assertWhereWhisperHears = async (body: TimedSpeech, language: string, minimumMatched: number): Promise<void> => {
+    const form = multipartBody(
+      { model: 'whisper-1', language, response_format: 'verbose_json', 'timestamp_granularities[]': 'word' },
+      { file: { filename: 'speech.wav', content: Buffer.from(body.audio_base64, 'base64'), contentType: 'audio/wav' } },
+    );
+    const heard = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/transcriptions',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
+      payload: form.body,
+    });
+    assert.equal(heard.statusCode, 200, heard.body);
+    const whisperWords = heard.json<{ words: TimedWord[] }>().words;
+    const differences: number[] = [];
+    let from = 0;
+    for (const w of body.words) {
+      const j = whisperWords.findIndex((h, k) => k >= from && bare(h.word) === bare(w.word));
+      if (j < 0) continue;
+      differences.push(Math.abs(whisperWords[j]!.start - w.start));
+      from = j + 1;
+    }
+    assert.ok(differences.length >= minimumMatched, `${differences.length} words matched`);
+    assert.ok(median(differences) <= 0.3, `median start difference ${median(differences)} s`);
+  };
+
   test('words as written, in order, where Whisper hears them', { timeout: 300_000 }, async () => {
     const text = 'The meeting starts at 3 pm in room 12. Please bring the quarterly report and your laptop.';
     const r = await post({ text, voice_id: 'af_heart', format: 'wav' });
@@ -66,31 +97,60 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
     assert.equal(body.characters.characters.join(''), text);
     assert.equal(body.characters.character_start_times_seconds.length, [...text].length);
 
-    const form = multipartBody(
-      { model: 'whisper-1', language: 'en', response_format: 'verbose_json', 'timestamp_granularities[]': 'word' },
-      { file: { filename: 'speech.wav', content: audio, contentType: 'audio/wav' } },
+    await assertWhereWhisperHears(body, 'en', 12);
+  });
+
+  /** Words as written, in order, not overlapping, inside the audio, the last one ending near its end. */
+  const assertCovers = (body: TimedSpeech, words: string[]): void => {
+    assert.deepEqual(
+      body.words.map((w) => w.word),
+      words,
     );
-    const heard = await t.app.inject({
-      method: 'POST',
-      url: '/v1/audio/transcriptions',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': form.contentType },
-      payload: form.body,
-    });
-    assert.equal(heard.statusCode, 200, heard.body);
-    const whisperWords = heard.json<{ words: TimedWord[] }>().words;
-    // Each written word against the next word Whisper heard with the same spelling (numbers are heard as digits or words).
-    const differences: number[] = [];
-    let from = 0;
-    for (const w of body.words) {
-      const j = whisperWords.findIndex((h, k) => k >= from && bare(h.word) === bare(w.word));
-      if (j < 0) continue;
-      differences.push(Math.abs(whisperWords[j]!.start - w.start));
-      from = j + 1;
+    const seconds = (Buffer.from(body.audio_base64, 'base64').length - 44) / 2 / body.sample_rate;
+    for (const [i, w] of body.words.entries()) {
+      assert.ok(w.start >= 0 && w.start <= w.end && w.end <= seconds + 1e-3, `${w.word} ${w.start}-${w.end} of ${seconds}`);
+      if (i > 0) assert.ok(w.start >= body.words[i - 1]!.end - 1e-3, `${w.word} starts before the word before ends`);
     }
-    assert.ok(differences.length >= 12, `${differences.length} words matched`);
-    // Loose on purpose: the transcription route's word times run late of faster-whisper's (the reference of
-    // bench/tts-timestamps.ts, where the 0.1 s target is measured); here a misplaced word (a whole word off) fails.
-    assert.ok(median(differences) <= 0.3, `median start difference ${median(differences)} s`);
+    assert.ok(body.words[0]!.start < 0.3, `first word starts at ${body.words[0]!.start}`);
+    assert.ok(body.words.at(-1)!.end > seconds - 0.6, `last word ends at ${body.words.at(-1)!.end} of ${seconds} s`);
+  };
+
+  // Piper: the model's own phoneme durations; espeak-ng: its words spoken alone, warped onto the sentence.
+  for (const { engine, voice, minimumMatched } of [
+    { engine: 'Piper', voice: joeVoiceId, minimumMatched: 12 },
+    { engine: 'espeak-ng', voice: 'espeak-en-us', minimumMatched: 10 },
+  ]) {
+    test(`${engine}: words where Whisper hears them; a 1 s break lies between the words around it`, { timeout: 300_000 }, async () => {
+      const text = 'Mr. Quilter is the apostle of the middle classes, and we are glad to welcome his gospel.';
+      const r = await post({ text, voice_id: voice, format: 'wav' });
+      assert.equal(r.statusCode, 200, r.body);
+      assertCovers(r.json<TimedSpeech>(), text.split(' '));
+      await assertWhereWhisperHears(r.json<TimedSpeech>(), 'en', minimumMatched);
+
+      const broken = await post({ text: '<speak>Please wait here.<break time="1s"/>Thank you.</speak>', voice_id: voice, format: 'wav' });
+      assert.equal(broken.statusCode, 200, broken.body);
+      const body = broken.json<TimedSpeech>();
+      assertCovers(body, ['Please', 'wait', 'here.', 'Thank', 'you.']);
+      const [here, thank] = [body.words[2]!, body.words[3]!];
+      assert.ok(thank.start - here.end >= 1, `'Thank' starts ${thank.start - here.end} s after 'here.' ends`);
+      // The break is silence and 'Thank' starts with its sound.
+      const pcm = Buffer.from(body.audio_base64, 'base64').subarray(44);
+      const samples = new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length));
+      const rms = (from: number, to: number): number => {
+        const part = samples.subarray(Math.round(from * body.sample_rate), Math.round(to * body.sample_rate));
+        return Math.sqrt(part.reduce((sum, v) => sum + v * v, 0) / Math.max(part.length, 1));
+      };
+      const speech = rms(thank.start, thank.end);
+      assert.ok(rms(here.end + 0.2, thank.start - 0.2) < speech / 20, 'the break between the words is silent');
+      assert.ok(rms(thank.start, thank.start + 0.15) > speech / 4, "'Thank' starts where its sound does");
+    });
+  }
+
+  test('espeak-ng in another language: German words as written, in order, over the audio', { timeout: 300_000 }, async () => {
+    const text = 'Der hinter diesem Portal liegenden Raum wurde als Leichenhalle genutzt.';
+    const r = await post({ text, voice_id: 'espeak-de', format: 'wav' });
+    assert.equal(r.statusCode, 200, r.body);
+    assertCovers(r.json<TimedSpeech>(), text.split(' '));
   });
 
   test('stream=true: NDJSON lines, each with its audio and the times of its words', { timeout: 300_000 }, async () => {
@@ -220,9 +280,5 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
     assert.equal(nothing.statusCode, 400, nothing.body);
     const unknown = await post({ text: 'Hello there.', voice_id: 'no_such_voice' });
     assert.equal(unknown.statusCode, 404, unknown.body);
-    // Piper's voices carry no durations here yet: refused rather than guessed.
-    const piper = await post({ text: 'Hello there.', voice_id: joeVoiceId });
-    assert.equal(piper.statusCode, 422, piper.body);
-    assert.match(piper.json<{ error: { message: string } }>().error.message, /word timestamps/);
   });
 });

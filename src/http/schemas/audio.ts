@@ -96,7 +96,9 @@ const timedSpeech = openObject(
 export const timedSpeechResponse = {
   description:
     'The speech (base64) with word and character times; with stream=true newline-delimited JSON, one such object per chunk ' +
-    '(its audio, its words; times from the start of the whole speech)',
+    '(its audio, its words; times from the start of the whole speech). Every engine gives them: Kokoro and Piper voices ' +
+    "from the model's predicted phoneme durations, espeak-ng voices by aligning the speech with its words spoken alone; " +
+    '422 where they cannot be had (a Piper model exported without its duration node; espeak-ng words it could not tell apart)',
   content: { 'application/json': { schema: timedSpeech }, 'application/x-ndjson': { schema: timedSpeech } },
 };
 

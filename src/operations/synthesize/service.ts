@@ -441,8 +441,8 @@ export class SynthesisService {
 
   /**
    * POST /v1/audio/tts/with-timestamps: the speech as base64 with the times of the words as written (and of their
-   * characters, as ElevenLabs' `alignment`), from the engine's predicted durations; `stream` answers NDJSON, a line per
-   * chunk with its audio and the alignment of its words (times from the start of the whole speech).
+   * characters, as ElevenLabs' `alignment`), from the engine's word times (SynthesizedChunk.words); `stream` answers
+   * NDJSON, a line per chunk with its audio and the alignment of its words (times from the start of the whole speech).
    */
   async synthesizeWithTimestamps(fields: SynthesizeFields, context: OperationContext): Promise<OperationResult> {
     const { text, plan, segments, warnings, spokenText, format, sampleRate, request, estimatedSeconds, engine, headers, model } =
@@ -455,9 +455,13 @@ export class SynthesisService {
       for await (const chunk of chunks) {
         for (const name of chunk.marks ?? []) marks.push({ name, time: roundMs(offsetSeconds) });
         if (!chunk.words) {
-          throw new VoxError('unsupported_value', `The ${engine} voice gives no word timestamps; a Kokoro voice does.`, {
-            param: 'voice_id',
-          });
+          throw new VoxError(
+            'unsupported_value',
+            `The ${engine} voice gives no word timestamps for this text; a Kokoro voice always does.`,
+            {
+              param: 'voice_id',
+            },
+          );
         }
         const words = chunk.words.map((w) => ({
           ...w,
@@ -480,7 +484,7 @@ export class SynthesisService {
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
         const startedAt = performance.now();
-        const chunks = timed(render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }));
+        const chunks = timed(render(segments, plan.synthesizer.sampleRate, { ...request, wordTimes: true, ...(signal ? { signal } : {}) }));
         let writtenDone = 0;
         let audioSeconds = 0;
         const lettersToSpeak = letterCount(spokenText);
@@ -538,7 +542,7 @@ export class SynthesisService {
       const parts: Float32Array[] = [];
       for await (const { chunk, words } of timed(
         reportSpoken(
-          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }),
+          render(segments, plan.synthesizer.sampleRate, { ...request, wordTimes: true, ...(signal ? { signal } : {}) }),
           spokenText.length,
           context.onProgress,
         ),

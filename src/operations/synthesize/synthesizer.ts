@@ -54,6 +54,8 @@ export interface SynthesisRequest {
    * latency of one run (Kokoro runs it on one-thread sessions side by side).
    */
   background?: boolean;
+  /** The caller reads the chunks' `words`: an engine whose word times cost extra work (espeak-ng) makes them only then. */
+  wordTimes?: boolean;
   signal?: AbortSignal;
 }
 
@@ -62,7 +64,10 @@ export interface SynthesizedChunk {
   waveform: Waveform;
   /** The (normalised) text this chunk speaks. */
   text: string;
-  /** Its spoken words (of `text`, normalised) with seconds from the chunk's start, from engines that predict durations. */
+  /**
+   * Its spoken words (of `text`, normalised) with seconds from the chunk's start: from the predicted durations (Kokoro,
+   * Piper), or (espeak-ng, when `wordTimes` was asked) its words spoken alone warped onto the chunk.
+   */
   words?: TimedWord[];
   /** SSML `<mark>` names at this chunk's start (a chunk without samples, from the service). */
   marks?: string[];

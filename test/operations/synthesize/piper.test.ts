@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { errorRate } from '../../../bench/lib/wer.js';
 import { resample } from '../../../src/audio/resample.js';
-import type { PiperSynthesizer } from '../../../src/operations/synthesize/engines/piper.js';
+import { type PiperSynthesizer, splitJoinedWords, wordGroups } from '../../../src/operations/synthesize/engines/piper.js';
 import { WhisperCppTranscriber } from '../../../src/operations/transcribe/engines/whisper-cpp.js';
 import { modelFile, whisperBaseEncoderPath } from '../../helpers/models.js';
 import { collect, joeModelId, joeVoiceId, loadPiper, measure, modelManager } from '../../helpers/tts.js';
@@ -175,5 +175,35 @@ describe('Piper joe round trip through whisper base', () => {
     }
     t.diagnostic(`WER ${(errors / words).toFixed(3)} over ${words} words: ${heard.join(' | ')}`);
     assert.ok(errors / words <= 0.05, `WER ${(errors / words).toFixed(3)}: ${heard.join(' | ')}`);
+  });
+});
+
+describe('Piper word groups (word timestamps)', () => {
+  const idMap = new Map<string, number[]>([
+    ['^', [1]],
+    ['_', [0]],
+    ['$', [2]],
+    [' ', [3]],
+    ['.', [4]],
+    ...[...'hiʌvðə'].map((phoneme, i): [string, number[]] => [phoneme, [10 + i]]),
+  ]);
+
+  test("a word's phonemes between spaces, at their ids' positions; punctuation is no word", () => {
+    // ^ _ h _ i _ ␠ _ ʌ _ v _ ð _ ə _ . _ $
+    assert.deepEqual(wordGroups([...'hi ʌvðə.'], idMap), [
+      { phonemeIds: [2, 4], endId: 6 },
+      { phonemeIds: [8, 10, 12, 14], endId: 16 },
+    ]);
+  });
+
+  test('words espeak-ng joined are cut apart by their own phoneme counts', () => {
+    const groups = wordGroups([...'hi ʌvðə.'], idMap);
+    assert.deepEqual(splitJoinedWords(groups, [2, 2, 2]), [
+      { phonemeIds: [2, 4], endId: 6 },
+      { phonemeIds: [8, 10], endId: 12 },
+      { phonemeIds: [12, 14], endId: 16 },
+    ]);
+    // More groups than words: nothing to cut.
+    assert.equal(splitJoinedWords(groups, [4]), undefined);
   });
 });

@@ -14,7 +14,9 @@ import type { BuiltinVoice, SynthesisRequest, SynthesizedChunk, Synthesizer } fr
 import { normalizeText } from '../text/normalize.js';
 import { ipaToEspeak } from '../text/phonemes.js';
 import { joinPieces, splitSentences } from '../text/sentences.js';
+import { mapWordTimes, spokenWords, type TimedWord } from '../text/word-times.js';
 import { espeakVoices, speakSsml, type EspeakVoiceInfo } from './espeak-ng.js';
+import { unitSpans } from './espeak-words.js';
 
 export const espeakSampleRate = 24000;
 const espeakDefaultWordsPerMinute = 175;
@@ -96,20 +98,49 @@ export class EspeakSynthesizer implements Synthesizer {
     // Phonemes given by the caller go in as espeak-ng's `[[...]]` phoneme input, within the text around them.
     const { parts } = request;
     const sentences = parts ? [request.text] : splitSentences(normalizeText(request.text, language));
+    const speak = async (body: string) =>
+      parsePcm16Wav(
+        await speakSsml(
+          `<speak><prosody pitch="${pitch >= 0 ? '+' : ''}${pitch}%" range="${range}%">${body}</prosody></speak>`,
+          voice,
+          wordsPerMinute,
+          signal,
+        ),
+      );
     for (const sentence of sentences) {
       signal?.throwIfAborted();
       const said = parts
         ? // The trailing space keeps a closing tag after `]]` from being read as words (see ipaToEspeak).
           `${joinPieces(parts.map((p) => (p.ipa === undefined ? escapeXml(normalizeText(p.text, language)) : ipaToEspeak(p.ipa))))} `
         : escapeXml(sentence);
-      const ssml = `<speak><prosody pitch="${pitch >= 0 ? '+' : ''}${pitch}%" range="${range}%">${said}</prosody></speak>`;
-      const raw = parsePcm16Wav(await speakSsml(ssml, voice, wordsPerMinute, signal));
+      // What is timed: each spoken word, and a run of given phonemes as one unit standing for the words it replaces.
+      const units = parts
+        ? parts.flatMap((p) =>
+            p.ipa === undefined
+              ? spokenWords(normalizeText(p.text, language)).map((word) => ({ said: escapeXml(word), words: [word] }))
+              : [{ said: `${ipaToEspeak(p.ipa)} `, words: spokenWords(p.text) }],
+          )
+        : spokenWords(sentence).map((word) => ({ said: escapeXml(word), words: [word] }));
+      const raw = await speak(said);
+      const spans = request.wordTimes
+        ? await unitSpans(
+            raw,
+            units.map((unit) => unit.said),
+            speak,
+          )
+        : undefined;
       const filtered = (await filterAndResample(raw, { sampleRate: espeakSampleRate, filters: postFilters }, signal)).samples;
       const samples = trimEdgeSilence(filtered, espeakSampleRate, { leadingSeconds: 0.05, trailingSeconds: sentencePauseSeconds });
+      const trimmedSeconds = (samples.byteOffset - filtered.byteOffset) / filtered.BYTES_PER_ELEMENT / espeakSampleRate;
+      const lengthSeconds = samples.length / espeakSampleRate;
+      const within = (seconds: number): number => Math.min(Math.max(seconds - trimmedSeconds, 0), lengthSeconds);
+      const words: TimedWord[] | undefined = spans?.flatMap((span, i) =>
+        mapWordTimes(units[i]!.words, [{ startSeconds: within(span.startSeconds), endSeconds: within(span.endSeconds) }]),
+      );
       applySpectralTilt(samples, espeakSampleRate, emotion.tiltDb);
       applyGainDb(samples, emotion.gainDb);
       guardPeak(samples);
-      yield { waveform: { samples, sampleRate: espeakSampleRate, channels: 1 }, text: sentence };
+      yield { waveform: { samples, sampleRate: espeakSampleRate, channels: 1 }, text: sentence, ...(words ? { words } : {}) };
     }
   }
 

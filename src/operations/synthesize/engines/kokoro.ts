@@ -16,7 +16,7 @@ import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer, VoiceSelection } from '../synthesizer.js';
 import { normalizeText } from '../text/normalize.js';
 import { endsSentence, joinPieces, speechPieces } from '../text/sentences.js';
-import { mapWordTimes, spokenWords, type TimedSpan } from '../text/word-times.js';
+import { mapWordTimes, shareWords, spokenWords, type TimedSpan } from '../text/word-times.js';
 import { decoderLeadingPadFrames, durationsOutput, kokoroSamplesPerFrame } from '../../../models/convert/kokoro.js';
 import { EnglishLexicon } from './english-lexicon.js';
 import { kokoroIpa, kokoroPhonemes } from './kokoro-phonemes.js';
@@ -409,17 +409,6 @@ function tokenSpan(durations: Float32Array, positions: number[], trimmedSeconds:
     startSeconds: clamp(startFrame(first) * frameSeconds - trimmedSeconds - wordLeadSeconds),
     endSeconds: clamp((startFrame(last) + durations[last]!) * frameSeconds - trimmedSeconds - wordLeadSeconds),
   };
-}
-
-/** A piece's words shared among its runs by their word counts (exact when the counts agree). */
-function shareWords(words: string[], runGroupCounts: number[]): string[][] {
-  const total = runGroupCounts.reduce((a, b) => a + b, 0);
-  let before = 0;
-  return runGroupCounts.map((count) => {
-    const from = Math.round((before / Math.max(total, 1)) * words.length);
-    before += count;
-    return words.slice(from, Math.round((before / Math.max(total, 1)) * words.length));
-  });
 }
 
 /** Cuts ids into runs of at most maxTokens, preferring the last break position inside each run. */

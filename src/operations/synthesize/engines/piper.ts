@@ -20,12 +20,14 @@ import { resample } from '../../../audio/resample.js';
 import { applyGainDb, applySpectralTilt, guardPeak } from '../../../audio/shaping.js';
 import { trimEdgeSilence } from '../../../audio/silence.js';
 import { VoxError } from '../../../core/errors.js';
+import { piperDurationsOutput, piperModelWithDurations } from '../../../models/convert/piper.js';
 import { sleepingThreadsOptions, WorkerSession } from '../../../models/onnx-worker.js';
 import { prosody as emotionProsody } from '../emotion.js';
 import type { BuiltinVoice, PullableVoice, SpeechPart, SynthesisRequest, SynthesizedChunk, Synthesizer } from '../synthesizer.js';
 import { normalizationLanguage, normalizeText } from '../text/normalize.js';
 import { joinPieces, speechPieces, splitClauses } from '../text/sentences.js';
 import { withStress } from '../text/phonemes.js';
+import { mapWordTimes, shareWords, spokenWords, type TimedSpan } from '../text/word-times.js';
 import { phonemize } from './espeak-ng.js';
 
 /**
@@ -85,12 +87,15 @@ class PiperVoice {
     readonly idMap: ReadonlyMap<string, readonly number[]>,
   ) {}
 
+  /** Its session, loaded with the predicted durations as a second output where the graph has them (word times). */
   worker(threads: number): Promise<WorkerSession> {
-    this.session ??= WorkerSession.create(`Piper ${this.key}`, this.modelPath, sleepingThreadsOptions(threads)).catch((error: unknown) => {
-      // A failed start is tried again on the next request.
-      this.session = undefined;
-      throw error;
-    });
+    this.session ??= piperModelWithDurations(this.modelPath)
+      .then((model) => WorkerSession.create(`Piper ${this.key}`, model ?? this.modelPath, sleepingThreadsOptions(threads)))
+      .catch((error: unknown) => {
+        // A failed start is tried again on the next request.
+        this.session = undefined;
+        throw error;
+      });
     return this.session;
   }
 
@@ -229,6 +234,15 @@ export class PiperSynthesizer implements Synthesizer {
    * slower.
    */
   async run(voiceId: string, ids: readonly number[], lengthScale?: number): Promise<Float32Array> {
+    return (await this.runTimed(voiceId, ids, lengthScale)).audio;
+  }
+
+  /** One model run with the decoder frames the model gave each id (absent for a graph without them, see loadVoice). */
+  async runTimed(
+    voiceId: string,
+    ids: readonly number[],
+    lengthScale?: number,
+  ): Promise<{ audio: Float32Array; durations: Float32Array | undefined }> {
     const { voice, speakerId } = this.speaker(voiceId);
     const session = await voice.worker(this.threads);
     const { noise_scale: noiseScale, length_scale: voiceLengthScale, noise_w: noiseWidth } = voice.config.inference;
@@ -238,7 +252,7 @@ export class PiperSynthesizer implements Synthesizer {
       scales: session.tensor('float32', Float32Array.of(noiseScale, lengthScale ?? voiceLengthScale, noiseWidth), [3]),
       ...(speakerId !== undefined ? { sid: session.tensor('int64', BigInt64Array.of(BigInt(speakerId)), [1]) } : {}),
     });
-    return outputs.output!.data as Float32Array;
+    return { audio: outputs.output!.data as Float32Array, durations: outputs[piperDurationsOutput]?.data as Float32Array | undefined };
   }
 
   /**
@@ -288,17 +302,32 @@ export class PiperSynthesizer implements Synthesizer {
       signal?.throwIfAborted();
       const phonemes = await next!;
       next = phonemise(i + 1);
-      const runs = splitPhonemes(phonemes);
+      // No letter this voice has an id for: nothing it can say (e.g. a script its espeak voice does not read).
+      const runs = splitPhonemes(phonemes).filter((run) => run.some((phoneme) => /\p{L}/u.test(phoneme) && voice.idMap.has(phoneme)));
+      const runGroups = runs.map((run) => wordGroups(run, voice.idMap));
+      const runWords = shareWords(
+        spokenWords(pieces[i]!.text),
+        runGroups.map((groups) => groups.length),
+      );
       for (const [r, run] of runs.entries()) {
-        // No letter this voice has an id for: nothing it can say (e.g. a script its espeak voice does not read).
-        if (!run.some((phoneme) => /\p{L}/u.test(phoneme) && voice.idMap.has(phoneme))) continue;
-        const audio = await this.run(speaker.id, phonemeIds(run, voice.idMap), lengthScale);
+        const { audio, durations } = await this.runTimed(speaker.id, phonemeIds(run, voice.idMap), lengthScale);
+        const groups =
+          durations && runGroups[r]!.length < runWords[r]!.length
+            ? (splitJoinedWords(runGroups[r]!, await wordPhonemeCounts(runWords[r]!, voice, signal)) ?? runGroups[r]!)
+            : runGroups[r]!;
         signal?.throwIfAborted();
         const endsSentence = r === runs.length - 1 && pieces[i]!.endsSentence;
         const trimmed = trimEdgeSilence(audio, voiceRate, {
           leadingSeconds: joinSilenceSeconds.leading,
           trailingSeconds: endsSentence ? Infinity : joinSilenceSeconds.trailing,
         });
+        const timing = durations && {
+          durations,
+          samplesPerFrame: audio.length / durations.reduce((sum, frames) => sum + frames, 0),
+          trimmedSamples: trimmed.byteOffset / trimmed.BYTES_PER_ELEMENT - audio.byteOffset / audio.BYTES_PER_ELEMENT,
+          lengthSamples: trimmed.length,
+          sampleRate: voiceRate,
+        };
         const samples =
           voiceRate === piperSampleRate
             ? trimmed
@@ -306,7 +335,18 @@ export class PiperSynthesizer implements Synthesizer {
         applySpectralTilt(samples, piperSampleRate, emotion.tiltDb);
         applyGainDb(samples, emotion.gainDb);
         guardPeak(samples);
-        yield { waveform: { samples, sampleRate: piperSampleRate, channels: 1 }, text: pieces[i]!.text };
+        yield {
+          waveform: { samples, sampleRate: piperSampleRate, channels: 1 },
+          text: pieces[i]!.text,
+          ...(timing
+            ? {
+                words: mapWordTimes(
+                  runWords[r]!,
+                  groups.map((group) => groupSpan(group, timing)),
+                ),
+              }
+            : {}),
+        };
       }
     }
   }
@@ -397,6 +437,126 @@ async function partsPhonemes(parts: readonly SpeechPart[], voice: PiperVoice, si
 function voicePhonemes(ipa: string, voice: PiperVoice): string[] {
   const phonemeMap = voice.config.phoneme_map ?? {};
   return [...ipa.replace(/\^|\u0361|\u035c/gu, '').normalize('NFD')].flatMap((phoneme) => phonemeMap[phoneme] ?? [phoneme]);
+}
+
+/** A spoken word of a run: the positions of its phonemes' first ids and of the pad after its last phoneme. */
+interface WordGroup {
+  phonemeIds: number[];
+  endId: number;
+}
+
+/** Punctuation Piper keeps (a pause of its own) and the word space: no part of a word. */
+const pauses = new Set([' ', ...Object.values(clauseMarks), ...Object.values(sentenceMarks)]);
+
+/**
+ * The words of a run as Piper reads them: phonemes between spaces, punctuation (a pause of its own) left out. Positions
+ * follow phonemeIds' framing.
+ */
+export function wordGroups(phonemes: readonly string[], idMap: ReadonlyMap<string, readonly number[]>): WordGroup[] {
+  const padLength = idMap.get(padSymbol)?.length ?? 1;
+  const groups: WordGroup[] = [];
+  let position = (idMap.get(bosSymbol)?.length ?? 1) + padLength;
+  let open: WordGroup | undefined;
+  for (const phoneme of phonemes) {
+    const mapped = idMap.get(phoneme);
+    if (phoneme === ' ') open = undefined;
+    if (!mapped) continue;
+    const end = position + mapped.length + padLength;
+    if (!pauses.has(phoneme)) {
+      if (open) {
+        open.phonemeIds.push(position);
+        open.endId = end;
+      } else {
+        open = { phonemeIds: [position], endId: end };
+        groups.push(open);
+      }
+    }
+    position = end;
+  }
+  return groups;
+}
+
+/**
+ * Word times read this much earlier than the predicted frames place them: against faster-whisper's word times on the same
+ * audio they came 0.093 s late (median over the tuning half of the English sentences of bench/tts-timestamps.ts).
+ */
+const wordLeadSeconds = 0.09;
+
+/** The seconds of a run's trimmed audio a word's ids cover, from the decoder frames of each id. */
+function groupSpan(
+  group: WordGroup,
+  timing: { durations: Float32Array; samplesPerFrame: number; trimmedSamples: number; lengthSamples: number; sampleRate: number },
+): TimedSpan {
+  const framesBefore = (position: number): number => {
+    let frames = 0;
+    for (let p = 0; p < position; p++) frames += timing.durations[p]!;
+    return frames;
+  };
+  const seconds = (frames: number): number =>
+    Math.min(
+      Math.max(frames * timing.samplesPerFrame - timing.trimmedSamples - wordLeadSeconds * timing.sampleRate, 0),
+      timing.lengthSamples,
+    ) / timing.sampleRate;
+  return { startSeconds: seconds(framesBefore(group.phonemeIds[0]!)), endSeconds: seconds(framesBefore(group.endId)) };
+}
+
+/**
+ * One group per word where espeak-ng read several words as one (`of the` as /ʌvðə/): each group is given the run of words
+ * whose phonemes (each word phonemised alone: `wordPhonemes`) best match its length in number, and is cut among them at
+ * the phoneme their shares of it reach. Undefined when there are more groups than words.
+ */
+export function splitJoinedWords(groups: readonly WordGroup[], wordPhonemes: readonly number[]): WordGroup[] | undefined {
+  const g = groups.length;
+  const n = wordPhonemes.length;
+  if (g > n || g === 0) return undefined;
+  const sums = [0];
+  for (const count of wordPhonemes) sums.push(sums.at(-1)! + count);
+  // best[k][j]: the least mismatch with the first k groups covering the first j words; from[k][j]: where group k-1 began.
+  const best = Array.from({ length: g + 1 }, () => new Array<number>(n + 1).fill(Infinity));
+  const from = Array.from({ length: g + 1 }, () => new Array<number>(n + 1).fill(0));
+  best[0]![0] = 0;
+  for (let k = 1; k <= g; k++) {
+    for (let j = k; j <= n - (g - k); j++) {
+      for (let i = k - 1; i < j; i++) {
+        const cost = best[k - 1]![i]! + Math.abs(groups[k - 1]!.phonemeIds.length - (sums[j]! - sums[i]!));
+        if (cost < best[k]![j]!) {
+          best[k]![j] = cost;
+          from[k]![j] = i;
+        }
+      }
+    }
+  }
+  const blocks: Array<{ first: number; end: number }> = [];
+  for (let k = g, j = n; k > 0; k--) {
+    const i = from[k]![j]!;
+    blocks.unshift({ first: i, end: j });
+    j = i;
+  }
+  return blocks.flatMap(({ first, end }, k) => {
+    const group = groups[k]!;
+    const total = sums[end]! - sums[first]!;
+    const cuts = Array.from({ length: end - first + 1 }, (_, w) =>
+      Math.round(((sums[first + w]! - sums[first]!) / Math.max(total, 1)) * group.phonemeIds.length),
+    );
+    return Array.from({ length: end - first }, (_, w) => {
+      // At least one phoneme a word, in order.
+      const start = Math.min(Math.max(cuts[w]!, w), group.phonemeIds.length - (end - first - w));
+      const stop = w === end - first - 1 ? group.phonemeIds.length : Math.max(start + 1, cuts[w + 1]!);
+      return {
+        phonemeIds: group.phonemeIds.slice(start, stop),
+        endId: stop < group.phonemeIds.length ? group.phonemeIds[stop]! : group.endId,
+      };
+    });
+  });
+}
+
+/** How many phonemes of a word (a pause excepted) each word has, phonemised alone in the voice's espeak voice. */
+async function wordPhonemeCounts(words: readonly string[], voice: PiperVoice, signal?: AbortSignal): Promise<number[]> {
+  const bare = words.map((word) => word.replace(/^\p{P}+|\p{P}+$/gu, ''));
+  const ipa = await phonemize(bare, voice.config.espeak.voice, signal);
+  return ipa.map(
+    (phonemes) => voicePhonemes(phonemes.replace(/\^/g, ''), voice).filter((p) => voice.idMap.has(p) && !pauses.has(p)).length,
+  );
 }
 
 /** Runs of at most maxPhonemes, each cut after the last word space of its second half. */

@@ -54,6 +54,17 @@ export function mapWordTimes(words: string[], spans: TimedSpan[], weights: { wor
   }));
 }
 
+/** A piece's words shared among the model runs it is spoken in, by the spoken words of each (exact when the counts agree). */
+export function shareWords(words: string[], runGroupCounts: number[]): string[][] {
+  const total = runGroupCounts.reduce((a, b) => a + b, 0);
+  let before = 0;
+  return runGroupCounts.map((count) => {
+    const from = Math.round((before / Math.max(total, 1)) * words.length);
+    before += count;
+    return words.slice(from, Math.round((before / Math.max(total, 1)) * words.length));
+  });
+}
+
 /** [0, w0, w0 + w1, ...]. */
 function cumulative(weights: number[]): number[] {
   const sums = [0];
