@@ -99,7 +99,7 @@ export interface PipelineDependencies {
 
 /**
  * Files up to this long are decoded once, in the speech-detection pass, and its blocks replayed to the later passes (at
- * most 19 MB): each pass's ffmpeg run cost a 1 s clip about 0.15 s of CPU (issue 35). Longer files are decoded again for
+ * most 19 MB): each pass's ffmpeg run cost a 1 s clip about 0.13 s of CPU (issue 35). Longer files are decoded again for
  * each pass, which keeps memory flat however long they are.
  */
 const replayedMaxSeconds = 300;
