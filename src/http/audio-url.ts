@@ -125,7 +125,7 @@ export async function fetchAudioUrl(
 /** The hook: fills the route's file field from `audio_url` before validation, so the route cannot tell the difference. */
 export function registerAudioUrls(app: FastifyInstance, options: AudioUrlOptions): void {
   const agent = guardedAgent(options.policy);
-  app.addHook('onClose', async () => agent.close());
+  app.addHook('onClose', async () => (await agent).close());
   app.addHook('preValidation', async (request: FastifyRequest, reply) => {
     const field = request.routeOptions.config.audioUrlField;
     const body = request.body as Record<string, unknown> | undefined;
@@ -139,7 +139,7 @@ export function registerAudioUrls(app: FastifyInstance, options: AudioUrlOptions
     reply.raw.once('close', () => void rm(destination, { force: true }));
     const fetched = await fetchAudioUrl(text, destination, {
       policy: options.policy,
-      agent,
+      agent: await agent,
       maxBytes: options.maxBytes,
       timeoutMilliseconds: options.timeoutMilliseconds,
       signal: request.abortController.signal,

@@ -4,7 +4,7 @@
  * send them: each is claimed under a short lease first.
  */
 import { Webhook } from 'standardwebhooks';
-import { request, type Agent } from 'undici';
+import type { Agent } from 'undici';
 import type { BaseLogger } from 'pino';
 import type { Metrics } from '../core/metrics.js';
 import type { Store } from '../storage/store.js';
@@ -36,13 +36,12 @@ export function retryDelayMilliseconds(failedAttempts: number, baseMilliseconds:
 }
 
 export class WebhookSender {
-  private readonly agent: Agent;
+  /** Made at the first attempt (guardedAgent loads undici). */
+  private agent: Promise<Agent> | undefined;
   private readonly loop = new PollLoop(() => this.tick());
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(private readonly options: WebhookSenderOptions) {
-    this.agent = guardedAgent(options.policy);
-  }
+  constructor(private readonly options: WebhookSenderOptions) {}
 
   start(): void {
     this.loop.start();
@@ -57,7 +56,7 @@ export class WebhookSender {
   async stop(): Promise<void> {
     await this.loop.stop();
     await Promise.allSettled(this.inFlight);
-    await this.agent.close();
+    await (await this.agent)?.close();
   }
 
   /** Sends what is due; returns the delay until the next look. */
@@ -94,9 +93,11 @@ export class WebhookSender {
       try {
         const timestamp = new Date();
         const signature = new Webhook(owner.webhookSecret).sign(delivery.id, timestamp, delivery.payload);
+        this.agent ??= guardedAgent(this.options.policy);
+        const [{ request }, agent] = await Promise.all([import('undici'), this.agent]);
         const response = await request(delivery.url, {
           method: 'POST',
-          dispatcher: this.agent,
+          dispatcher: agent,
           headers: {
             'content-type': 'application/json',
             'user-agent': 'voxd-webhooks',

@@ -180,10 +180,14 @@ function loadAddon(): NativeAddon {
   // 11.2 s), and two transcriptions at once 13% more (12.5 s against 11.0 s). Decoding on one thread when another
   // decoding runs would avoid that, but a transcript would then depend on the load: ggml's products do not give the same
   // floats on one thread as on two.
+  // The spin is now 300 (issue 35): on a machine busy with other work (load 13-14 on 2 cores) the 3,000 spins of each
+  // barrier wait were 40% of a 1 s clip's CPU time (perf: libgomp's pause loop), and the CLI on that clip cost 3.4-4.3
+  // CPU-s against 2.6-2.9 with 300 or PASSIVE; a 73 s file of the English eval clips 22.3 CPU-s and 44 s of wall time
+  // against 17.2 and 32 (PASSIVE 16.9 and 33), with the same transcript. Not yet measured on an idle machine.
   // An OMP_WAIT_POLICY already set is kept, with its own spin count. libgomp reads both once, when the addon loads.
   if (process.env.OMP_WAIT_POLICY === undefined) {
     process.env.OMP_WAIT_POLICY = 'ACTIVE';
-    process.env.GOMP_SPINCOUNT ??= '3000';
+    process.env.GOMP_SPINCOUNT ??= '300';
   }
   try {
     if (!addon) {
