@@ -111,6 +111,21 @@ describe('Kokoro phonemes: English words from the misaki lexicon', () => {
     assert.equal(await kokoroPhonemes('I can be there.', 'en-us', options), 'ˌI kæn bi ðˈɛɹ.');
     assert.equal(await kokoroPhonemes('it can be', 'en-us', options), 'ɪt kæn bˈi');
   });
+  test('a word of no telling sound passes on what follows it (issue 32: "have a pen" as misaki reads it)', async () => {
+    const options = { lexicons: await lexicons() };
+    assert.equal(await kokoroPhonemes('Do you have a pen?', 'en-us', options), 'dˈu ju hæv ɐ pˈɛn?');
+    assert.equal(await kokoroPhonemes('What do you have?', 'en-us', options), 'wˌʌt dˈu ju hˈæv?');
+  });
+  test('words read differently by part of speech take the reading of their tag (issue 32: "Please close")', async () => {
+    const options = { lexicons: await lexicons() };
+    assert.equal(await kokoroPhonemes('Please close the door.', 'en-us', options), 'plˈiz klˈOz ðə dˈɔɹ.');
+    assert.equal(await kokoroPhonemes('The shop is close to the station.', 'en-us', options), 'ðə ʃˈɑp ɪz klˈOs tə ðə stˈAʃən.');
+    assert.equal(
+      await kokoroPhonemes('We use it daily; the use of it is clear.', 'en-us', options),
+      'wˌi jˈuz ɪt dˈAli; ðə jˈus ʌv ɪt ɪz klˈɪɹ.',
+    );
+    assert.equal(await kokoroPhonemes('Please close the door.', 'en-gb', options), 'plˈiːz klˈQz ðə dˈɔː.');
+  });
   test('capitals, acronyms and -s/-ed/-ing of known stems', async () => {
     const options = { lexicons: await lexicons() };
     assert.equal(await kokoroPhonemes('USB', 'en-us', options), 'jˌuˌɛsbˈi');

@@ -5,11 +5,12 @@
  * "dˈaʊntaʊn" where the lexicon has "dˌWntˈWn", and whisper heard af_jessica's "downtown tonight" as "downed on
  * tonight's").
  * What a dictionary cannot say alone follows misaki's rules: articles, "to" and "the" by the sound that follows,
- * capitalised and all-caps words, acronyms spelt out, and -s, -ed, -ing of a known stem. There is no part-of-speech
- * tagger here: entries that differ by part of speech ("read", "used") take the lexicon's default reading.
+ * capitalised and all-caps words, acronyms spelt out, and -s, -ed, -ing of a known stem. Entries that differ by part of
+ * speech ("close", "read", "use") take the reading of the word's tag (text/part-of-speech.ts), else the default.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { type PartOfSpeech, parentPartOfSpeech } from '../text/part-of-speech.js';
 
 export type EnglishDialect = 'us' | 'gb';
 type Entry = string | Record<string, string | null>;
@@ -34,13 +35,14 @@ const lexiconWord = /^(?=.*[A-Za-z])[A-Za-z'-]+$/;
  */
 export type FollowingSound = 'vowel' | 'consonant' | undefined;
 
-export function followingSound(phonemes: string | undefined): FollowingSound {
+export function followingSound(phonemes: string | undefined, after: FollowingSound = undefined): FollowingSound {
   for (const ch of phonemes ?? '') {
     if (vowels.has(ch)) return 'vowel';
     if (consonants.has(ch)) return 'consonant';
     if (clausePunctuation.has(ch)) return undefined;
   }
-  return undefined;
+  // No sound that tells ("a" is ɐ): what follows these phonemes decides.
+  return after;
 }
 
 export class EnglishLexicon {
@@ -65,7 +67,7 @@ export class EnglishLexicon {
   }
 
   /** The word's phonemes in Kokoro's letters, or undefined when the lexicon does not know it. */
-  word(raw: string, next: FollowingSound): string | undefined {
+  word(raw: string, next: FollowingSound, tag?: PartOfSpeech): string | undefined {
     const word = raw.normalize('NFKC').replace(/[‘’]/g, "'");
     if (!lexiconWord.test(word)) return undefined;
     const special = this.specialCase(word, next);
@@ -77,7 +79,7 @@ export class EnglishLexicon {
     const plainCase = word === word.toUpperCase() || word.slice(1) === word.slice(1).toLowerCase();
     if (word.length > 1 && word !== lower && plainCase && !this.has(word) && (this.has(lower) || this.stemmed(lower, next) !== undefined))
       key = lower;
-    const phonemes = this.known(key) ? this.lookup(key, next) : this.stemmed(key, next);
+    const phonemes = this.known(key) ? this.lookup(key, next, tag) : this.stemmed(key, next, tag);
     return phonemes === undefined ? undefined : finish(applyStress(phonemes, stress));
   }
 
@@ -135,12 +137,16 @@ export class EnglishLexicon {
     return word.slice(1) === word.slice(1).toUpperCase();
   }
 
-  private lookup(word: string, next: FollowingSound): string | undefined {
+  private lookup(word: string, next: FollowingSound, tag: PartOfSpeech | undefined): string | undefined {
     // An all-caps word the gold lexicon does not list is read as the lower-case word, or spelt out.
     const key = word === word.toUpperCase() && this.entry(this.gold, word) === undefined ? word.toLowerCase() : word;
     let entry = this.entry(this.gold, key) ?? this.entry(this.silver, key);
-    if (entry !== undefined && typeof entry !== 'string')
-      entry = (next === undefined && 'None' in entry ? entry.None : entry.DEFAULT) ?? undefined;
+    if (entry !== undefined && typeof entry !== 'string') {
+      const readings = entry;
+      // misaki reads "used" by its tag only before "to" ("used to" /jˈust/), which a tag alone cannot tell.
+      const byTag = tag === undefined || key === 'used' ? undefined : (readings[tag] ?? readings[parentPartOfSpeech(tag)]);
+      entry = (next === undefined && 'None' in readings ? readings.None : (byTag ?? readings.DEFAULT)) ?? undefined;
+    }
     return entry ?? this.spelt(word);
   }
 
@@ -154,10 +160,10 @@ export class EnglishLexicon {
   }
 
   /** -s, -ed or -ing of a word the lexicon knows. */
-  private stemmed(word: string, next: FollowingSound): string | undefined {
+  private stemmed(word: string, next: FollowingSound, tag?: PartOfSpeech): string | undefined {
     const british = this.dialect === 'gb';
     const reduced = british ? 'ɪ' : 'ᵻ';
-    const stem = (candidate: string): string | undefined => (this.known(candidate) ? this.lookup(candidate, next) : undefined);
+    const stem = (candidate: string): string | undefined => (this.known(candidate) ? this.lookup(candidate, next, tag) : undefined);
     if (word.length >= 3 && word.endsWith('s')) {
       const base =
         (!word.endsWith('ss') && stem(word.slice(0, -1))) ||

@@ -17,7 +17,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import kuromoji from 'kuromoji';
 import { pinyin } from 'pinyin-pro';
-import { type EnglishDialect, type EnglishLexicon, followingSound } from './english-lexicon.js';
+import { type EnglishDialect, type EnglishLexicon, type FollowingSound, followingSound } from './english-lexicon.js';
+import { type PartOfSpeech, tagEnglish } from '../text/part-of-speech.js';
 import { phonemize } from './espeak-ng.js';
 
 /** espeak-ng voice per Kokoro language. */
@@ -115,17 +116,26 @@ async function espeakPhonemes(texts: string[], language: string, options: Phonem
   const voice = kokoroEspeakVoices[language];
   if (!voice) throw new Error(`Kokoro has no phonemiser for '${language}'`);
   const lexicon = language === 'en-us' ? options.lexicons?.us : language === 'en-gb' ? options.lexicons?.gb : undefined;
-  // A stretch is either one lexicon word or words for espeak-ng.
-  type Stretch = { word: string } | { espeak: string };
+  // A stretch is either one lexicon word (with its part of speech, where the tagger gives one) or words for espeak-ng.
+  type Stretch = { word: string; tag: PartOfSpeech | undefined } | { espeak: string };
   const split = texts.map((text) => {
     const parts = text.split(punctuation);
+    const tags = lexicon ? new Map(tagEnglish(text).map((t) => [`${t.start}:${t.end}`, t.tag])) : undefined;
+    let partStart = 0;
     const stretches = parts.map((part, i): Stretch[] => {
+      const offset = partStart;
+      partStart += part.length;
       if (i % 2 === 1 || !/[\p{L}\p{N}]/u.test(part)) return [];
       if (!lexicon) return [{ espeak: part }];
       const out: Stretch[] = [];
-      for (const word of part.trim().split(/\s+/)) {
+      for (const match of part.matchAll(/\S+/g)) {
+        const word = match[0];
         const last = out.at(-1);
-        if (lexicon.knows(word)) out.push({ word });
+        // The tagger's word is the written word without the quotes or marks around it.
+        const core = /[\p{L}\p{N}](?:.*[\p{L}\p{N}])?/u.exec(word);
+        const start = offset + match.index + (core?.index ?? 0);
+        const tag = core ? tags?.get(`${start}:${start + core[0].length}`) : undefined;
+        if (lexicon.knows(word)) out.push({ word, tag });
         else if (last && 'espeak' in last) last.espeak += ` ${word}`;
         else out.push({ espeak: word });
       }
@@ -144,10 +154,13 @@ async function espeakPhonemes(texts: string[], language: string, options: Phonem
     stretches.forEach((partStretches, partIndex) => {
       if (partStretches.length === 0) return;
       const phonemes = partStretches.map((s) => ('espeak' in s ? fixUp(ipa[next++]!, language) : ''));
-      // Lexicon words last to first: "the", "to", "an" read by the sound that follows (none at the end of the clause).
+      // Lexicon words last to first: "the", "to", "an" read by the sound that follows (none at the end of the clause);
+      // a word of no telling sound ("a" is ɐ) passes on what follows it, as misaki does.
+      let following: FollowingSound;
       for (let i = partStretches.length - 1; i >= 0; i--) {
         const stretch = partStretches[i]!;
-        if ('word' in stretch) phonemes[i] = lexicon!.word(stretch.word, followingSound(phonemes[i + 1])) ?? '';
+        if ('word' in stretch) phonemes[i] = lexicon!.word(stretch.word, following, stretch.tag) ?? '';
+        following = followingSound(phonemes[i], following);
       }
       const leading = /^\s/.test(parts[partIndex]!) && partIndex > 0 ? ' ' : '';
       const trailing = /\s$/.test(parts[partIndex]!) ? ' ' : '';
