@@ -237,6 +237,7 @@ export async function createContainer(config: Readonly<Config>, logger: Logger =
       separation: engineOperations.separation,
       transcription: engineOperations.transcription,
       synthesis,
+      vad: () => vad.get(),
       scratchPath: () => scratch.path('-dub'),
     }),
   };

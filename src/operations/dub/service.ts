@@ -9,9 +9,11 @@ import { decodeFile } from '../../audio/decode.js';
 import { contentTypes, encodeWaveformToFile, outputSampleRate, type AudioFormat } from '../../audio/encode.js';
 import { admitAudio, uploadedFile, type AudioLimits } from '../../audio/input.js';
 import { activeRmsDb } from '../../audio/loudness.js';
+import { resample } from '../../audio/resample.js';
 import { applyGainDb } from '../../audio/shaping.js';
 import { trimEdgeSilence } from '../../audio/silence.js';
 import { changeTempo } from '../../audio/tempo.js';
+import { speechSegments, vadSampleRate, type SileroVad, type SpeechSegment } from '../../audio/vad.js';
 import { probeVideo, remuxTarget, replaceAudio } from '../../audio/video.js';
 import { concatSamples, type Waveform } from '../../audio/waveform.js';
 import { unsupportedValue, VoxError } from '../../core/errors.js';
@@ -33,6 +35,8 @@ export interface DubbingDependencies {
   separation: SeparationService;
   transcription: TranscriptionService;
   synthesis: SynthesisService;
+  /** Finds where each source line's speech starts in the dialogue stem. */
+  vad: () => Promise<SileroVad>;
   /** A fresh path in the server's temp area (cleared at start), for a dub's intermediate files. */
   scratchPath: () => string;
 }
@@ -47,6 +51,15 @@ const cloneSeconds = 30;
 const fadeSeconds = 0.05;
 /** Per-line loudness matching moves a line by at most this much. */
 const maxGainDb = 24;
+/**
+ * Speech regions of the dialogue stem that lines start at: a low threshold, so a quiet first syllable counts, and no
+ * padding (chosen on the tuning part of bench/dubbing.ts: Whisper's segment starts were 0.2-1 s off the speech).
+ */
+export const onsetSegmentation = { threshold: 0.25, minSilenceSeconds: 0.1, padBeforeSeconds: 0, padAfterSeconds: 0 };
+/** A line's start moves to a speech onset at most this far from its transcript segment's start. */
+const maxOnsetShiftSeconds = 1;
+/** A line never moves back to within this much of the previous line's start (two lines in one stretch of speech). */
+const minLineSeconds = 0.3;
 
 const extensions: Record<AudioFormat, string> = { mp3: 'mp3', wav: 'wav', opus: 'ogg', flac: 'flac', pcm: 'pcm', aac: 'aac' };
 
@@ -188,15 +201,18 @@ export class DubbingService {
       });
       const sourceLanguage = baseLanguage(transcript.language);
       if (plan.target !== 'en' && plan.target !== sourceLanguage) throw targetRefused(plan.target, sourceLanguage);
-      const lines = transcript.segments
+      const found = transcript.segments
         .filter((s) => s.kind !== 'event' && s.text.trim() !== '')
         .map((s) => ({ speaker: s.speaker ?? 'SPEAKER_1', text: s.text.trim(), startSeconds: s.start, endSeconds: s.end }))
         .sort((a, b) => a.startSeconds - b.startSeconds);
-      if (lines.length === 0) throw new VoxError('unsupported_value', 'The recording holds no speech to dub.', { param: 'audio' });
+      if (found.length === 0) throw new VoxError('unsupported_value', 'The recording holds no speech to dub.', { param: 'audio' });
 
       report('voicing');
-      // The dialogue at the recording's rate, mono: what cloned voices are made from and lines are matched in loudness to.
+      // The dialogue at the recording's rate, mono: where lines start, what cloned voices are made from and lines are
+      // matched in loudness to.
       const dialogue = await decodeFile(split.dialoguePath, { channels: 1, ...(signal ? { signal } : {}) });
+      const onsets = speechOnsets(found, await this.speechIn(dialogue, signal));
+      const lines = found.map((s, i) => ({ ...s, startSeconds: onsets[i]! })).sort((a, b) => a.startSeconds - b.startSeconds);
       const speakers = [...new Set(lines.map((l) => l.speaker))].sort();
       const voices: SpeakerVoice[] = [];
       for (const speaker of speakers) {
@@ -366,6 +382,14 @@ export class DubbingService {
     }
   }
 
+  /** Where the dialogue has speech (Silero VAD at 16 kHz). */
+  private async speechIn(dialogue: Waveform, signal: AbortSignal): Promise<SpeechSegment[]> {
+    const vad = await this.deps.vad();
+    const at16k = await resample(dialogue, vadSampleRate, signal);
+    const totalSeconds = dialogue.samples.length / dialogue.sampleRate;
+    return speechSegments(await vad.probabilities(at16k.samples, signal), totalSeconds, onsetSegmentation);
+  }
+
   /** The dialogue stem's diarized transcript (translated into English when `translate`). */
   private async transcribe(
     dialoguePath: string,
@@ -480,6 +504,26 @@ export function placeLine(
   const tempo = speechSeconds > slotSeconds ? Math.min(maxTempo, speechSeconds / slotSeconds) : 1;
   const limitSeconds = Math.max(startSeconds, Math.min(around.nextOtherStartSeconds, around.totalSeconds));
   return { startSeconds, tempo, limitSeconds };
+}
+
+/**
+ * Where each line's speech starts: Whisper's segment starts are often 0.2-1 s off it (late into a quiet first syllable,
+ * early into the pause before it, or at the end of the segment before). A start inside a stretch of speech that began at
+ * most maxOnsetShiftSeconds earlier moves back to where it began (not to within minLineSeconds of the previous line's
+ * start: two lines in one stretch); otherwise to the first onset after it within the line and maxOnsetShiftSeconds; with
+ * neither, it stays. `lines` in order of start.
+ */
+export function speechOnsets(lines: Array<{ startSeconds: number; endSeconds: number }>, speech: SpeechSegment[]): number[] {
+  return lines.map((line, index) => {
+    const start = line.startSeconds;
+    const within = speech.find((s) => s.startSeconds <= start && start < s.endSeconds);
+    if (within && start - within.startSeconds <= maxOnsetShiftSeconds) {
+      const floor = index > 0 ? lines[index - 1]!.startSeconds + minLineSeconds : 0;
+      return Math.min(start, Math.max(within.startSeconds, floor));
+    }
+    const next = speech.find((s) => s.startSeconds > start && s.startSeconds < Math.min(line.endSeconds, start + maxOnsetShiftSeconds));
+    return next ? next.startSeconds : start;
+  });
 }
 
 /** A file in `scratch` as an operation's upload under `field`. */
