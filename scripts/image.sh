@@ -82,8 +82,8 @@ build() {
   if [ ! -f "$state/node/npm-$npm_version.tgz" ]; then
     (cd "$state/node" && npm pack "npm@$npm_version" --silent >/dev/null)
   fi
-  # voxd-full's models: the enabled operations' defaults, exported from the installed models (setup.sh put them there),
-  # checked against the catalog again when the image imports them.
+  # voxd-full's models: the enabled operations' defaults alone (not whatever else this host has installed), exported
+  # from the installed models (setup.sh put them there), checked against the catalog again when the image imports them.
   mkdir -p "$state/models"
   local full=false
   if [[ " ${images[*]} " == *" voxd-full "* ]]; then full=true; fi
@@ -91,7 +91,7 @@ build() {
     log "exporting the installed models for voxd-full"
     [ -f dist/src/cli/main.js ] || { echo "run scripts/setup.sh first (it builds voxd and installs the models)" >&2; exit 1; }
     node dist/src/cli/main.js models pull --needed >&2
-    node dist/src/cli/main.js models export "$state/models/models.tar.gz.tmp" >&2
+    node dist/src/cli/main.js models export --needed "$state/models/models.tar.gz.tmp" >&2
     mv "$state/models/models.tar.gz.tmp" "$state/models/models.tar.gz"
   fi
   # The build context: the checkout's files (tracked and new, not ignored) plus both inputs, linked, not copied.
