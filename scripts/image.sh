@@ -6,7 +6,8 @@
 #                            `podman kube play` (API, worker, PostgreSQL, SeaweedFS) and runs a transcription job with a
 #                            signed webhook through the API pod (test/image/image.test.ts); containers are removed after.
 #                            Options go to node --test, e.g. --test-skip-pattern='kube play' (then voxd-stores is not needed)
-#   scripts/image.sh bench   image sizes and voxd-full's first start (bench/image.ts -> bench/results/image.json)
+#   scripts/image.sh bench   image sizes, voxd-full's first start and the last (cold) build's time (bench/image.ts ->
+#                            bench/results/image.json)
 # Uses Docker when a Docker daemon answers, else Podman. On a host whose cgroups are hybrid (v1) or whose hard open-files
 # limit is below Podman's default, Podman gets runc, cgroupfs and no default ulimits: only there.
 # Env: VOXD_BASE_IMAGE (default debian:bookworm-slim; without a registry it is made from Debian packages with
@@ -82,8 +83,8 @@ build() {
   if [ ! -f "$state/node/npm-$npm_version.tgz" ]; then
     (cd "$state/node" && npm pack "npm@$npm_version" --silent >/dev/null)
   fi
-  # voxd-full's models: the enabled operations' defaults, exported from the installed models (setup.sh put them there),
-  # checked against the catalog again when the image imports them.
+  # voxd-full's models: the enabled operations' defaults alone (not whatever else this host has installed), exported
+  # from the installed models (setup.sh put them there), checked against the catalog again when the image imports them.
   mkdir -p "$state/models"
   local full=false
   if [[ " ${images[*]} " == *" voxd-full "* ]]; then full=true; fi
@@ -91,7 +92,7 @@ build() {
     log "exporting the installed models for voxd-full"
     [ -f dist/src/cli/main.js ] || { echo "run scripts/setup.sh first (it builds voxd and installs the models)" >&2; exit 1; }
     node dist/src/cli/main.js models pull --needed >&2
-    node dist/src/cli/main.js models export "$state/models/models.tar.gz.tmp" >&2
+    node dist/src/cli/main.js models export --needed "$state/models/models.tar.gz.tmp" >&2
     mv "$state/models/models.tar.gz.tmp" "$state/models/models.tar.gz"
   fi
   # The build context: the checkout's files (tracked and new, not ignored) plus both inputs, linked, not copied.
@@ -138,6 +139,8 @@ build() {
   joined="${joined%, }"
   printf '{"seconds": %d, "image_seconds": {%s}, "cpu_seconds": %d, "load_average_1m_at_end": %s, "cold": %s, "base_image": "%s", "finished": "%s"}\n' \
     "$seconds" "$joined" "$cpu_seconds" "$load" "$cold" "$base" "$(date -u +%FT%TZ)" >"$state/last-build.json"
+  # A cold build (what CI pays) is kept too: a later warm rebuild leaves it to bench/image.ts.
+  if $cold; then cp "$state/last-build.json" "$state/last-cold-build.json"; fi
   echo "built in $seconds s" >&2
 }
 

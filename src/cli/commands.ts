@@ -276,9 +276,14 @@ models
 models
   .command('export <file> [ids...]')
   .description('Write installed, verified models (default: all installed) and their manifest to a .tar.gz, for hosts without network')
-  .action((file: string, ids: string[]) =>
-    withContainer(async ({ models: manager }) => {
-      await manager.exportArchive(path.resolve(file), ids, (m) => process.stderr.write(`${m}\n`));
+  .option('--needed', 'also every model that the operations this node runs load (what `pull --needed` installs)')
+  .action((file: string, ids: string[], options: { needed?: boolean }) =>
+    withContainer(async (container) => {
+      // With --needed the archive holds that set alone, not whatever else this host happens to have installed.
+      const wanted = [...new Set([...(options.needed ? container.neededModels() : []), ...ids])];
+      if (options.needed && wanted.length === 0)
+        throw new VoxError('invalid_request', 'This node loads no models (an API-only node): nothing to export.', { param: 'needed' });
+      await container.models.exportArchive(path.resolve(file), wanted, (m) => process.stderr.write(`${m}\n`));
     }),
   );
 models

