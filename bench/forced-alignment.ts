@@ -149,8 +149,6 @@ interface LongRun {
   peakRssBytes: number;
 }
 
-const patientAgent = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
-
 async function alignInProcess(source: string, file: string, text: string, language: string, warmUp: string): Promise<LongRun> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'voxd-align-long-data-'));
   const key = fixedKey('align');
@@ -181,7 +179,7 @@ async function alignInProcess(source: string, file: string, text: string, langua
       headers: { authorization: `Bearer ${key}` },
       body: form,
       // The answer comes when the whole file is aligned: no time limit on it.
-      dispatcher: patientAgent,
+      dispatcher: new Agent({ headersTimeout: 0, bodyTimeout: 0 }),
     });
     if (!r.ok) throw new Error(`${source}: ${r.status} ${await r.text()}`);
     return ((await r.json()) as { words: TimedWord[] }).words;
