@@ -40,13 +40,17 @@ export function npmStartEnv(): Record<string, string> {
 /** A key in the accepted format, the same for every call with the same seed. */
 export const fixedKey = (seed: string): string => `vx_${seed.repeat(43).slice(0, 43)}`;
 
-/** Starts the server with `env` on top of this process's environment and waits until /v1/health answers. */
-export async function startServerProcess(dataDir: string, env: Record<string, string>): Promise<ServerProcess> {
-  const entry = path.join(packageRoot, 'dist/src/main.js');
-  if (!existsSync(entry)) throw new Error('run `npm run build` first (npm test does)');
+/**
+ * Starts the server with `env` on top of this process's environment and waits until /v1/health answers. `source`: a
+ * checkout whose src/main.ts runs under tsx instead of the build (a bench comparing two versions side by side).
+ */
+export async function startServerProcess(dataDir: string, env: Record<string, string>, source?: string): Promise<ServerProcess> {
+  const entry = source ? path.join(source, 'src/main.ts') : path.join(packageRoot, 'dist/src/main.js');
+  if (!existsSync(entry)) throw new Error(source ? `${entry} does not exist` : 'run `npm run build` first (npm test does)');
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...(source ? ['--import', 'tsx'] : []), entry], {
+    ...(source ? { cwd: source } : {}),
     env: { ...process.env, ...npmStartEnv(), VOXD_PORT: String(port), VOXD_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

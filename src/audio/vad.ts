@@ -191,3 +191,14 @@ function splitLong(
     ...splitLong({ start: cutSeconds, end: segment.end }, probabilities, windowSeconds, maxSeconds),
   ];
 }
+
+/** Window probabilities with the windows that lie wholly inside `spans` (seconds) set to 0: not speech, whatever the VAD heard. */
+export function silencedIn(probabilities: Float32Array, spans: ReadonlyArray<SpeechSegment>): Float32Array {
+  const windowSeconds = vadWindowSamples / vadSampleRate;
+  const out = probabilities.slice();
+  for (const span of spans) {
+    const to = Math.min(out.length, Math.floor(span.endSeconds / windowSeconds));
+    for (let i = Math.max(0, Math.ceil(span.startSeconds / windowSeconds)); i < to; i++) out[i] = 0;
+  }
+  return out;
+}

@@ -5,12 +5,14 @@
  * forcing, so words the audio does not say are kept, in order, with a low confidence.
  *
  * Audio longer than one Whisper window is cut at pauses (Silero VAD) into windows of at most `maxAlignWindowSeconds`,
- * and the text with it, greedily: a quick greedy transcription of each window is matched against the text still to
+ * and the text with it, greedily, as the audio is decoded a second time (memory stays flat for hour-long files): a quick greedy transcription of each window is matched against the text still to
  * place (edit distance, the text's end free), the words it covers are forced on that window, the rest carried over.
  */
 import type { SileroVad, SpeechSegment } from '../../audio/vad.js';
 import { speechSegments } from '../../audio/vad.js';
+import { concatSamples } from '../../audio/waveform.js';
 import { VoxError } from '../../core/errors.js';
+import { SampleWindow } from './chunks.js';
 import type { AlignedToken, Transcriber } from './transcriber.js';
 
 /** Scripts written without spaces: each character is a word, as Whisper's own word timing does. */
@@ -176,8 +178,11 @@ export function coveredWords(text: string[], heard: string[]): number {
 export interface AlignRequest {
   transcriber: Transcriber;
   vad: () => Promise<SileroVad>;
-  /** 16 kHz mono. */
-  samples: Float32Array;
+  /**
+   * A new pass over the audio from its start, 16 kHz mono, in blocks. It is read twice (speech, then alignment window by
+   * window) and never held whole, so memory does not grow with the file.
+   */
+  audio: () => AsyncIterable<Float32Array>;
   text: string;
   /** ISO 639-1 code or 'auto'. */
   language: string;
@@ -186,24 +191,39 @@ export interface AlignRequest {
 }
 
 /** Every word of the text, timed, over audio of any length. */
-export async function alignText(request: AlignRequest): Promise<{ words: AlignedWord[]; language: string }> {
-  const { transcriber, samples, signal } = request;
+export async function alignText(request: AlignRequest): Promise<{ words: AlignedWord[]; language: string; audioSeconds: number }> {
+  const { transcriber, signal } = request;
   const align = transcriber.align?.bind(transcriber);
   if (!align) throw new VoxError('not_implemented', `The ${transcriber.engine} engine cannot align text.`);
-  const audioSeconds = samples.length / sampleRate;
   const withSignal = signal ? { signal } : {};
-  if (audioSeconds <= singleWindowSeconds) {
+  // Pass 1: speech, and the audio itself while it fits one window.
+  const vadStream = (await request.vad()).stream();
+  const probabilityBlocks: Float32Array[] = [];
+  let head: Float32Array[] | undefined = [];
+  let totalSamples = 0;
+  for await (const block of request.audio()) {
+    totalSamples += block.length;
+    probabilityBlocks.push(await vadStream.push(block, signal));
+    if (totalSamples > singleWindowSeconds * sampleRate) head = undefined;
+    else head?.push(block);
+  }
+  probabilityBlocks.push(await vadStream.flush());
+  const audioSeconds = totalSamples / sampleRate;
+  if (head) {
     // Words are cut by the detected language's script: detected first when not given.
-    const chunk = await align(samples, {
+    const chunk = await align(concatSamples(head), {
       text: forcedWords(request.text, request.language).forcedText,
       language: request.language,
       ...withSignal,
     });
     const { words } = forcedWords(request.text, chunk.language);
-    return { words: wordsFromTokens(words, chunk.tokens, { offsetSeconds: 0, endSeconds: audioSeconds }), language: chunk.language };
+    return {
+      words: wordsFromTokens(words, chunk.tokens, { offsetSeconds: 0, endSeconds: audioSeconds }),
+      language: chunk.language,
+      audioSeconds,
+    };
   }
-  const vad = await request.vad();
-  const segments = speechSegments(await vad.probabilities(samples, signal), audioSeconds, {
+  const segments = speechSegments(concatSamples(probabilityBlocks), audioSeconds, {
     minSilenceSeconds: 0.3,
     padBeforeSeconds: windowPadBeforeSeconds,
     padAfterSeconds: windowPadAfterSeconds,
@@ -214,8 +234,8 @@ export async function alignText(request: AlignRequest): Promise<{ words: Aligned
   let language = request.language;
   let remaining: ReturnType<typeof forcedWords> | undefined;
   const aligned: AlignedWord[] = [];
-  for (const [index, window] of windows.entries()) {
-    const windowSamples = samples.subarray(Math.floor(window.startSeconds * sampleRate), Math.ceil(window.endSeconds * sampleRate));
+  const alignWindow = async (index: number, windowSamples: Float32Array): Promise<void> => {
+    const window = windows[index]!;
     const last = index === windows.length - 1;
     let take = Infinity;
     if (!last || (!remaining && language === 'auto')) {
@@ -245,11 +265,28 @@ export async function alignText(request: AlignRequest): Promise<{ words: Aligned
       aligned.push(...wordsFromTokens(words, chunk.tokens, { offsetSeconds: window.startSeconds, endSeconds: window.endSeconds }));
     }
     request.onProgress?.((index + 1) / windows.length);
+  };
+  // Pass 2: each window as soon as it is decoded; what lies before the next window is let go.
+  const pending = new SampleWindow();
+  let next = 0;
+  const alignReady = async (final: boolean): Promise<void> => {
+    for (; next < windows.length; next++) {
+      const window = windows[next]!;
+      const endSample = Math.ceil(window.endSeconds * sampleRate);
+      if (!final && pending.availableUntil < endSample) return;
+      await alignWindow(next, pending.take(Math.floor(window.startSeconds * sampleRate), endSample));
+      pending.discardBefore(Math.floor((windows[next + 1]?.startSeconds ?? window.endSeconds) * sampleRate));
+    }
+  };
+  for await (const block of request.audio()) {
+    pending.push(block);
+    await alignReady(false);
   }
+  await alignReady(true);
   // Words past the last window's room (or with no speech to put them in) end the audio, not said.
   const endSeconds = round(windows.at(-1)!.endSeconds);
   for (const word of remaining?.words ?? []) aligned.push({ word: word.word, start: endSeconds, end: endSeconds, confidence: 0 });
-  return { words: aligned, language };
+  return { words: aligned, language, audioSeconds };
 }
 
 /** The first `count` words (fewer past `maxWindowTextCharacters`) as text to force, and the rest, byte ranges re-based. */

@@ -6,8 +6,9 @@
  * between them detects the language of each stretch of speech (language-stretches.ts), and diarization runs there, so
  * that a speaker's other turns inform each turn's language; chunks are then cut where the language changes.
  */
+import { musicWithoutSpeech, type AudioEventDetector, type MusicWithoutSpeechOptions } from '../../audio/audio-events.js';
 import { decodeBlocks } from '../../audio/decode.js';
-import { speechSegments, type SileroVad, type SpeechSegment } from '../../audio/vad.js';
+import { silencedIn, speechSegments, type SileroVad, type SpeechSegment } from '../../audio/vad.js';
 import { pieceEndSeconds, planChunks, SampleWindow, toOriginalSeconds, type SpeechChunk } from './chunks.js';
 import type { Transcript, TranscriptSegment, TranscriptWord } from './formats.js';
 import { decodingPrompt, findKeyterms, repeatsItself, snapKeyterms } from './keyterms.js';
@@ -76,6 +77,8 @@ export interface PipelineRequest {
   expectedSeconds?: number;
   /** language=auto: how much the other stretches' languages weigh on each stretch's (benches tune it; default otherwise). */
   languagePriorWeights?: LanguagePriorWeights;
+  /** What counts as music without speech, with deps.audioEvents (benches tune it; default otherwise). */
+  musicWithoutSpeech?: MusicWithoutSpeechOptions;
 }
 
 /** A chunk of speech and the language it is decoded in ('auto': detected on the chunk, for engines without detectLanguage). */
@@ -95,6 +98,12 @@ const detectionShare = 0.1;
 export interface PipelineDependencies {
   transcriber: Transcriber;
   vad: SileroVad;
+  /**
+   * Silero takes the onset of some music for speech (the first 1.5 s of eval/sep dnr_mix01's music stem), and Whisper
+   * captions what it is given there ("Music"). With the audio-event detector, stretches it hears as music or singing
+   * without speech are not speech to the pipeline. Without it, the VAD alone decides.
+   */
+  audioEvents?: AudioEventDetector;
 }
 
 /**
@@ -120,23 +129,33 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
       signal: request.signal,
     });
 
-  // Pass 1: voice activity.
+  // Pass 1: voice activity, and audio events from the same blocks.
   const vadStream = deps.vad.stream();
   const probabilityBlocks: Float32Array[] = [];
   let totalSamples = 0;
   let decoded: Float32Array[] | undefined = [];
-  for await (const block of stream()) {
-    totalSamples += block.length;
-    if (totalSamples <= replayedMaxSeconds * asrSampleRate) decoded?.push(block);
-    else decoded = undefined;
-    probabilityBlocks.push(await vadStream.push(block, request.signal));
-    const expected = request.expectedSeconds ?? Number.NaN;
-    if (Number.isFinite(expected) && expected > 0)
-      request.onProgress?.({ stage: 'detecting speech', fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected) });
-  }
+  const detected = async function* (): AsyncGenerator<Float32Array> {
+    for await (const block of stream()) {
+      totalSamples += block.length;
+      if (totalSamples <= replayedMaxSeconds * asrSampleRate) decoded?.push(block);
+      else decoded = undefined;
+      probabilityBlocks.push(await vadStream.push(block, request.signal));
+      const expected = request.expectedSeconds ?? Number.NaN;
+      if (Number.isFinite(expected) && expected > 0)
+        request.onProgress?.({
+          stage: 'detecting speech',
+          fraction: detectionShare * Math.min(1, totalSamples / asrSampleRate / expected),
+        });
+      yield block;
+    }
+  };
+  let silenced: SpeechSegment[] = [];
+  if (deps.audioEvents)
+    silenced = musicWithoutSpeech(await deps.audioEvents.probabilities(detected(), request.signal), request.musicWithoutSpeech);
+  else for await (const block of detected()) void block;
   probabilityBlocks.push(await vadStream.flush());
   const decode = (): AsyncGenerator<Float32Array> => (decoded ? replay(decoded) : stream());
-  const probabilities = concatSamples(probabilityBlocks);
+  const probabilities = silencedIn(concatSamples(probabilityBlocks), silenced);
   const durationSeconds = totalSamples / asrSampleRate;
   const segments = speechSegments(probabilities, durationSeconds, {
     minSilenceSeconds: 1,

@@ -9,7 +9,7 @@ import type { Metrics } from '../../core/metrics.js';
 import type { CamppEncoder } from '../../speakers/campplus.js';
 import type { VoiceRecord } from '../../core/records.js';
 import type { VoiceService } from '../../voices/service.js';
-import { decodeFile } from '../../audio/decode.js';
+import { decodeBlocks } from '../../audio/decode.js';
 import { alignText, characterTimes } from './align.js';
 import { detectEvents, withAudioEvents } from './audio-events.js';
 import { transcribeChannels } from './channels.js';
@@ -49,7 +49,7 @@ export interface TranscriptionDependencies {
   scheduler: Scheduler;
   metrics: Metrics;
   vad: () => Promise<SileroVad>;
-  /** For tag_audio_events (not installed: 503 naming the model to pull). */
+  /** Keeps music without speech from the recogniser, and tags events for tag_audio_events (not installed: 503 naming the model to pull). */
   audioEvents: () => Promise<AudioEventDetector>;
   /** Undefined when no ASR engine is installed: the route answers 501. */
   transcriber?: () => Promise<Transcriber>;
@@ -199,7 +199,12 @@ export class TranscriptionService {
     // Each channel is a pass of its own.
     const workSeconds = input.durationSeconds * (multichannel ? channels : 1);
     const transcript = await this.deps.scheduler.run('transcribe', workSeconds, context.signal, async (signal) => {
-      const [transcriber, vad, diarizer] = await Promise.all([loadTranscriber(), this.deps.vad(), diarize ? makeDiarizer!() : undefined]);
+      const [transcriber, vad, audioEvents, diarizer] = await Promise.all([
+        loadTranscriber(),
+        this.deps.vad(),
+        this.deps.audioEvents(),
+        diarize ? makeDiarizer!() : undefined,
+      ]);
       // The turns are kept for naming the speakers afterwards.
       let turns: SpeakerTurn[] = [];
       const keepingTurns: Diarizer | undefined = diarizer && {
@@ -239,9 +244,12 @@ export class TranscriptionService {
       let result: Transcript;
       let channelOf: Map<string, number> | undefined;
       if (multichannel) {
-        ({ transcript: result, turns, channelOf } = await transcribeChannels({ transcriber, vad }, request, channels));
+        ({ transcript: result, turns, channelOf } = await transcribeChannels({ transcriber, vad, audioEvents }, request, channels));
       } else {
-        result = await transcribeFile({ transcriber, vad }, { ...request, ...(keepingTurns ? { diarizer: keepingTurns } : {}) });
+        result = await transcribeFile(
+          { transcriber, vad, audioEvents },
+          { ...request, ...(keepingTurns ? { diarizer: keepingTurns } : {}) },
+        );
       }
       const named =
         known.length > 0
@@ -258,7 +266,7 @@ export class TranscriptionService {
       const transcript = tagEvents
         ? withAudioEvents(
             named,
-            await detectEvents(await this.deps.audioEvents(), {
+            await detectEvents(audioEvents, {
               path: input.path,
               maxAudioSeconds: this.deps.limits.maxAudioSeconds,
               param: uploadField,
@@ -301,18 +309,23 @@ export class TranscriptionService {
       throw new VoxError('not_implemented', 'Alignment is not available on this server: no ASR model is installed (voxd models pull).');
     return this.deps.scheduler.run('transcribe', input.durationSeconds, context.signal, async (signal) => {
       const transcriber = await loadTranscriber();
-      const { samples } = await decodeFile(input.path, {
-        sampleRate: 16000,
-        channels: 1,
-        maxSeconds: this.deps.limits.maxAudioSeconds,
-        param: 'audio',
-        ...(signal ? { signal } : {}),
-      });
       const startedAt = performance.now();
-      const { words, language: spoken } = await alignText({
+      const {
+        words,
+        language: spoken,
+        audioSeconds,
+      } = await alignText({
         transcriber,
         vad: this.deps.vad,
-        samples,
+        audio: () =>
+          decodeBlocks(input.path, {
+            sampleRate: 16000,
+            channels: 1,
+            blockFrames: 16000 * 10,
+            maxSeconds: this.deps.limits.maxAudioSeconds,
+            param: 'audio',
+            ...(signal ? { signal } : {}),
+          }),
         text: fields.text,
         language,
         ...(signal ? { signal } : {}),
@@ -324,7 +337,7 @@ export class TranscriptionService {
           op: 'align',
           engine: transcriber.engine,
           model: transcriber.modelId,
-          audio_seconds: samples.length / 16000,
+          audio_seconds: audioSeconds,
           words: words.length,
           elapsed_ms: Math.round(elapsedSeconds * 1000),
         },
