@@ -85,10 +85,19 @@ describe('SSML through every engine (real models, heard by whisper base)', () =>
   });
 
   test('Piper: the same through the OpenAI alias (SSML detected by <speak>)', { timeout: 400_000 }, async () => {
-    const r = await post('/v1/audio/speech', { input: ssml, voice: joeVoiceId, response_format: 'wav' });
-    assert.equal(r.statusCode, 200, r.body);
-    assert.equal(r.headers['x-voxd-engine'], 'piper');
-    await checkSpeech(parsePcm16Wav(r.rawPayload), 'piper');
+    // Piper's VITS samples noise on every run (its graph has no seed), so a word comes out a little different each time
+    // ("bread" was heard as "brett" once in a clean-clone run): the text is right when one of two runs is heard as written.
+    for (let attempt = 1; ; attempt++) {
+      const r = await post('/v1/audio/speech', { input: ssml, voice: joeVoiceId, response_format: 'wav' });
+      assert.equal(r.statusCode, 200, r.body);
+      assert.equal(r.headers['x-voxd-engine'], 'piper');
+      try {
+        await checkSpeech(parsePcm16Wav(r.rawPayload), 'piper');
+        break;
+      } catch (error) {
+        if (attempt === 2) throw error;
+      }
+    }
   });
 
   test('espeak-ng: the same streamed; <lang> hands a stretch to espeak-ng where Kokoro lacks the language', {
