@@ -27,6 +27,22 @@ describe('blended voices', () => {
       payload: { text, voice_id: voiceId, format: 'wav', sample_rate: embeddingSampleRate },
     });
 
+  /** GE2E embeddings of the given voices saying the test text, each checked to answer 200 (and spoken by `engine`). */
+  const spokenEmbeddings = async (voices: string[], label: string, engine?: string): Promise<Float32Array[]> => {
+    const dir = makeTempDir(label);
+    const encoder = await t.container.speakerEncoder.get();
+    const embeddings: Float32Array[] = [];
+    for (const voice of voices) {
+      const r = await tts(voice);
+      assert.equal(r.statusCode, 200, r.body);
+      if (engine) assert.equal(r.headers['x-voxd-engine'], engine);
+      const file = path.join(dir, `${embeddings.length}.wav`);
+      writeFileSync(file, r.rawPayload);
+      embeddings.push(await encoder.embedUtterance(await decodeFile(file, { sampleRate: embeddingSampleRate, channels: 1 })));
+    }
+    return embeddings;
+  };
+
   before(async () => {
     await Promise.all(['kokoro-82m', 'kokoro-voices', 'misaki-lexicon', 'resemblyzer-ge2e', 'silero-vad'].map((id) => modelFile(id, '')));
     t = await buildTestApp();
@@ -35,17 +51,7 @@ describe('blended voices', () => {
   after(async () => t.close());
 
   test('a 50/50 blend speaks between its two voices: closer to each than they are to each other', async (context) => {
-    const dir = makeTempDir('blend');
-    const encoder = await t.container.speakerEncoder.get();
-    const embeddings: Float32Array[] = [];
-    for (const voice of ['af_bella', 'am_adam', 'af_bella*0.5+am_adam*0.5']) {
-      const r = await tts(voice);
-      assert.equal(r.statusCode, 200, r.body);
-      assert.equal(r.headers['x-voxd-engine'], 'kokoro');
-      const file = path.join(dir, `${embeddings.length}.wav`);
-      writeFileSync(file, r.rawPayload);
-      embeddings.push(await encoder.embedUtterance(await decodeFile(file, { sampleRate: embeddingSampleRate, channels: 1 })));
-    }
+    const embeddings = await spokenEmbeddings(['af_bella', 'am_adam', 'af_bella*0.5+am_adam*0.5'], 'blend', 'kokoro');
     const [bella, adam, blend] = embeddings as [Float32Array, Float32Array, Float32Array];
     const apart = cosineSimilarity(bella, adam);
     const toBella = cosineSimilarity(blend, bella);
@@ -57,21 +63,13 @@ describe('blended voices', () => {
   test('a cloned voice blends: 50/50 with af_bella it speaks between them; a stored blend naming it is its owner’s; a language Kokoro lacks is a clear error', async (context) => {
     const clips = ['2033-164914-0001.wav', '2033-164914-0003.wav'].map((name) => evalFile(`vc/resemblyzer_librispeech/${name}`));
     const cloned = (await createVoice(t, { name: 'Reader 2033', language: 'en-us' }, clips, keys.owner)).voice_id;
-    const dir = makeTempDir('cloned-blend');
-    const encoder = await t.container.speakerEncoder.get();
-    const embeddings: Float32Array[] = [];
-    for (const voice of ['af_bella', cloned, `af_bella*0.5+${cloned}*0.5`]) {
-      const r = await tts(voice);
-      assert.equal(r.statusCode, 200, r.body);
-      const file = path.join(dir, `${embeddings.length}.wav`);
-      writeFileSync(file, r.rawPayload);
-      embeddings.push(await encoder.embedUtterance(await decodeFile(file, { sampleRate: embeddingSampleRate, channels: 1 })));
-    }
+    const embeddings = await spokenEmbeddings(['af_bella', cloned, `af_bella*0.5+${cloned}*0.5`], 'cloned-blend');
     const [bella, clone, blend] = embeddings as [Float32Array, Float32Array, Float32Array];
     const apart = cosineSimilarity(bella, clone);
     const toBella = cosineSimilarity(blend, bella);
     const toClone = cosineSimilarity(blend, clone);
     // The speaker's own recordings: the blend carries some of them, af_bella alone none.
+    const encoder = await t.container.speakerEncoder.get();
     const recorded = averageEmbedding(
       await Promise.all(
         ['2033-164914-0001.wav', '2033-164914-0003.wav'].map(async (name) =>
