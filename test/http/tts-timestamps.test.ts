@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
+import { leadInSeconds } from '../../src/operations/synthesize/service.js';
 import { buildTestApp, evalDir, multipartBody, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
 import { joeModelId, joeVoiceId } from '../helpers/tts.js';
@@ -111,7 +112,8 @@ describe('POST /v1/audio/tts/with-timestamps', () => {
       assert.ok(w.start >= 0 && w.start <= w.end && w.end <= seconds + 1e-3, `${w.word} ${w.start}-${w.end} of ${seconds}`);
       if (i > 0) assert.ok(w.start >= body.words[i - 1]!.end - 1e-3, `${w.word} starts before the word before ends`);
     }
-    assert.ok(body.words[0]!.start < 0.3, `first word starts at ${body.words[0]!.start}`);
+    // The response's lead-in comes first (service.ts leadInSeconds).
+    assert.ok(body.words[0]!.start < leadInSeconds + 0.1, `first word starts at ${body.words[0]!.start}`);
     assert.ok(body.words.at(-1)!.end > seconds - 0.6, `last word ends at ${body.words.at(-1)!.end} of ${seconds} s`);
   };
 

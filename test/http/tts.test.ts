@@ -8,6 +8,7 @@ import OpenAI from 'openai';
 import { decodeFile } from '../../src/audio/decode.js';
 import { durationSeconds, rmsDb, type Waveform } from '../../src/audio/waveform.js';
 import { resample } from '../../src/audio/resample.js';
+import { leadInSeconds } from '../../src/operations/synthesize/service.js';
 import { averageEmbedding, cosineSimilarity, SpeakerEncoder } from '../../src/speakers/embedding.js';
 import { buildTestApp, createVoice, evalDir, evalFile, makeTempDir, type TestApp } from '../helpers/app.js';
 import { modelFile } from '../helpers/models.js';
@@ -104,6 +105,47 @@ describe('POST /v1/audio/tts', () => {
     // A streamed request is measured too, once its last piece is sent.
     const metrics = (await t.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${t.key}` } })).body;
     assert.match(metrics, /voxd_inference_rtf_count\{[^}]*operation="tts"[^}]*engine="kokoro"[^}]*\} [1-9]/);
+  });
+
+  test('a response starts its first word after a lead-in, streamed or not (a leading SSML break instead of it), and its word times move with it', async () => {
+    /** Seconds to the first 10 ms frame louder than -50 dBFS. */
+    const soundStartSeconds = (audio: Waveform): number => {
+      const frame = audio.sampleRate / 100;
+      for (let start = 0; start + frame <= audio.samples.length; start += frame) {
+        if (rmsDb(audio.samples.subarray(start, start + frame)) > -50) return start / audio.sampleRate;
+      }
+      return Infinity;
+    };
+    for (const [voice, language] of [
+      ['af_aoede', 'en-us'],
+      ['espeak-sw', 'sw'],
+    ] as const) {
+      for (const stream of [false, true]) {
+        const r = await tts({ text: 'Put your bags under the seat.', voice_id: voice, language, format: 'wav', stream });
+        assert.equal(r.statusCode, 200, r.body);
+        const start = soundStartSeconds(await decoded(r.rawPayload, 'wav'));
+        assert.ok(start >= leadInSeconds - 0.03 && start < leadInSeconds + 0.1, `${voice}, stream ${stream}: sound starts at ${start} s`);
+      }
+    }
+    // A document that opens with a break starts after the break alone.
+    const broken = await tts({
+      text: '<speak><break time="500ms"/>Put your bags under the seat.</speak>',
+      voice_id: 'af_aoede',
+      format: 'wav',
+    });
+    assert.equal(broken.statusCode, 200, broken.body);
+    const afterBreak = soundStartSeconds(await decoded(broken.rawPayload, 'wav'));
+    assert.ok(afterBreak >= 0.47 && afterBreak < 0.6, `after a 0.5 s break the sound starts at ${afterBreak} s`);
+    const timed = await t.app.inject({
+      method: 'POST',
+      url: '/v1/audio/tts/with-timestamps',
+      headers: { authorization: `Bearer ${t.key}` },
+      payload: { text: 'Put your bags under the seat.', voice_id: 'af_aoede', format: 'wav' },
+    });
+    assert.equal(timed.statusCode, 200, timed.body);
+    const first = timed.json<{ words: Array<{ word: string; start: number }> }>().words[0]!;
+    // A plosive's closure is silent: the word may start a little before its sound.
+    assert.ok(first.start >= leadInSeconds - 0.08 && first.start < leadInSeconds + 0.1, `'${first.word}' starts at ${first.start} s`);
   });
 
   test('the official OpenAI SDK speech call works', async () => {

@@ -373,7 +373,7 @@ export class SynthesisService {
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
         const chunks = reportSpoken(
-          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }),
+          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }, { leadIn: true }),
           spokenText.length,
           context.onProgress,
         )[Symbol.asyncIterator]();
@@ -420,7 +420,7 @@ export class SynthesisService {
       const startedAt = performance.now();
       const audio = await collect(
         reportSpoken(
-          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }),
+          render(segments, plan.synthesizer.sampleRate, { ...request, ...(signal ? { signal } : {}) }, { leadIn: true }),
           spokenText.length,
           context.onProgress,
         ),
@@ -484,7 +484,9 @@ export class SynthesisService {
     if (fields.stream) {
       return this.deps.scheduler.run('tts', estimatedSeconds, context.signal, async (signal, keepSlotUntil) => {
         const startedAt = performance.now();
-        const chunks = timed(render(segments, plan.synthesizer.sampleRate, { ...request, wordTimes: true, ...(signal ? { signal } : {}) }));
+        const chunks = timed(
+          render(segments, plan.synthesizer.sampleRate, { ...request, wordTimes: true, ...(signal ? { signal } : {}) }, { leadIn: true }),
+        );
         let writtenDone = 0;
         let audioSeconds = 0;
         const lettersToSpeak = letterCount(spokenText);
@@ -542,7 +544,7 @@ export class SynthesisService {
       const parts: Float32Array[] = [];
       for await (const { chunk, words } of timed(
         reportSpoken(
-          render(segments, plan.synthesizer.sampleRate, { ...request, wordTimes: true, ...(signal ? { signal } : {}) }),
+          render(segments, plan.synthesizer.sampleRate, { ...request, wordTimes: true, ...(signal ? { signal } : {}) }, { leadIn: true }),
           spokenText.length,
           context.onProgress,
         ),
@@ -594,14 +596,20 @@ export class SynthesisService {
         // Each piece (an SSML document too) is planned as a request is; its segments' warnings are the stream's.
         speak: async function* (this: void, text: string, signal: AbortSignal) {
           const { segments } = await planSegments(streamedSpeech(text), { profile, plan, fields }, caller, pronunciationRules);
-          yield* render(segments, plan.synthesizer.sampleRate, {
-            text,
-            language: plan.language,
-            voice: plan.voice,
-            emotion,
-            speed: fields.speed ?? 1,
-            signal,
-          });
+          yield* render(
+            segments,
+            plan.synthesizer.sampleRate,
+            {
+              text,
+              language: plan.language,
+              voice: plan.voice,
+              emotion,
+              speed: fields.speed ?? 1,
+              signal,
+            },
+            // Pieces follow each other as the text arrives: a lead-in would be a gap, and latency is the socket's point.
+            { leadIn: false },
+          );
         },
       },
       this.deps.scheduler,
@@ -1002,18 +1010,42 @@ async function* speakSegment(segment: PlannedSpeech, outputRate: number, request
 }
 
 /**
+ * Silence before a response's first words. Engines keep 40-50 ms so that streamed pieces join without gaps, but at the
+ * start of a file a listener loses or changes a first word that close to the edge: whisper base dropped it, or looped, on
+ * English voices (bench/results/tts-first-words.json). 0.2 s more than Kokoro keeps gives back about its own lead-in
+ * (0.22 s), which is not tuned further.
+ */
+export const leadInSeconds = 0.24;
+
+/** The chunk with silence before it, so that its sound starts `seconds` into it (words shifted with it). */
+export function withLeadIn(chunk: SynthesizedChunk, seconds: number): SynthesizedChunk {
+  const { samples, sampleRate } = chunk.waveform;
+  const sound = trimEdgeSilence(samples, sampleRate, { leadingSeconds: 0, trailingSeconds: Infinity });
+  const silentSamples = (sound.byteOffset - samples.byteOffset) / samples.BYTES_PER_ELEMENT;
+  const padSamples = Math.round(seconds * sampleRate) - silentSamples;
+  if (padSamples <= 0) return chunk;
+  const padded = new Float32Array(padSamples + samples.length);
+  padded.set(samples, padSamples);
+  const shiftSeconds = padSamples / sampleRate;
+  const words = chunk.words?.map((w) => ({ ...w, startSeconds: w.startSeconds + shiftSeconds, endSeconds: w.endSeconds + shiftSeconds }));
+  return { ...chunk, waveform: { ...chunk.waveform, samples: padded }, ...(words ? { words } : {}) };
+}
+
+/**
  * Speech for planned segments, one stream at `outputRate`: text and phonemes by their plans, breaks as silence of their
  * length (the speech on either side trimmed of its own silence, so a break measures what was asked), marks as empty
- * chunks at their place.
+ * chunks at their place. A response (`leadIn`) starts its first speech `leadInSeconds` in, unless a break comes first.
  */
 async function* render(
   segments: readonly PlannedSegment[],
   outputRate: number,
   request: SynthesisRequest,
+  { leadIn }: { leadIn: boolean },
 ): AsyncIterable<SynthesizedChunk> {
   /** The last speech chunk and the marks after it: held until it is known whether a break follows. */
   let held: SynthesizedChunk[] = [];
   let afterBreak = false;
+  let started = false;
   const trim = (chunk: SynthesizedChunk, edges: { leading: boolean; trailing: boolean }): SynthesizedChunk => {
     const samples = trimEdgeSilence(chunk.waveform.samples, outputRate, {
       leadingSeconds: edges.leading ? 0 : Infinity,
@@ -1047,13 +1079,16 @@ async function* render(
       yield* marks;
       held = [];
       afterBreak = true;
+      started = true;
       const samples = new Float32Array(Math.round(segment.seconds * outputRate));
       yield { waveform: { samples, sampleRate: outputRate, channels: 1 }, text: '', words: [] };
       continue;
     }
     for await (const chunk of speakSegment(segment, outputRate, request)) {
       yield* held;
-      held = [afterBreak ? trim(chunk, { leading: true, trailing: false }) : chunk];
+      if (afterBreak) held = [trim(chunk, { leading: true, trailing: false })];
+      else held = [!started && leadIn && chunk.waveform.samples.length > 0 ? withLeadIn(chunk, leadInSeconds) : chunk];
+      if (chunk.waveform.samples.length > 0) started = true;
       afterBreak = false;
     }
   }
