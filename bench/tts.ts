@@ -18,8 +18,10 @@
  *
  * `--first-words [ids]` runs every English voice (or the given ones) over the sentences of bench/lib/sentences.ts
  * firstWordEnglish (plosives and short function words first): first words lost or changed and WER, per half (tuning,
- * held out) and per voice, into bench/results/tts-first-words.json. `--lead-seconds S` adds a way: the served speech with S
- * seconds of silence before it (the engine keeps 0.04 s; the model itself starts with about 0.22 s).
+ * held out) and per voice, into bench/results/tts-first-words.json. Its `served` way is the engine's speech as the service
+ * gets it (0.04 s kept before the first word). `--lead-seconds S` adds a way: that speech with S seconds of silence before
+ * it (the model itself starts with about 0.22 s); `--lead-seconds 0.2` is what a response now starts with (service.ts
+ * leadInSeconds, 0.24 s before the first sound).
  *
  * `--openers` compares, for every English voice, sentences that start with a short clause spoken in one run and as the
  * speech socket speaks them (the clause alone, then the rest), into bench/results/tts-openers.json.
