@@ -5,8 +5,10 @@
  *
  * 1. Same-gender pairs of different languages: one two-speaker conversation per pair (bench/lib/conversations.ts),
  *    phone-band, diarized; a pair is kept apart when its two speakers' main diarized speakers differ. The pairs are split
- *    in two (alternately, in a seeded order): the clustering cut is chosen on the tuning half among the candidates, the
- *    other half reported.
+ *    in two (alternately, in a seeded order): the clustering cut is chosen on the tuning half among the candidates
+ *    (most pairs kept apart, then lowest DER), the other half reported, with each cut's DER and over-split pairs and the
+ *    distance between each pair's two voices through the line (whole clips embedded: 0.55 or more on every pair, the
+ *    merged ones up to 0.85, so a merged pair comes from too few windows of one voice rather than from the line).
  * 2. DER and overlap recall (share of the reference's overlapped time where two diarized speakers are active) on the
  *    diarization bench's 12 generated conversations, wideband and phone-band, at the shipped cut.
  * 3. Naming with short enrolments: every speaker with a second clip, or a clip long enough for 5 s and 3 s more, is
