@@ -5,8 +5,10 @@
  *
  * 1. Same-gender pairs of different languages: one two-speaker conversation per pair (bench/lib/conversations.ts),
  *    phone-band, diarized; a pair is kept apart when its two speakers' main diarized speakers differ. The pairs are split
- *    in two (alternately, in a seeded order): the clustering cut is chosen on the tuning half among the candidates, the
- *    other half reported.
+ *    in two (alternately, in a seeded order): the clustering cut is chosen on the tuning half among the candidates
+ *    (most pairs kept apart, then lowest DER), the other half reported, with each cut's DER and over-split pairs and the
+ *    distance between each pair's two voices through the line (whole clips embedded: 0.55 or more on every pair, the
+ *    merged ones up to 0.85, so a merged pair comes from too few windows of one voice rather than from the line).
  * 2. DER and overlap recall (share of the reference's overlapped time where two diarized speakers are active) on the
  *    diarization bench's 12 generated conversations, wideband and phone-band, at the shipped cut.
  * 3. Naming with short enrolments: every speaker with a second clip, or a clip long enough for 5 s and 3 s more, is
@@ -158,7 +160,7 @@ const results: Record<string, unknown> = {
   ...(existsSync(resultsPath) ? (JSON.parse(readFileSync(resultsPath, 'utf8')) as Record<string, unknown>) : {}),
   measured_at: new Date().toISOString(),
 };
-const cuts = [0.4, 0.45, 0.5, 0.55];
+const cuts = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55];
 
 // 1. Same-gender pairs of different languages.
 if (only.has('pairs')) {
@@ -168,13 +170,33 @@ if (only.has('pairs')) {
       if (speakers[i]!.gender === speakers[j]!.gender && speakers[i]!.language !== speakers[j]!.language)
         pairs.push([speakers[i]!, speakers[j]!]);
   const order = random(77);
-  // PHONE_BAND_PAIRS: the first n of the seeded order (all 97 take about 25 min on a loaded 2-core machine).
+  // PHONE_BAND_PAIRS: the first n of the seeded order. The tuning/held-out split (alternate pairs of that order) is
+  // fixed before any cut is tried.
   const shuffled = pairs
     .map((p) => ({ p, key: order() }))
     .sort((a, b) => a.key - b.key)
     .map((x) => x.p)
     .slice(0, Number(process.env.PHONE_BAND_PAIRS ?? pairs.length));
-  const rows: Array<{ pair: string; gender: string; tuning: boolean; apart: Map<number, boolean>; narrowband: boolean }> = [];
+  /** Each speaker's clips through the line, embedded whole: how far apart the line leaves the two voices. */
+  const lineEmbeddings = new Map<string, Float32Array>();
+  const lineEmbedding = async (speaker: Speaker) => {
+    const known = lineEmbeddings.get(speaker.id);
+    if (known) return known;
+    const embedding = await campp.embedUtterance(waveform(await lineOf(new Float32Array(speaker.clips.flatMap((c) => [...c])))));
+    lineEmbeddings.set(speaker.id, embedding);
+    return embedding;
+  };
+  interface PairRow {
+    pair: string;
+    gender: string;
+    tuning: boolean;
+    apart: Map<number, boolean>;
+    der: Map<number, number>;
+    speakersFound: Map<number, number>;
+    lineDistance: number;
+    narrowband: boolean;
+  }
+  const rows: PairRow[] = [];
   for (const [n, [a, b]] of shuffled.entries()) {
     const clips = new Map([
       [a.id, a.clips],
@@ -184,41 +206,77 @@ if (only.has('pairs')) {
     const line = await lineOf(samples);
     const diarizer = await diarize(line);
     const apart = new Map<number, boolean>();
+    const der = new Map<number, number>();
+    const speakersFound = new Map<number, number>();
+    const durationSeconds = line.length / sampleRate;
     for (const cut of cuts) {
-      const main = mainSpeakers(reference, await diarizer.finish({ distanceThreshold: cut }));
+      const turns = await diarizer.finish({ distanceThreshold: cut });
+      const main = mainSpeakers(reference, turns);
       apart.set(cut, main.get(a.id) !== undefined && main.get(b.id) !== undefined && main.get(a.id) !== main.get(b.id));
+      der.set(cut, diarizationErrorRate(reference, turns, { collarSeconds: 0.25, durationSeconds }).der);
+      speakersFound.set(cut, new Set(turns.map((t) => t.speaker)).size);
     }
     rows.push({
       pair: `${a.id}/${a.language}+${b.id}/${b.language}`,
       gender: a.gender,
       tuning: n % 2 === 0,
       apart,
+      der,
+      speakersFound,
+      lineDistance: 1 - cosineSimilarity(await lineEmbedding(a), await lineEmbedding(b)),
       narrowband: isNarrowband(line, sampleRate),
     });
-    log(`pair ${n} ${rows.at(-1)!.pair} ${a.gender} ${cuts.map((c) => `${c}:${apart.get(c) ? 'apart' : 'merged'}`).join(' ')}`);
+    const row = rows.at(-1)!;
+    log(
+      `pair ${n} ${row.pair} ${a.gender} line distance ${round(row.lineDistance, 3)} ` +
+        cuts.map((c) => `${c}:${apart.get(c) ? 'apart' : 'merged'}/${speakersFound.get(c)}/${round(der.get(c)!, 3)}`).join(' '),
+    );
   }
-  const share = (list: typeof rows, cut: number) => round(list.filter((r) => r.apart.get(cut)).length / Math.max(list.length, 1));
+  const share = (list: PairRow[], cut: number) => round(list.filter((r) => r.apart.get(cut)).length / Math.max(list.length, 1));
+  const meanDer = (list: PairRow[], cut: number) => round(list.reduce((sum, r) => sum + r.der.get(cut)!, 0) / Math.max(list.length, 1));
   const tuning = rows.filter((r) => r.tuning);
   const heldOut = rows.filter((r) => !r.tuning);
-  // The largest cut (fewest speakers split) among those keeping the most tuning pairs apart.
+  // The cut keeping the most tuning pairs apart; among those, the lowest DER (a lower cut also splits one voice in
+  // two), then the largest cut.
   const bestShare = Math.max(...cuts.map((c) => share(tuning, c)));
-  const chosen = Math.max(...cuts.filter((c) => share(tuning, c) === bestShare));
+  const candidates = cuts.filter((c) => share(tuning, c) === bestShare);
+  const lowestDer = Math.min(...candidates.map((c) => meanDer(tuning, c)));
+  const chosen = Math.max(...candidates.filter((c) => meanDer(tuning, c) === lowestDer));
+  const byCut = (list: PairRow[]) =>
+    Object.fromEntries(
+      cuts.map((c) => [
+        c,
+        {
+          kept_apart: share(list, c),
+          mean_der: meanDer(list, c),
+          over_split: list.filter((r) => r.speakersFound.get(c)! > 2).length,
+        },
+      ]),
+    );
+  const merged = (list: PairRow[], cut: number) =>
+    list.filter((r) => !r.apart.get(cut)).map((r) => ({ pair: r.pair, line_distance: round(r.lineDistance, 3) }));
   results.same_gender_pairs = {
     held_out: {
       pairs: heldOut.length,
       female_pairs: heldOut.filter((r) => r.gender === 'F').length,
       kept_apart_at_chosen_cut: share(heldOut, chosen),
+      mean_der_at_chosen_cut: meanDer(heldOut, chosen),
       kept_apart_at_shipped_cut: share(heldOut, overlapDistanceThreshold),
       kept_apart_female: share(
         heldOut.filter((r) => r.gender === 'F'),
         chosen,
       ),
+      by_cut: byCut(heldOut),
+      merged_at_chosen_cut: merged(heldOut, chosen),
     },
-    tuning: { pairs: tuning.length, kept_apart_by_cut: Object.fromEntries(cuts.map((c) => [c, share(tuning, c)])) },
+    tuning: { pairs: tuning.length, by_cut: byCut(tuning), merged_at_chosen_cut: merged(tuning, chosen) },
     cut_chosen_on_tuning: chosen,
     shipped_cut: overlapDistanceThreshold,
     detected_narrowband: `${rows.filter((r) => r.narrowband).length}/${rows.length}`,
-    merged_held_out: heldOut.filter((r) => !r.apart.get(chosen)).map((r) => r.pair),
+    line_distance_between_speakers: {
+      kept_apart_min: round(Math.min(...rows.filter((r) => r.apart.get(chosen)).map((r) => r.lineDistance)), 3),
+      merged_max: round(Math.max(0, ...rows.filter((r) => !r.apart.get(chosen)).map((r) => r.lineDistance)), 3),
+    },
   };
   log(JSON.stringify(results.same_gender_pairs));
 }

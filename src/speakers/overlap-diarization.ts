@@ -35,7 +35,11 @@ export interface OverlapDiarizationOptions {
   windowSeconds?: number;
   /** Default 0.75 s. */
   hopSeconds?: number;
-  /** Speech shorter than this gets no window of its own (it still takes the nearest window's speaker). Default 0.4 s. */
+  /**
+   * Speech shorter than this gets no window of its own (it still takes the nearest window's speaker). Default 0.3 s: a
+   * speaker whose turns come in short bursts between pauses (eval asr deepspeech/ru) otherwise has too few windows to be
+   * a cluster and joins the other voice (bench/phone-band-speakers.ts, chosen on its tuning pairs against 0.4).
+   */
   minWindowSeconds?: number;
   /** Cosine distance above which clusters are different speakers (when the count is free). */
   distanceThreshold?: number;
@@ -215,7 +219,7 @@ export class OverlapDiarizer {
   ): Array<{ startSeconds: number; endSeconds: number }> {
     const windowSeconds = this.options.windowSeconds ?? 1.5;
     const hopSeconds = this.options.hopSeconds ?? 0.75;
-    const minSeconds = this.options.minWindowSeconds ?? 0.4;
+    const minSeconds = this.options.minWindowSeconds ?? 0.3;
     const spans: Array<{ startSeconds: number; endSeconds: number }> = [];
     for (const region of regions) {
       const from = Math.max(0, region.startSeconds);
