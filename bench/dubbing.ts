@@ -235,9 +235,12 @@ async function dubClip(clip: DubbingClip, builtins: Map<string, Float32Array>) {
     return clip.lines.reduce((best, l) => (overlap(l) > overlap(best) ? l : best)).speaker;
   };
   const embedded = [];
+  // Which voice spoke each embedded line: a speaker too brief to clone is voiced by a built-in voice, which no line can beat.
+  const spokenBy: Array<DubResult['voices'][number] | undefined> = [];
   for (const [index, line] of result.lines.entries()) {
     if (line.dubbedEndSeconds - line.dubbedStartSeconds < minEmbedSeconds) continue;
     embedded.push({ speaker: sourceOf(index), embedding: await embed(cut(dubbed16k, line.dubbedStartSeconds, line.dubbedEndSeconds)) });
+    spokenBy.push(result.voices.find((v) => v.speaker === line.speaker));
   }
   const similarities = lineSimilarities(embedded, speakerEmbeddings, builtins);
 
@@ -276,8 +279,10 @@ async function dubClip(clip: DubbingClip, builtins: Map<string, Float32Array>) {
       onset_error_seconds: matches[i]!.onsetErrorSeconds === null ? null : round(matches[i]!.onsetErrorSeconds!),
       overrun_seconds: matches[i]!.overrunSeconds === null ? null : round(matches[i]!.overrunSeconds!),
     })),
-    speaker_similarity: similarities.map((s) => ({
+    speaker_similarity: similarities.map((s, i) => ({
       ...s,
+      voice_id: spokenBy[i]?.voice_id ?? null,
+      cloned: spokenBy[i]?.cloned ?? false,
       ownSimilarity: round(s.ownSimilarity),
       closestOtherSpeaker: s.closestOtherSpeaker && { ...s.closestOtherSpeaker, similarity: round(s.closestOtherSpeaker.similarity) },
       closestBuiltin: s.closestBuiltin && { ...s.closestBuiltin, similarity: round(s.closestBuiltin.similarity) },
@@ -294,6 +299,7 @@ function summarise(part: Row[]) {
   const onsets = part.flatMap((r) => r.lines.flatMap((l) => (l.onset_error_seconds === null ? [] : [l.onset_error_seconds])));
   const overruns = part.flatMap((r) => r.lines.flatMap((l) => (l.overrun_seconds === null ? [] : [l.overrun_seconds])));
   const similarities = part.flatMap((r) => r.speaker_similarity);
+  const cloned = similarities.filter((s) => s.cloned);
   const errors = part.reduce((sum, r) => sum + r.wer_counts.errors, 0);
   const words = part.reduce((sum, r) => sum + r.wer_counts.reference_words, 0);
   const seconds = part.reduce((sum, r) => sum + r.duration_seconds, 0);
@@ -322,6 +328,9 @@ function summarise(part: Row[]) {
     lines_closer_than_builtins:
       similarities.length > 0 ? round(similarities.filter((s) => s.closerThanBuiltins).length / similarities.length) : null,
     embedded_lines: similarities.length,
+    // The same share over the lines a voice cloned from their speaker spoke (the rest: a built-in voice stood in).
+    cloned_lines: cloned.length,
+    cloned_lines_closest_to_own_speaker: cloned.length > 0 ? round(cloned.filter((s) => s.closestToOwn).length / cloned.length) : null,
     rtf: round(runSeconds / seconds),
     seconds_per_minute_of_input: round((60 * runSeconds) / seconds),
   };

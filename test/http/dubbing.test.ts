@@ -24,6 +24,7 @@ interface DubResult {
   files: Record<string, { url: string; content_type: string } | null>;
   voices: Array<{ speaker: string; voice_id: string; cloned: boolean; temporary: boolean }>;
   lines: DubbedLine[];
+  warnings: string[];
 }
 
 interface JobView {
@@ -205,6 +206,30 @@ describe('dubbing', () => {
     assert.ok(speech > 0 && difference / speech < 1e-4, `dub minus dialogue at ${(10 * Math.log10(difference / speech)).toFixed(1)} dB`);
   });
 
+  test('one speaker holding two voices (num_speakers=1) is cloned from their longest turn, not voiced by a built-in voice', async () => {
+    // The joined turns hold the woman and the man: voice creation refuses them; the longest turn alone is one voice.
+    const accepted = await post(
+      { target_language: 'en', source_language: 'en', consent: 'true', num_speakers: '1', keep_background: 'false', format: 'wav' },
+      path.join(dir, 'clip.wav'),
+    );
+    assert.equal(accepted.statusCode, 202, accepted.body);
+    const id = accepted.json<JobView>().id;
+    let job: JobView;
+    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
+      job = (await t.app.inject({ url: `/v1/jobs/${id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
+      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
+      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
+    }
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    const result = job.result!;
+    assert.deepEqual(
+      result.voices.map(({ speaker, cloned, temporary }) => ({ speaker, cloned, temporary })),
+      [{ speaker: 'SPEAKER_1', cloned: true, temporary: true }],
+      JSON.stringify(result.warnings),
+    );
+    assert.ok(!result.warnings.some((w) => w.includes('could not be cloned')), JSON.stringify(result.warnings));
+  });
+
   test('bad requests are refused before a job is accepted', async () => {
     const audio = path.join(evalDir, placements[0]!.file);
     const cases: Array<{ fields: Record<string, string>; file?: string; status: number; param: string }> = [
@@ -222,6 +247,7 @@ describe('dubbing', () => {
       if (status === 422) assert.match(error.message, /Whisper translates only into English/);
     }
     const jobs = await t.app.inject({ url: '/v1/jobs?operation=dub', headers: { authorization: `Bearer ${t.key}` } });
-    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 2);
+    // Only the three dubs of the tests before this one.
+    assert.equal(jobs.json<{ data: unknown[] }>().data.length, 3);
   });
 });

@@ -234,7 +234,7 @@ export class DubbingService {
           voices.push({ speaker, voice_id: clone.voiceId, cloned: true, temporary: fields.save_voices !== true });
         } else {
           const fallback = await this.builtinVoiceFor(plan.target);
-          warnings.push(`${speaker} speaks too little to be cloned (${clone.reason}); ${fallback} speaks for them.`);
+          warnings.push(`${speaker} could not be cloned (${clone.reason}); ${fallback} speaks for them.`);
           voices.push({ speaker, voice_id: fallback, cloned: false, temporary: false });
         }
       }
@@ -433,9 +433,26 @@ export class DubbingService {
       seconds += line.endSeconds - line.startSeconds;
     }
     chosen.sort((a, b) => a.startSeconds - b.startSeconds);
+    const first = await this.createClone(speaker, chosen, dialogue, language, scratch, context);
+    if (first.voiceId || chosen.length < 2) return first;
+    // Refused (two voices heard in the joined turns: diarization merged two speakers, or unlike recordings of one):
+    // the longest turn alone is mostly one voice, and a clone of it is closer to the speaker than a built-in voice.
+    const second = await this.createClone(speaker, longestFirst.slice(0, 1), dialogue, language, scratch, context);
+    return second.voiceId ? second : first;
+  }
+
+  /** A temporary voice from `lines` of the dialogue stem, or why voice creation refused it. */
+  private async createClone(
+    speaker: string,
+    lines: Array<{ startSeconds: number; endSeconds: number }>,
+    dialogue: Waveform,
+    language: string,
+    scratch: string,
+    context: OperationContext,
+  ): Promise<{ voiceId?: string; reason?: string }> {
     const rate = dialogue.sampleRate;
     const clip = concatSamples(
-      chosen.map((l) => dialogue.samples.subarray(Math.floor(l.startSeconds * rate), Math.ceil(l.endSeconds * rate))),
+      lines.map((l) => dialogue.samples.subarray(Math.floor(l.startSeconds * rate), Math.ceil(l.endSeconds * rate))),
     );
     const clipPath = path.join(scratch, `${speaker}.wav`);
     await encodeWaveformToFile({ samples: clip, sampleRate: rate, channels: 1 }, { format: 'wav', signal: context.signal }, clipPath);
@@ -459,7 +476,7 @@ export class DubbingService {
     }
   }
 
-  /** The first built-in voice speaking `language`: for a speaker too brief to clone. */
+  /** The first built-in voice speaking `language`: for a speaker that could not be cloned. */
   private async builtinVoiceFor(language: string): Promise<string> {
     const builtins = await this.deps.synthesis.builtinVoices();
     const voice = builtins.find((v) => v.languages.some((l) => baseLanguage(l) === language)) ?? builtins[0];
