@@ -94,6 +94,16 @@ describe('dubbing', () => {
     return file;
   };
 
+  /** Polls a job until it ends; `onProgress` sees each progress report on the way. */
+  const finishedJob = async (id: string, onProgress?: (progress: NonNullable<JobView['progress']>) => void): Promise<JobView> => {
+    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
+      const job = (await t.app.inject({ url: `/v1/jobs/${id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
+      if (job.progress) onProgress?.(job.progress);
+      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) return job;
+      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
+    }
+  };
+
   test('a video with two speakers over music is re-voiced as a job, each in a voice cloned from their own speech', async () => {
     const accepted = await post({ target_language: 'en', consent: 'true', num_speakers: '2', format: 'wav' }, video);
     assert.equal(accepted.statusCode, 202, accepted.body);
@@ -102,13 +112,7 @@ describe('dubbing', () => {
     assert.equal(accepted.headers.location, `/v1/jobs/${submitted.id}`);
 
     const stages = new Set<string>();
-    let job: JobView;
-    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
-      job = (await t.app.inject({ url: `/v1/jobs/${submitted.id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
-      if (job.progress) stages.add(job.progress.stage);
-      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
-      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
-    }
+    const job = await finishedJob(submitted.id, (progress) => stages.add(progress.stage));
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
     // The language is detected: the speech goes through Whisper's translate task (English, so it comes out transcribed).
     for (const stage of ['separating', 'translating', 'voicing', 'mixing'])
@@ -174,12 +178,7 @@ describe('dubbing', () => {
     );
     assert.equal(accepted.statusCode, 202, accepted.body);
     const id = accepted.json<JobView>().id;
-    let job: JobView;
-    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
-      job = (await t.app.inject({ url: `/v1/jobs/${id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
-      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
-      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
-    }
+    const job = await finishedJob(id);
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
     const result = job.result!;
     assert.deepEqual(
@@ -214,12 +213,7 @@ describe('dubbing', () => {
     );
     assert.equal(accepted.statusCode, 202, accepted.body);
     const id = accepted.json<JobView>().id;
-    let job: JobView;
-    for (const deadline = Date.now() + 540_000; ; await sleep(200)) {
-      job = (await t.app.inject({ url: `/v1/jobs/${id}`, headers: { authorization: `Bearer ${t.key}` } })).json<JobView>();
-      if (['succeeded', 'failed', 'cancelled'].includes(job.status)) break;
-      assert.ok(Date.now() < deadline, 'the dub did not finish in time');
-    }
+    const job = await finishedJob(id);
     assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
     const result = job.result!;
     assert.deepEqual(
