@@ -237,10 +237,21 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
           temperature: request.temperature ?? 0,
           signal: request.signal,
         });
-      let result = await decode(prompt);
+      let chunkPrompt = prompt;
+      let result = await decode(chunkPrompt);
       // Terms in the prompt can make Whisper say the chunk twice over: such a chunk is decoded as without terms.
-      if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join('')))
-        result = await decode(decodingPrompt([], request.prompt, previousText).prompt);
+      if (keyterms.length > 0 && repeatsItself(result.segments.map((s) => s.text).join(''))) {
+        chunkPrompt = decodingPrompt([], request.prompt, previousText).prompt;
+        result = await decode(chunkPrompt);
+      }
+      if (previousText !== '' && losesSpeech(chunk, result.segments, speech)) {
+        const unprompted = decodingPrompt(keyterms, request.prompt, '').prompt;
+        const fresh = await decode(unprompted);
+        if (uncoveredSeconds(chunk, fresh.segments, speech) < uncoveredSeconds(chunk, result.segments, speech)) {
+          chunkPrompt = unprompted;
+          result = fresh;
+        }
+      }
       if (language === 'auto') {
         // Without per-stretch detection the first chunk decides, as in faster-whisper: later chunks stay consistent.
         language = result.language;
@@ -252,7 +263,7 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
         const samples = window.take(Math.floor(range.startSeconds * asrSampleRate), Math.floor(range.endSeconds * asrSampleRate));
         const recovered = await deps.transcriber.transcribe(samples, {
           language: decodedLanguage,
-          prompt,
+          prompt: chunkPrompt,
           ...(translate ? { translate } : {}),
           temperature: request.temperature ?? 0,
           signal: request.signal,
@@ -346,6 +357,12 @@ export async function transcribeFile(deps: PipelineDependencies, request: Pipeli
  */
 const skippedSpeechMinSeconds = 1;
 const skippedSpeechMinSilenceSeconds = 0.3;
+/**
+ * Seconds of a stretch that words must overlap for it to count as said. Not any overlap: the last word before a
+ * skipped sentence may end (capped at maxWordSeconds) a moment into it, which hid the sentence (issue 35: LDC93S1 after
+ * JFK's "...for your country", whose last word ran 0.07 s into it). A short word lasts about this long.
+ */
+const minSaidSeconds = 0.25;
 /** Words that start at the same instant as the word before, at most (a share of the chunk's words): see skippedSpeech. */
 const maxStackedWordShare = 0.1;
 
@@ -366,12 +383,17 @@ export function skippedSpeech(chunk: SpeechChunk, segments: RecognizedSegment[],
     const startSeconds = Math.max(stretch.startSeconds, chunk.originalStartSeconds);
     const endSeconds = Math.min(stretch.endSeconds, chunk.originalEndSeconds);
     if (endSeconds - startSeconds < skippedSpeechMinSeconds) continue;
-    if (words.some((w) => w.startSeconds < endSeconds && w.endSeconds > startSeconds)) continue;
+    const saidSeconds = words.reduce(
+      (sum, w) => sum + Math.max(0, Math.min(w.endSeconds, endSeconds) - Math.max(w.startSeconds, startSeconds)),
+      0,
+    );
+    if (saidSeconds >= minSaidSeconds) continue;
+    // A word before the stretch ends before it: the VAD found a pause there, whatever the word's (capped) end says.
     const before = words
-      .filter((w) => w.endSeconds <= startSeconds)
-      .reduce((latest, w) => Math.max(latest, w.endSeconds), chunk.originalStartSeconds);
+      .filter((w) => w.startSeconds < startSeconds)
+      .reduce((latest, w) => Math.max(latest, Math.min(w.endSeconds, startSeconds)), chunk.originalStartSeconds);
     const after = words
-      .filter((w) => w.startSeconds >= endSeconds)
+      .filter((w) => w.startSeconds >= startSeconds)
       .reduce((earliest, w) => Math.min(earliest, w.startSeconds), chunk.originalEndSeconds);
     const range = {
       startSeconds: Math.max(startSeconds - speechPadBeforeSeconds, before),
@@ -382,6 +404,27 @@ export function skippedSpeech(chunk: SpeechChunk, segments: RecognizedSegment[],
     else ranges.push(range);
   }
   return ranges;
+}
+
+/**
+ * Whisper conditioned on the previous chunk's text can write that text again in place of the chunk's own speech, when
+ * the speech repeats what came before (IVR prompts, a lecture's refrain): a chunk of 18 s came back as one 30 s segment
+ * copying the prompt's sentence, and the chunk's three sentences were lost (issue 35, the long files of
+ * bench/long-files.ts). Such a chunk is decoded again without the previous text, as faster-whisper does after a
+ * fallback, and the decoding that leaves less speech without words is kept. The signs: speech the VAD found that no
+ * word touches (as skippedSpeech finds it), or a segment that ends after the chunk's audio.
+ */
+export function losesSpeech(chunk: SpeechChunk, segments: RecognizedSegment[], speech: SpeechSegment[]): boolean {
+  const beyondEnd = segments.some((s) => s.endSeconds > chunk.durationSeconds + pastEndToleranceSeconds);
+  return beyondEnd || skippedSpeech(chunk, segments, speech).length > 0;
+}
+
+/** How far past its chunk's audio a segment may end before its times (and so its text) are taken as unanchored. */
+const pastEndToleranceSeconds = 1;
+
+/** Seconds of the chunk's speech that no recognised word touches (stretches as skippedSpeech finds them). */
+function uncoveredSeconds(chunk: SpeechChunk, segments: RecognizedSegment[], speech: SpeechSegment[]): number {
+  return skippedSpeech(chunk, segments, speech).reduce((sum, range) => sum + range.endSeconds - range.startSeconds, 0);
 }
 
 /**

@@ -126,3 +126,16 @@ test('one sentence said 12 times (54 s) comes back 12 times', async () => {
     );
   }
 });
+
+test('three recordings in turn, three times over (61 s): every saying comes back once, none copied from the previous text', async () => {
+  // Before (issue 35, point 4): the second chunk, prompted with the first chunk's three sentences, came back as one
+  // 30 s segment copying one of them; its recovered speech looped ("And so my fellow Americans" three times), and the
+  // third chunk copied its prompt's end too: 2 of 9 sayings lost. Now such a chunk is decoded again without the previous
+  // text, and a sentence that the last word before it touches for a moment still counts as skipped.
+  const audio = concatenate(['deepspeech/LDC93S1', 'faster_whisper/stereo_diarization_left', 'whisper_cpp/jfk'], 3);
+  const transcript = await transcribeConcatenation('three-in-turn', audio);
+  for (const saying of [/greasy/gi, /wizard/gi, /fellow Americans/gi, /ask what you can do/gi])
+    assert.equal(transcript.text.match(saying)?.length ?? 0, 3, `${saying}: ${transcript.text}`);
+  const wer = errorRate(audio.transcript, transcript.text, 'en');
+  assert.ok(wer.rate <= 0.12, `WER ${wer.rate.toFixed(3)}: ${transcript.text}`);
+});
