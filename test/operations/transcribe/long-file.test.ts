@@ -139,3 +139,16 @@ test('three recordings in turn, three times over (61 s): every saying comes back
   const wer = errorRate(audio.transcript, transcript.text, 'en');
   assert.ok(wer.rate <= 0.12, `WER ${wer.rate.toFixed(3)}: ${transcript.text}`);
 });
+
+test('a short sentence said five times in one window is decoded at temperature 0, every saying in its own time', async () => {
+  // Before: whisper.cpp's entropy test (2.4 over the last 32 tokens) took the repetition for a loop, and the chunk was
+  // sampled at temperature 1, which dropped sayings (issue 35).
+  const audio = concatenate([horizon], 5);
+  const result = await transcriber.transcribe(audio.samples, { language: 'en', temperature: 0 });
+  const text = result.segments.map((s) => s.text).join('');
+  assert.equal(result.temperature, 0, text);
+  assert.equal(text.match(/horizon/gi)?.length ?? 0, 5, text);
+  const sayingSeconds = utterances.get(horizon)!.samples.length / asrSampleRate + 0.5;
+  const starts = result.segments.filter((s) => /horizon/i.test(s.text)).map((s) => s.startSeconds);
+  for (const [i, start] of starts.entries()) assert.ok(Math.abs(start - i * sayingSeconds) < 1, `saying ${i + 1} at ${start} s: ${text}`);
+});
