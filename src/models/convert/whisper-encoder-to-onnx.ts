@@ -53,6 +53,13 @@ export async function convertWhisperEncoderToOnnx({ ggmlPath, outputPath, precis
 export interface WhisperEncoderGraphOptions {
   layers: number;
   blockOutputs?: boolean;
+  /**
+   * What is added to the conv output before the blocks: 'absolute' Whisper's positional embedding (default); 'mean' its
+   * mean row over the 1500 positions, the same for every frame, so a frame's features do not depend on where in the
+   * window it lies (content features must match the same sound at any time offset; bench/vc-content-features.ts);
+   * 'none' nothing.
+   */
+  positions?: 'absolute' | 'mean' | 'none';
 }
 
 export interface GgmlEncoder {
@@ -242,9 +249,18 @@ export function buildWhisperEncoderOnnx(
   const gelu = (input: string): string => g.one('Gelu', [input]);
   let x = gelu(conv(gelu(conv('mel', 'conv1', 1)), 'conv2', 2));
   x = g.one('Transpose', [x], [intsAttribute('perm', [0, 2, 1])]);
-  const context = g.one('Shape', [x], [intAttribute('start', 1), intAttribute('end', 2)]);
-  const positions = g.one('Slice', [g.weight('encoder.positional_embedding'), g.int64('zero', [0]), context, g.int64('axis_0', [0])]);
-  x = g.one('Add', [x, positions]);
+  const positions = truncate?.positions ?? 'absolute';
+  if (positions === 'absolute') {
+    const context = g.one('Shape', [x], [intAttribute('start', 1), intAttribute('end', 2)]);
+    const embedding = g.one('Slice', [g.weight('encoder.positional_embedding'), g.int64('zero', [0]), context, g.int64('axis_0', [0])]);
+    x = g.one('Add', [x, embedding]);
+  } else if (positions === 'mean') {
+    const embedding = g.tensor('encoder.positional_embedding');
+    const rows = embedding.shape[0]!;
+    const meanRow = new Float32Array(state);
+    for (let r = 0; r < rows; r++) for (let d = 0; d < state; d++) meanRow[d] = meanRow[d]! + embedding.data[r * state + d]! / rows;
+    x = g.one('Add', [x, g.constant('positional_embedding_mean', [state], meanRow)]);
+  }
 
   const scale = g.constant('head_scale', [], Float32Array.of(headSize ** -0.25));
   const split = g.int64('heads_shape', [1, -1, encoder.heads, headSize]);
