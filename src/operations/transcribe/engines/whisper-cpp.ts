@@ -21,13 +21,6 @@ import { OnnxWhisperEncoder } from './whisper-onnx-encoder.js';
 const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
 
 /**
- * Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds), except the no-speech
- * gate (a chunk whose no-speech probability passes 0.6 while its text is improbable is taken for silence), which is off:
- * unpatched whisper.cpp never computed that probability (it was 1 / n_vocab), so every measurement of this pipeline ran
- * without the gate, and the VAD already keeps silence out. The probability itself is real now (native/build-whisper.sh)
- * and reported per segment; turning the gate on is left to a measurement.
- */
-/**
  * whisper.cpp's fallback test: a decoding whose last 32 tokens have less entropy than this is a loop, decoded again at
  * the next temperature. whisper.cpp's 2.4 also fails a short sentence the audio says three times or more in one window
  * (a recorded prompt repeated): such chunks went on to temperature 1, whose samples dropped most of the sayings and put
@@ -38,6 +31,13 @@ const unspacedLanguages = new Set(['zh', 'ja', 'th', 'lo', 'my', 'yue']);
  */
 const fallbackEntropyThreshold = 2.0;
 
+/**
+ * Decoding settings that match faster-whisper's defaults (beam 5, temperature fallback, thresholds), except the fallback
+ * entropy threshold (above) and the no-speech gate (a chunk whose no-speech probability passes 0.6 while its text is improbable is taken for silence), which is off:
+ * unpatched whisper.cpp never computed that probability (it was 1 / n_vocab), so every measurement of this pipeline ran
+ * without the gate, and the VAD already keeps silence out. The probability itself is real now (native/build-whisper.sh)
+ * and reported per segment; turning the gate on is left to a measurement.
+ */
 const decoding = {
   beamSize: 5,
   bestOf: 5,
